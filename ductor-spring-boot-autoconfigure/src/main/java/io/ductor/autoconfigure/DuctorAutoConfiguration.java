@@ -1,0 +1,70 @@
+package io.ductor.autoconfigure;
+
+import javax.sql.DataSource;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+
+import io.ductor.jdbc.DuctorSchema;
+import io.ductor.json.JsonCodec;
+import io.ductor.run.TickService;
+
+/**
+ * Auto-configuration for Ductor: its schema, the JSON codec and the tick service, on the
+ * application's single {@link DataSource}.
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+		"org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
+@ConditionalOnClass({ DataSource.class, JdbcClient.class, JsonMapper.class })
+@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBooleanProperty(name = "ductor.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DuctorProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
+public final class DuctorAutoConfiguration {
+
+	/**
+	 * Runs after the application's own database initializers (its Flyway or Liquibase
+	 * migrations), so that an application starting on an empty schema migrates first and Ductor's
+	 * tables then join it.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@DependsOnDatabaseInitialization
+	DuctorSchema ductorSchema(DataSource dataSource, DuctorProperties properties) {
+		return new DuctorSchema(dataSource, properties.schema().mode());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper) {
+		return new JsonCodec(jsonMapper.getIfUnique(() -> JsonMapper.builder().findAndAddModules().build()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	TickService tickService(DuctorSchema schema, DataSource dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
+			DuctorProperties properties) {
+		return new TickService(dataSource,
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff());
+	}
+
+}

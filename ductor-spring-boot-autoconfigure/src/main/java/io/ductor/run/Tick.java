@@ -1,0 +1,73 @@
+package io.ductor.run;
+
+/**
+ * The tick a {@link TickStep} is computing, and the means to finish the run with it.
+ */
+public final class Tick {
+
+	private final String runId;
+
+	private final String stamp;
+
+	private final long seq;
+
+	private final int attempt;
+
+	private RunStatus outcome = RunStatus.ACTIVE;
+
+	private String failureReason;
+
+	Tick(String runId, String stamp, long seq, int attempt) {
+		this.runId = runId;
+		this.stamp = stamp;
+		this.seq = seq;
+		this.attempt = attempt;
+	}
+
+	/** @return the run being advanced */
+	public String runId() {
+		return this.runId;
+	}
+
+	/** @return this tick's stamp */
+	public String stamp() {
+		return this.stamp;
+	}
+
+	/** @return the sequence number this tick gets if it commits */
+	public long seq() {
+		return this.seq;
+	}
+
+	/** @return 1 for the first computation, more when a version conflict made the tick recompute */
+	public int attempt() {
+		return this.attempt;
+	}
+
+	/** Finish the run successfully when this tick commits. */
+	public void complete() {
+		this.outcome = RunStatus.COMPLETED;
+		this.failureReason = null;
+	}
+
+	/**
+	 * Finish the run as failed when this tick commits.
+	 * @param reason why, kept with the run
+	 */
+	public void fail(String reason) {
+		if (reason == null || reason.isBlank()) {
+			throw new IllegalArgumentException("reason must not be " + ((reason == null) ? "null" : "blank"));
+		}
+		this.outcome = RunStatus.FAILED;
+		this.failureReason = reason;
+	}
+
+	RunStatus outcome() {
+		return this.outcome;
+	}
+
+	String failureReason() {
+		return this.failureReason;
+	}
+
+}
