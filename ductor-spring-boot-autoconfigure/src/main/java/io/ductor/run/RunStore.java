@@ -38,17 +38,20 @@ class RunStore {
 	}
 
 	Optional<RunRow> find(String runId) {
-		return findForTick(runId, null);
+		return findForTick(runId, null, false);
 	}
 
-	/** Reads the run and, in the same round trip, whether {@code stamp} was applied to it. */
-	Optional<RunRow> findForTick(String runId, String stamp) {
+	/**
+	 * Reads the run and, in the same round trip, whether {@code stamp} was applied to it.
+	 * @param lock whether to lock the run row until the transaction ends
+	 */
+	Optional<RunRow> findForTick(String runId, String stamp, boolean lock) {
 		return this.jdbc.sql("""
 				SELECT r.id, r.type, r.status, r.state::text AS state, r.record_version, r.last_transition_seq,
 				       r.failure_reason, r.created_at, r.updated_at,
 				       EXISTS (SELECT 1 FROM eec_run_transition t WHERE t.run_id = r.id AND t.stamp = :stamp)
 				           AS stamp_applied
-				FROM eec_run r WHERE r.id = :id""")
+				FROM eec_run r WHERE r.id = :id""" + (lock ? " FOR NO KEY UPDATE OF r" : ""))
 			.param("id", runId)
 			.param("stamp", stamp)
 			.query(RunStore::mapRun)

@@ -9,10 +9,11 @@ package io.ductor.run;
  * @param runStatus the run's status after the call
  * @param recordVersion the run's version after the call
  * @param seq the run's last transition sequence number after the call
+ * @param attempts how often the tick was computed: more than 1 after losing races to concurrent ticks
  * @param <S> the state type
  */
 public record TickOutcome<S>(Result result, String runId, S state, RunStatus runStatus, long recordVersion,
-		long seq) {
+		long seq, int attempts) {
 
 	/**
 	 * The three things a tick can do.

@@ -32,6 +32,11 @@ import io.ductor.worker.Backoff;
  * back and the tick re-reads and recomputes after a jittered backoff, up to the configured number
  * of attempts, then throws {@link TickConflictException}.
  * <p>
+ * The first attempt reads without a lock, so uncontended ticks never wait for each other. A retry
+ * reads the run {@code FOR NO KEY UPDATE}: it queues behind the tick that beat it instead of
+ * racing every newcomer again, so a busy run cannot starve one of its ticks. The conditional
+ * update on {@code record_version} stays the authority either way.
+ * <p>
  * Called inside an existing transaction, a tick joins it: its writes commit with the caller's,
  * and a conflict is not retried (the caller's transaction is marked rollback-only and
  * {@link TickConflictException} is thrown) because only the caller can redo its own work.
@@ -169,11 +174,12 @@ public class TickService {
 
 	private <S> TickOutcome<S> tickOnce(String runId, String stamp, String inputJson, Class<S> stateType,
 			TickStep<S> step, int attempt) {
-		RunRow row = this.store.findForTick(runId, stamp).orElseThrow(() -> new UnknownRunException(runId));
+		RunRow row = this.store.findForTick(runId, stamp, attempt > 1)
+			.orElseThrow(() -> new UnknownRunException(runId));
 		if (row.stampApplied() || row.status().isTerminal()) {
 			TickOutcome.Result result = row.stampApplied() ? TickOutcome.Result.DUPLICATE : TickOutcome.Result.TERMINAL;
 			return new TickOutcome<>(result, runId, readState(row, stateType), row.status(), row.recordVersion(),
-					row.lastTransitionSeq());
+					row.lastTransitionSeq(), attempt);
 		}
 		Tick tick = new Tick(runId, stamp, row.lastTransitionSeq() + 1, attempt);
 		S next = step.apply(readState(row, stateType), tick);
@@ -187,7 +193,7 @@ public class TickService {
 			throw new VersionConflict();
 		}
 		return new TickOutcome<>(TickOutcome.Result.APPLIED, runId, next, tick.outcome(), row.recordVersion() + 1,
-				tick.seq());
+				tick.seq(), attempt);
 	}
 
 	private <S> S readState(RunRow row, Class<S> stateType) {

@@ -161,8 +161,12 @@ class TickServiceBadInputTest {
 		return ticks.tick(runId, stamp, Counter.class, (state, tick) -> state.plus(1));
 	}
 
-	/** Jackson cannot write a class with no properties (FAIL_ON_EMPTY_BEANS). */
-	static final class Unserializable {
+	/** Jackson cannot write a value whose property getter throws. */
+	public static final class Unserializable {
+
+		public String getBroken() {
+			throw new IllegalStateException("not serializable");
+		}
 
 	}
 

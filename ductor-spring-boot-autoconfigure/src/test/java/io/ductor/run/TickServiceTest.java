@@ -190,6 +190,7 @@ class TickServiceTest {
 				return state.plus(10);
 			});
 			assertThat(attempts).containsExactly(1, 2);
+			assertThat(outcome.attempts()).isEqualTo(2);
 			assertThat(outcome.result()).isEqualTo(TickOutcome.Result.APPLIED);
 			assertThat(outcome.state()).isEqualTo(new Counter(11));
 			assertThat(outcome.seq()).isEqualTo(2);
@@ -202,28 +203,40 @@ class TickServiceTest {
 
 	@Test
 	void conflictsBeyondTheAttemptLimitEndInAClearExceptionAndWriteNothing() {
-		TickService twoAttempts = tickService(dataSource, 2);
+		TickService oneAttempt = tickService(dataSource, 1);
 		String runId = newRun();
 		ExecutorService other = Executors.newSingleThreadExecutor();
-		AtomicInteger interlopers = new AtomicInteger();
 		try {
-			assertThatThrownBy(() -> twoAttempts.tick(runId, "always-late", Counter.class, (state, tick) -> {
-				tables.writeSideRow(runId + "-" + tick.attempt());
-				await(other.submit(() -> addOne(runId, "interloper-" + interlopers.incrementAndGet())));
+			assertThatThrownBy(() -> oneAttempt.tick(runId, "always-late", Counter.class, (state, tick) -> {
+				tables.writeSideRow(runId + "-late");
+				await(other.submit(() -> addOne(runId, "interloper")));
 				return state.plus(10);
 			})).isInstanceOf(TickConflictException.class)
 				.hasMessageContaining("always-late")
-				.hasMessageContaining("2 times")
-				.hasMessageContaining("ductor.ticks.max-attempts=2");
+				.hasMessageContaining("1 times")
+				.hasMessageContaining("ductor.ticks.max-attempts=1");
 		}
 		finally {
 			other.shutdownNow();
 		}
-		assertThat(interlopers).hasValue(2);
-		assertThat(tables.count("SELECT count(*) FROM test_side_table WHERE id LIKE ?", runId + "-%")).isZero();
+		assertThat(tables.sideRows(runId + "-late")).isZero();
 		assertThat(tables.count("SELECT count(*) FROM eec_run_transition WHERE stamp = 'always-late'")).isZero();
-		assertThat(ticks.find(runId, Counter.class).orElseThrow().state()).isEqualTo(new Counter(2));
-		tables.assertContiguousHistory(runId, 2);
+		assertThat(ticks.find(runId, Counter.class).orElseThrow().state()).isEqualTo(new Counter(1));
+		tables.assertContiguousHistory(runId, 1);
+	}
+
+	@Test
+	void aRetryQueuesBehindTheWinnerSoContendedTicksNeedAtMostTwoAttempts() throws Exception {
+		String runId = newRun();
+		List<List<Integer>> attempts = Concurrently.run(8, (thread) -> {
+			List<Integer> mine = new ArrayList<>();
+			for (int i = 0; i < 50; i++) {
+				mine.add(addOne(runId, "c" + thread + "-" + i).attempts());
+			}
+			return mine;
+		});
+		assertThat(attempts.stream().flatMap(List::stream)).hasSize(400).allMatch((n) -> n <= 2);
+		tables.assertContiguousHistory(runId, 400);
 	}
 
 	@Test
