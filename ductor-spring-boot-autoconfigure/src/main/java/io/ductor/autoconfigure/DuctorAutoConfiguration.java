@@ -1,5 +1,7 @@
 package io.ductor.autoconfigure;
 
+import java.time.Duration;
+
 import javax.sql.DataSource;
 
 import tools.jackson.databind.json.JsonMapper;
@@ -22,6 +24,9 @@ import org.springframework.transaction.PlatformTransactionManager;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.json.JsonCodec;
 import io.ductor.run.TickService;
+import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.RetentionTask;
 
 /**
  * Auto-configuration for Ductor: its schema, the JSON codec and the tick service, on the
@@ -38,6 +43,8 @@ import io.ductor.run.TickService;
 @EnableConfigurationProperties(DuctorProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class DuctorAutoConfiguration {
+
+	private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
 	/**
 	 * Runs after the application's own database initializers (its Flyway or Liquibase
@@ -65,6 +72,16 @@ public final class DuctorAutoConfiguration {
 		return new TickService(dataSource,
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
 				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff());
+	}
+
+	@Bean(name = "ductorRetentionWorker")
+	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
+	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
+	PeriodicWorker ductorRetentionWorker(DuctorSchema schema, ObjectProvider<RetentionPurger> purgers,
+			DuctorProperties properties) {
+		DuctorProperties.Retention retention = properties.retention();
+		return new PeriodicWorker("retention", retention.interval(), SHUTDOWN_TIMEOUT,
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()));
 	}
 
 }

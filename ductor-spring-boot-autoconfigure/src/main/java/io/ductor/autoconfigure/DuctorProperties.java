@@ -15,10 +15,11 @@ import io.ductor.worker.Backoff;
  * @param enabled Whether Ductor is enabled. false turns every Ductor bean off.
  * @param schema How Ductor's tables are managed.
  * @param ticks How ticks retry after losing a race for their run.
+ * @param retention The worker that purges finished rows past their retention.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
-		@DefaultValue Ticks ticks) {
+		@DefaultValue Ticks ticks, @DefaultValue Retention retention) {
 
 	/**
 	 * How Ductor's tables are managed.
@@ -49,6 +50,33 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	}
 
 	/**
+	 * The retention worker: deletes finished rows past their retention (set per feature) in
+	 * small batches, each in a short transaction of its own.
+	 *
+	 * @param enabled Whether the retention worker runs in this instance.
+	 * @param interval Pause between purge rounds.
+	 * @param batchSize Most rows deleted per table in one transaction.
+	 */
+	public record Retention(@DefaultValue("true") boolean enabled, @DefaultValue("1m") Duration interval,
+			@DefaultValue("1000") int batchSize) {
+
+		public Retention {
+			requirePositive("ductor.retention.interval", interval);
+			if (batchSize < 1 || batchSize > 100_000) {
+				throw new IllegalArgumentException(
+						"ductor.retention.batch-size must be between 1 and 100000 but was " + batchSize);
+			}
+		}
+
+	}
+
+	static void requirePositive(String property, Duration value) {
+		if (value.isNegative() || value.isZero()) {
+			throw new IllegalArgumentException(property + " must be positive but was " + value);
+		}
+	}
+
+	/**
 	 * An exponential backoff: the n-th retry waits a random time between half and all of
 	 * {@code min(max, initial * multiplier^(n-1))}.
 	 *
@@ -60,9 +88,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			@DefaultValue("2.0") double multiplier) {
 
 		void check(String prefix) {
-			if (this.initial.isNegative() || this.initial.isZero()) {
-				throw new IllegalArgumentException(prefix + ".initial must be positive but was " + this.initial);
-			}
+			requirePositive(prefix + ".initial", this.initial);
 			if (this.max.compareTo(this.initial) < 0) {
 				throw new IllegalArgumentException(
 						prefix + ".max must not be shorter than " + prefix + ".initial (" + this.initial + ") but was "

@@ -1,0 +1,170 @@
+package io.ductor.worker;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * Runs a {@link WorkerTask} on its own thread every {@code interval}, and at once when
+ * {@linkplain #trigger() triggered} or when the task reports that more work is waiting. A failing
+ * round is logged and retried at the next interval; it never stops the worker. Started and stopped
+ * with the application context; stopping lets the current round finish.
+ * <p>
+ * Workers hold no lock between rounds and are safe to run in several application instances on
+ * one database: each task claims its rows with {@code SKIP LOCKED} or idempotent updates.
+ */
+public class PeriodicWorker implements SmartLifecycle {
+
+	/** Late start and early stop: workers run only while the rest of the application is up. */
+	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
+
+	private static final Log logger = LogFactory.getLog(PeriodicWorker.class);
+
+	private final String name;
+
+	private final Duration interval;
+
+	private final WorkerTask task;
+
+	private final Duration shutdownTimeout;
+
+	private final AtomicBoolean pending = new AtomicBoolean();
+
+	private final AtomicLong rounds = new AtomicLong();
+
+	private volatile ScheduledExecutorService executor;
+
+	private volatile Instant lastCompletedAt;
+
+	private volatile Instant lastFailedAt;
+
+	private volatile String lastError;
+
+	/**
+	 * Create a worker.
+	 * @param name the worker's name, used for its thread and in logs ("sweeper")
+	 * @param interval the pause between rounds
+	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
+	 * @param task the work
+	 */
+	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task) {
+		if (interval.isNegative() || interval.isZero()) {
+			throw new IllegalArgumentException("interval of worker '" + name + "' must be positive");
+		}
+		this.name = name;
+		this.interval = interval;
+		this.shutdownTimeout = shutdownTimeout;
+		this.task = task;
+	}
+
+	/** @return the worker's name */
+	public String getName() {
+		return this.name;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.executor != null) {
+			return;
+		}
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
+				new CustomizableThreadFactory("ductor-" + this.name + "-"));
+		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+		this.executor = executor;
+	}
+
+	/**
+	 * Run a round as soon as possible. Triggers that arrive while a round is queued are merged
+	 * into it.
+	 */
+	public void trigger() {
+		ScheduledExecutorService executor = this.executor;
+		if (executor != null && this.pending.compareAndSet(false, true)) {
+			try {
+				executor.execute(this::runRounds);
+			}
+			catch (RuntimeException ex) {
+				// rejected: the worker is stopping
+				this.pending.set(false);
+			}
+		}
+	}
+
+	private void runRounds() {
+		this.pending.set(false);
+		boolean more = true;
+		while (more && isRunning() && !Thread.currentThread().isInterrupted()) {
+			more = runRound();
+		}
+	}
+
+	/**
+	 * Run one round on the caller's thread, recording its outcome like a scheduled one.
+	 * @return whether the task reported more waiting work
+	 */
+	public boolean runRound() {
+		try {
+			boolean more = this.task.runOnce();
+			this.lastCompletedAt = Instant.now();
+			return more;
+		}
+		catch (Throwable ex) {
+			this.lastFailedAt = Instant.now();
+			this.lastError = String.valueOf(ex.getMessage());
+			logger.warn("Ductor worker '" + this.name + "' failed a round, retrying in " + this.interval, ex);
+			return false;
+		}
+		finally {
+			this.rounds.incrementAndGet();
+		}
+	}
+
+	@Override
+	public synchronized void stop() {
+		ScheduledExecutorService executor = this.executor;
+		if (executor == null) {
+			return;
+		}
+		this.executor = null;
+		executor.shutdown();
+		try {
+			if (!executor.awaitTermination(this.shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				logger.warn("Ductor worker '" + this.name + "' did not finish its round within " + this.shutdownTimeout
+						+ "; interrupting it");
+				executor.shutdownNow();
+			}
+		}
+		catch (InterruptedException ex) {
+			executor.shutdownNow();
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.executor != null;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+	/** @return what the worker has been doing */
+	public WorkerStatus status() {
+		return new WorkerStatus(this.name, isRunning(), this.interval, this.rounds.get(), this.lastCompletedAt,
+				this.lastFailedAt, this.lastError);
+	}
+
+}
