@@ -1,9 +1,11 @@
 package io.ductor.autoconfigure;
 
 import java.time.Duration;
+import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.worker.Backoff;
@@ -16,10 +18,14 @@ import io.ductor.worker.Backoff;
  * @param schema How Ductor's tables are managed.
  * @param ticks How ticks retry after losing a race for their run.
  * @param retention The worker that purges finished rows past their retention.
+ * @param effects How durable effects are recorded and retried.
+ * @param drainer The worker that dispatches effect intents.
+ * @param reconciler The worker that redrives effect intents whose lease expired.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
-		@DefaultValue Ticks ticks, @DefaultValue Retention retention) {
+		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Effects effects,
+		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler) {
 
 	/**
 	 * How Ductor's tables are managed.
@@ -40,10 +46,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	public record Ticks(@DefaultValue("20") int maxAttempts, @DefaultValue RetryBackoff backoff) {
 
 		public Ticks {
-			if (maxAttempts < 1) {
-				throw new IllegalArgumentException(
-						"ductor.ticks.max-attempts must be at least 1 but was " + maxAttempts);
-			}
+			requireAtLeastOne("ductor.ticks.max-attempts", maxAttempts);
 			backoff.check("ductor.ticks.backoff");
 		}
 
@@ -62,12 +65,148 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 
 		public Retention {
 			requirePositive("ductor.retention.interval", interval);
-			if (batchSize < 1 || batchSize > 100_000) {
+			requireBetween("ductor.retention.batch-size", batchSize, 1, 100_000);
+		}
+
+	}
+
+	/**
+	 * How durable effects are recorded and retried.
+	 *
+	 * @param maxAttempts Attempts before an intent is marked failed, unless the effect says otherwise.
+	 * @param backoff The jittered wait between attempts of an effect.
+	 * @param retention How long completed and cancelled intents are kept. Scheduling an effect again
+	 * with the same key within this window records nothing new.
+	 * @param maxPayloadSize Largest JSON payload of an effect's arguments.
+	 * @param overrides Per-effect overrides of max-attempts and backoff, by effect name.
+	 */
+	public record Effects(@DefaultValue("10") int maxAttempts, @DefaultValue EffectBackoff backoff,
+			@DefaultValue("7d") Duration retention, @DefaultValue("256KB") DataSize maxPayloadSize,
+			Map<String, EffectOverride> overrides) {
+
+		public Effects {
+			requireAtLeastOne("ductor.effects.max-attempts", maxAttempts);
+			backoff.check("ductor.effects.backoff");
+			requirePositive("ductor.effects.retention", retention);
+			if (maxPayloadSize.toBytes() < 1 || maxPayloadSize.toBytes() > 64L * 1024 * 1024) {
 				throw new IllegalArgumentException(
-						"ductor.retention.batch-size must be between 1 and 100000 but was " + batchSize);
+						"ductor.effects.max-payload-size must be between 1B and 64MB but was " + maxPayloadSize);
+			}
+			overrides = (overrides != null) ? Map.copyOf(overrides) : Map.of();
+			overrides.forEach((name, override) -> override.check("ductor.effects.overrides." + name));
+		}
+
+	}
+
+	/**
+	 * The backoff between attempts of an effect.
+	 *
+	 * @param initial Longest wait before the second attempt.
+	 * @param max Longest wait before any attempt.
+	 * @param multiplier How much the longest wait grows per attempt. At least 1.
+	 */
+	public record EffectBackoff(@DefaultValue("1s") Duration initial, @DefaultValue("10m") Duration max,
+			@DefaultValue("2.0") double multiplier) {
+
+		void check(String prefix) {
+			checkBackoff(prefix, this.initial, this.max, this.multiplier);
+		}
+
+		Backoff toBackoff() {
+			return new Backoff(this.initial, this.max, this.multiplier);
+		}
+
+	}
+
+	/**
+	 * Overrides for one effect.
+	 *
+	 * @param maxAttempts Attempts before the effect's intents are marked failed.
+	 * @param backoff The wait between attempts of this effect.
+	 */
+	public record EffectOverride(Integer maxAttempts, EffectBackoff backoff) {
+
+		void check(String prefix) {
+			if (this.maxAttempts != null) {
+				requireAtLeastOne(prefix + ".max-attempts", this.maxAttempts);
+			}
+			if (this.backoff != null) {
+				this.backoff.check(prefix + ".backoff");
 			}
 		}
 
+	}
+
+	/**
+	 * The drainer: claims due effect intents in batches under a lease and runs them outside the
+	 * claiming transaction.
+	 *
+	 * @param enabled Whether this instance dispatches effect intents.
+	 * @param pollInterval How often the drainer looks for due intents when nothing wakes it.
+	 * Commits wake it at once; the poll picks up delayed intents, retries and missed wake-ups.
+	 * @param batchSize Most intents claimed in one statement.
+	 * @param concurrency How many effects run at once in this instance.
+	 * @param lease How long a claim lasts without the drainer's heartbeat. After it, the
+	 * reconciler hands the intent to another attempt.
+	 * @param notifyOnCommit Whether committing a due intent sends pg_notify so drainers of other
+	 * instances wake at once.
+	 * @param shutdownTimeout How long shutdown waits for running effects before leaving them to
+	 * the reconciler.
+	 */
+	public record Drainer(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration pollInterval,
+			@DefaultValue("100") int batchSize, @DefaultValue("8") int concurrency, @DefaultValue("30s") Duration lease,
+			@DefaultValue("true") boolean notifyOnCommit, @DefaultValue("30s") Duration shutdownTimeout) {
+
+		public Drainer {
+			requirePositive("ductor.drainer.poll-interval", pollInterval);
+			requireBetween("ductor.drainer.batch-size", batchSize, 1, 10_000);
+			requireBetween("ductor.drainer.concurrency", concurrency, 1, 1_000);
+			if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
+				throw new IllegalArgumentException("ductor.drainer.lease must be at least 1s but was " + lease);
+			}
+			requirePositive("ductor.drainer.shutdown-timeout", shutdownTimeout);
+		}
+
+	}
+
+	/**
+	 * The reconciler: redrives in-flight intents whose lease expired.
+	 *
+	 * @param enabled Whether the reconciler runs in this instance.
+	 * @param interval Pause between reconciler rounds.
+	 * @param batchSize Most intents redriven in one statement.
+	 */
+	public record Reconciler(@DefaultValue("true") boolean enabled, @DefaultValue("5s") Duration interval,
+			@DefaultValue("500") int batchSize) {
+
+		public Reconciler {
+			requirePositive("ductor.reconciler.interval", interval);
+			requireBetween("ductor.reconciler.batch-size", batchSize, 1, 100_000);
+		}
+
+	}
+
+	static void requireAtLeastOne(String property, int value) {
+		if (value < 1) {
+			throw new IllegalArgumentException(property + " must be at least 1 but was " + value);
+		}
+	}
+
+	static void requireBetween(String property, int value, int min, int max) {
+		if (value < min || value > max) {
+			throw new IllegalArgumentException(property + " must be between " + min + " and " + max + " but was " + value);
+		}
+	}
+
+	static void checkBackoff(String prefix, Duration initial, Duration max, double multiplier) {
+		requirePositive(prefix + ".initial", initial);
+		if (max.compareTo(initial) < 0) {
+			throw new IllegalArgumentException(prefix + ".max must not be shorter than " + prefix + ".initial ("
+					+ initial + ") but was " + max);
+		}
+		if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
+			throw new IllegalArgumentException(prefix + ".multiplier must be at least 1 but was " + multiplier);
+		}
 	}
 
 	static void requirePositive(String property, Duration value) {
@@ -88,15 +227,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			@DefaultValue("2.0") double multiplier) {
 
 		void check(String prefix) {
-			requirePositive(prefix + ".initial", this.initial);
-			if (this.max.compareTo(this.initial) < 0) {
-				throw new IllegalArgumentException(
-						prefix + ".max must not be shorter than " + prefix + ".initial (" + this.initial + ") but was "
-								+ this.max);
-			}
-			if (!(this.multiplier >= 1.0) || Double.isInfinite(this.multiplier)) {
-				throw new IllegalArgumentException(prefix + ".multiplier must be at least 1 but was " + this.multiplier);
-			}
+			checkBackoff(prefix, this.initial, this.max, this.multiplier);
 		}
 
 		Backoff toBackoff() {

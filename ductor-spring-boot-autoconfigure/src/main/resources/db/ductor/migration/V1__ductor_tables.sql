@@ -69,9 +69,9 @@ CREATE TABLE eec_effect_intent (
 CREATE INDEX eec_effect_intent_due_idx ON eec_effect_intent (next_attempt_at, id) WHERE status = 'pending';
 -- the reconciler: leases that have expired
 CREATE INDEX eec_effect_intent_lease_idx ON eec_effect_intent (lease_expires_at) WHERE status = 'in_flight';
--- per-key FIFO: the head of each ordering key among the live intents
+-- per-key FIFO: the head of each ordering key among the intents that still hold their key up
 CREATE INDEX eec_effect_intent_ordering_idx ON eec_effect_intent (ordering_key, id)
-    WHERE ordering_key IS NOT NULL AND status IN ('pending', 'in_flight');
+    WHERE ordering_key IS NOT NULL AND status IN ('pending', 'in_flight', 'failed', 'needs_decision');
 -- a named alarm has at most one pending occurrence
 CREATE UNIQUE INDEX eec_effect_intent_alarm_idx ON eec_effect_intent (alarm_name)
     WHERE alarm_name IS NOT NULL AND status = 'pending';

@@ -1,0 +1,125 @@
+package io.ductor.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+
+import io.ductor.effect.DurableEffectAdvisor;
+import io.ductor.effect.DurableEffects;
+import io.ductor.effect.EffectDrainer;
+import io.ductor.effect.EffectMethods;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectRegistry;
+import io.ductor.effect.EffectRetrySettings;
+import io.ductor.jdbc.DuctorSchema;
+import io.ductor.worker.Backoff;
+import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.RetentionPurger;
+
+/**
+ * Auto-configuration for durable effects: the {@code @DurableEffect} advisor, the
+ * {@link EffectOutbox}, the drainer and the lease reconciler.
+ */
+@AutoConfiguration(after = DuctorAutoConfiguration.class)
+@ConditionalOnBean(DuctorSchema.class)
+@Import(AutoProxyRegistrar.class)
+public final class DuctorEffectsAutoConfiguration {
+
+	private static final Duration RECONCILER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static EffectMethods ductorEffectMethods() {
+		return new EffectMethods();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static DurableEffectAdvisor ductorDurableEffectAdvisor(ObjectProvider<DurableEffects> effects) {
+		return new DurableEffectAdvisor(effects);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EffectRegistry ductorEffectRegistry(EffectMethods methods, BeanFactory beanFactory,
+			ObjectProvider<JsonMapper> jsonMapper, DuctorProperties properties) {
+		return new EffectRegistry(methods, beanFactory, mapper(jsonMapper).getTypeFactory(),
+				retrySettings(properties.effects()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
+			ObjectProvider<JsonMapper> jsonMapper, ApplicationEventPublisher events, DuctorProperties properties) {
+		DuctorProperties.Drainer drainer = properties.drainer();
+		DuctorProperties.Effects effects = properties.effects();
+		return new DurableEffects(dataSource, registry, mapper(jsonMapper), events,
+				new DurableEffects.Settings(drainer.notifyOnCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
+						properties.reconciler().batchSize(),
+						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
+								drainer.lease(), drainer.shutdownTimeout())));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EffectOutbox effectOutbox(DurableEffects effects) {
+		return effects.outbox();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ductor.drainer.enabled", matchIfMissing = true)
+	EffectDrainer ductorEffectDrainer(DurableEffects effects) {
+		return effects.drainer();
+	}
+
+	@Bean(name = "ductorReconcilerWorker")
+	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
+	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
+	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, DuctorProperties properties) {
+		return new PeriodicWorker("reconciler", properties.reconciler().interval(), RECONCILER_SHUTDOWN_TIMEOUT,
+				effects.reconciler());
+	}
+
+	@Bean
+	RetentionPurger ductorEffectRetentionPurger(DurableEffects effects) {
+		return effects.retentionPurger();
+	}
+
+	private static JsonMapper mapper(ObjectProvider<JsonMapper> jsonMapper) {
+		return jsonMapper.getIfUnique(() -> JsonMapper.builder().findAndAddModules().build());
+	}
+
+	private static EffectRetrySettings retrySettings(DuctorProperties.Effects effects) {
+		Map<String, Integer> maxAttempts = new LinkedHashMap<>();
+		Map<String, Backoff> backoffs = new LinkedHashMap<>();
+		effects.overrides().forEach((name, override) -> {
+			if (override.maxAttempts() != null) {
+				maxAttempts.put(name, override.maxAttempts());
+			}
+			if (override.backoff() != null) {
+				backoffs.put(name, override.backoff().toBackoff());
+			}
+		});
+		return new EffectRetrySettings(effects.maxAttempts(), effects.backoff().toBackoff(), maxAttempts, backoffs);
+	}
+
+}

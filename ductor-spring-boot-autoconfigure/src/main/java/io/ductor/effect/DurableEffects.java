@@ -1,0 +1,110 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.ApplicationEventPublisher;
+
+import io.ductor.effect.IntentStore.Settled;
+import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.WorkerTask;
+
+/**
+ * The durable-effect feature assembled: the writer behind {@link DurableEffect} calls and
+ * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger, sharing one
+ * store of intents.
+ */
+public final class DurableEffects {
+
+	private final IntentStore store;
+
+	private final EffectWriter writer;
+
+	private final EffectDrainer drainer;
+
+	private final EffectOutbox outbox;
+
+	private final DurableEffectInterceptor interceptor;
+
+	private final Settings settings;
+
+	private final ApplicationEventPublisher events;
+
+	/**
+	 * Assemble the feature.
+	 * @param dataSource the database holding {@code eec_effect_intent}
+	 * @param registry the effects of this application
+	 * @param jsonMapper the mapper for arguments
+	 * @param events where {@link EffectNeedsDecisionEvent}s go
+	 * @param settings how it works
+	 */
+	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
+			ApplicationEventPublisher events, Settings settings) {
+		this.settings = settings;
+		this.events = events;
+		this.store = new IntentStore(dataSource);
+		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
+		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads), this::settled,
+				settings.drainer());
+		this.writer = new EffectWriter(dataSource, this.store, payloads, settings.notifyOnCommit(), this.drainer::wakeUp);
+		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
+		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
+	}
+
+	/** @return the operator and programmatic API */
+	public EffectOutbox outbox() {
+		return this.outbox;
+	}
+
+	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */
+	public EffectDrainer drainer() {
+		return this.drainer;
+	}
+
+	/** @return the reconciler's task, for a {@code PeriodicWorker} */
+	public WorkerTask reconciler() {
+		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled);
+	}
+
+	/** @return the retention purger of effect intents */
+	public RetentionPurger retentionPurger() {
+		return new EffectRetentionPurger(this.store, this.settings.retention());
+	}
+
+	MethodInterceptor interceptor() {
+		return this.interceptor;
+	}
+
+	private void settled(List<Settled> settled) {
+		boolean due = false;
+		for (Settled intent : settled) {
+			if (intent.status() == EffectStatus.NEEDS_DECISION) {
+				this.events.publishEvent(new EffectNeedsDecisionEvent(intent.id(), intent.effectName(), intent.key()));
+			}
+			due |= intent.status() == EffectStatus.PENDING;
+		}
+		if (due) {
+			this.drainer.wakeUp();
+		}
+	}
+
+	/**
+	 * How the feature works.
+	 *
+	 * @param notifyOnCommit whether a commit that recorded a due intent sends {@code pg_notify} to wake
+	 * the drainers of other instances
+	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
+	 * @param retention how long completed and cancelled intents are kept
+	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
+	 * @param drainer how the drainer works
+	 */
+	public record Settings(boolean notifyOnCommit, long maxPayloadBytes, Duration retention, int reconcilerBatchSize,
+			EffectDrainer.Settings drainer) {
+	}
+
+}

@@ -1,0 +1,40 @@
+package io.ductor.effect;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+
+import tools.jackson.databind.JavaType;
+
+import org.springframework.expression.Expression;
+
+import io.ductor.worker.Backoff;
+
+/**
+ * Everything Ductor needs to record and dispatch one effect, resolved once from its method, its
+ * annotation and the configuration.
+ *
+ * @param name the effect name
+ * @param beanName the bean whose method runs it
+ * @param method the user-class method
+ * @param parameterTypes the method's generic parameter types, for the JSON payload
+ * @param key the key expression, or {@code null} for a fresh UUID per call
+ * @param orderingKey the ordering key expression, or {@code null}
+ * @param delay the wait before the first attempt
+ * @param receiver the receiver kind
+ * @param maxAttempts the attempt limit
+ * @param backoff the backoff between attempts
+ * @param noRetryFor exceptions that fail the intent at once
+ */
+record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, Expression key,
+		Expression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
+		List<Class<? extends Throwable>> noRetryFor) {
+
+	boolean isNonRetryable(Throwable failure) {
+		if (failure instanceof NonRetryableEffectException) {
+			return true;
+		}
+		return this.noRetryFor.stream().anyMatch((type) -> type.isInstance(failure));
+	}
+
+}

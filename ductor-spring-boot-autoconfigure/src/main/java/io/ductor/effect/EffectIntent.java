@@ -1,0 +1,30 @@
+package io.ductor.effect;
+
+import java.time.OffsetDateTime;
+
+/**
+ * An effect intent as stored in {@code eec_effect_intent}.
+ *
+ * @param id the intent id
+ * @param effectName the effect's name
+ * @param idempotencyKey the stable key
+ * @param status the status
+ * @param receiver the receiver kind
+ * @param attempts attempts started so far
+ * @param maxAttempts the attempt limit
+ * @param nextAttemptAt when the next attempt is due
+ * @param leaseOwner the drainer holding the intent while in flight, or {@code null}
+ * @param leaseExpiresAt when that lease ends, or {@code null}
+ * @param orderingKey the ordering key, or {@code null}
+ * @param alarmName the alarm this intent is an occurrence of, or {@code null}
+ * @param lastError the last failure, or {@code null}
+ * @param payloadJson the arguments as a JSON array
+ * @param createdAt when the intent was recorded
+ * @param updatedAt when it last changed
+ * @param finishedAt when it reached completed, failed or cancelled, or {@code null}
+ */
+public record EffectIntent(long id, String effectName, String idempotencyKey, EffectStatus status, Receiver receiver,
+		int attempts, int maxAttempts, OffsetDateTime nextAttemptAt, String leaseOwner, OffsetDateTime leaseExpiresAt,
+		String orderingKey, String alarmName, String lastError, String payloadJson, OffsetDateTime createdAt,
+		OffsetDateTime updatedAt, OffsetDateTime finishedAt) {
+}

@@ -1,0 +1,173 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+import io.ductor.Ids;
+
+/**
+ * The outbox, programmatically: schedule effects and named alarms inside the caller's
+ * transaction, and act on intents as an operator (find, retry, resolve, cancel).
+ */
+public class EffectOutbox {
+
+	private final EffectRegistry registry;
+
+	private final EffectWriter writer;
+
+	private final IntentStore store;
+
+	private final Runnable wakeUp;
+
+	EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp) {
+		this.registry = registry;
+		this.writer = writer;
+		this.store = store;
+		this.wakeUp = wakeUp;
+	}
+
+	/**
+	 * Record a call of an effect in the caller's transaction, as calling the annotated method
+	 * would.
+	 * @param request the effect, its arguments and options
+	 * @return the intent's idempotency key
+	 * @throws DurableEffectException without a transaction, for an unknown effect or unstorable arguments
+	 * @throws IdempotencyKeyReuseException when the key is bound to another payload
+	 */
+	public String schedule(EffectRequest request) {
+		EffectDefinition effect = effect(request.effectName());
+		return this.writer.record(effect, request.args().toArray(), request.key(), request.orderingKey(),
+				request.delay(), null);
+	}
+
+	/**
+	 * Schedule the next occurrence of a named alarm in the caller's transaction: its pending
+	 * occurrence, if any, is cancelled and a new one with a new idempotency key is recorded.
+	 * Forward the occurrence's {@link EffectContext#idempotencyKey()}, not the alarm name.
+	 * @param alarmName the alarm's name, an identifier of at most 200 characters
+	 * @param delay when the occurrence is due, from the commit
+	 * @param request the effect and its arguments; it must not carry a key
+	 * @return the new occurrence's idempotency key
+	 */
+	public String scheduleAlarm(String alarmName, Duration delay, EffectRequest request) {
+		Ids.require("alarmName", alarmName);
+		Objects.requireNonNull(delay, "delay must not be null");
+		if (request.key() != null) {
+			throw new IllegalArgumentException("An alarm occurrence gets a new key each time it is scheduled; "
+					+ "do not set one on the request");
+		}
+		EffectDefinition effect = effect(request.effectName());
+		this.writer.requireTransaction(effect.name());
+		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
+		this.store.cancelPendingAlarm(alarmName);
+		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
+		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
+	}
+
+	/**
+	 * Cancel the pending occurrence of a named alarm, in the caller's transaction.
+	 * @param alarmName the alarm's name
+	 * @return whether a pending occurrence was cancelled
+	 */
+	public boolean cancelAlarm(String alarmName) {
+		Ids.require("alarmName", alarmName);
+		this.writer.requireTransaction("alarm '" + alarmName + "'");
+		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
+		return this.store.cancelPendingAlarm(alarmName) > 0;
+	}
+
+	/** @param id an intent id @return the intent, if it exists */
+	public Optional<EffectIntent> find(long id) {
+		return this.store.find(id);
+	}
+
+	/** @param key an idempotency key @return its intent, if it exists */
+	public Optional<EffectIntent> findByKey(String key) {
+		return this.store.findByKey(Ids.require("key", key));
+	}
+
+	/**
+	 * A page of intents in one status, by id.
+	 * @param status the status
+	 * @param afterId the last id of the previous page, 0 for the first
+	 * @param limit the page size, 1 to 1000
+	 * @return the page
+	 */
+	public List<EffectIntent> list(EffectStatus status, long afterId, int limit) {
+		Objects.requireNonNull(status, "status must not be null");
+		if (limit < 1 || limit > 1000) {
+			throw new IllegalArgumentException("limit must be between 1 and 1000 but was " + limit);
+		}
+		return this.store.list(status, afterId, limit);
+	}
+
+	/**
+	 * Run a {@code failed} or {@code needs_decision} intent again, with the same key and a fresh
+	 * budget of attempts.
+	 * @param id the intent
+	 * @return the intent, now pending
+	 */
+	public EffectIntent retry(long id) {
+		EffectIntent intent = require(id);
+		EffectDefinition effect = this.registry.find(intent.effectName());
+		int budget = (effect != null) ? effect.maxAttempts() : 1;
+		return wake(move(id, List.of(EffectStatus.FAILED, EffectStatus.NEEDS_DECISION), EffectStatus.PENDING,
+				"retried by an operator", intent.attempts() + budget));
+	}
+
+	/**
+	 * Decide on an intent in {@code needs_decision}.
+	 * @param id the intent
+	 * @param resolution what the receiver did, or what to do
+	 * @return the intent after the decision
+	 */
+	public EffectIntent resolve(long id, EffectResolution resolution) {
+		Objects.requireNonNull(resolution, "resolution must not be null");
+		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION);
+		return switch (resolution) {
+			case RETRY -> wake(move(id, from, EffectStatus.PENDING, "resolved: retry with the same key",
+					require(id).attempts() + 1));
+			case MARK_DONE -> move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null);
+			case MARK_FAILED -> move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null);
+		};
+	}
+
+	/**
+	 * Cancel an intent that has not run successfully and is not running.
+	 * @param id the intent
+	 * @return the intent, now cancelled
+	 */
+	public EffectIntent cancel(long id) {
+		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.FAILED, EffectStatus.NEEDS_DECISION),
+				EffectStatus.CANCELLED, "cancelled by an operator", null));
+	}
+
+	private EffectIntent move(long id, List<EffectStatus> from, EffectStatus to, String note, Integer maxAttempts) {
+		return this.store.transition(id, from, to, note, maxAttempts).orElseThrow(() -> {
+			EffectIntent current = require(id);
+			return new EffectIntentStateException("Intent " + id + " is " + current.status().dbValue() + "; only "
+					+ from.stream().map(EffectStatus::dbValue).toList() + " intents can become " + to.dbValue());
+		});
+	}
+
+	private EffectIntent wake(EffectIntent intent) {
+		this.wakeUp.run();
+		return intent;
+	}
+
+	private EffectIntent require(long id) {
+		return this.store.find(id).orElseThrow(() -> new EffectIntentStateException("No effect intent with id " + id));
+	}
+
+	private EffectDefinition effect(String name) {
+		EffectDefinition effect = this.registry.find(Ids.require("effectName", name));
+		if (effect == null) {
+			throw new DurableEffectException("No @DurableEffect named '" + name + "' in this application");
+		}
+		return effect;
+	}
+
+}

@@ -1,0 +1,166 @@
+package io.ductor.effect;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.type.TypeFactory;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+import io.ductor.effect.EffectMethods.EffectMethod;
+
+/**
+ * Resolves effect names and intercepted methods to their {@link EffectDefinition}, and checks at
+ * start-up that every effect can be intercepted and is well declared.
+ */
+public class EffectRegistry implements SmartInitializingSingleton {
+
+	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private final EffectMethods methods;
+
+	private final BeanFactory beanFactory;
+
+	private final TypeFactory typeFactory;
+
+	private final EffectRetrySettings retry;
+
+	private final Map<String, EffectDefinition> definitions = new ConcurrentHashMap<>();
+
+	public EffectRegistry(EffectMethods methods, BeanFactory beanFactory, TypeFactory typeFactory,
+			EffectRetrySettings retry) {
+		this.methods = methods;
+		this.beanFactory = beanFactory;
+		this.typeFactory = typeFactory;
+		this.retry = retry;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		for (EffectMethod effect : this.methods.all()) {
+			definition(effect);
+			if (this.beanFactory.isSingleton(effect.beanName())) {
+				checkIntercepted(effect, this.beanFactory.getBean(effect.beanName()));
+			}
+		}
+	}
+
+	/**
+	 * @param name an effect name
+	 * @return its definition, or {@code null} when no bean declares it
+	 */
+	EffectDefinition find(String name) {
+		EffectMethod effect = this.methods.find(name);
+		return (effect != null) ? definition(effect) : null;
+	}
+
+	/**
+	 * @param method the user-class method an intercepted call resolved to
+	 * @return its definition
+	 */
+	EffectDefinition find(Method method) {
+		EffectMethod effect = this.methods.find(method);
+		if (effect == null) {
+			throw new DurableEffectException("No @DurableEffect registered for " + EffectMethods.describe(method)
+					+ "; effects must be declared on Spring beans");
+		}
+		return definition(effect);
+	}
+
+	/** @return the bean (its proxy) that runs the effect */
+	Object bean(EffectDefinition definition) {
+		return this.beanFactory.getBean(definition.beanName());
+	}
+
+	private EffectDefinition definition(EffectMethod effect) {
+		return this.definitions.computeIfAbsent(effect.name(), (name) -> resolve(effect));
+	}
+
+	private EffectDefinition resolve(EffectMethod effect) {
+		DurableEffect annotation = effect.annotation();
+		Method method = effect.method();
+		List<JavaType> types = new ArrayList<>();
+		for (java.lang.reflect.Type type : method.getGenericParameterTypes()) {
+			types.add(this.typeFactory.constructType(type));
+		}
+		if (annotation.maxAttempts() < 0) {
+			throw invalid(effect, "maxAttempts must not be negative but was " + annotation.maxAttempts());
+		}
+		return new EffectDefinition(effect.name(), effect.beanName(), method, List.copyOf(types),
+				expression(effect, "key", annotation.key()), expression(effect, "orderingKey", annotation.orderingKey()),
+				delay(effect, annotation.delay()), annotation.receiver(),
+				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
+				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()));
+	}
+
+	private static Expression expression(EffectMethod effect, String attribute, String text) {
+		if (text.isBlank()) {
+			return null;
+		}
+		try {
+			return parser.parseExpression(text);
+		}
+		catch (ParseException ex) {
+			throw invalid(effect, attribute + " '" + text + "' is not a valid SpEL expression: " + ex.getMessage());
+		}
+	}
+
+	private static Duration delay(EffectMethod effect, String text) {
+		if (text.isBlank()) {
+			return Duration.ZERO;
+		}
+		try {
+			Duration delay = Duration.parse(text);
+			if (delay.isNegative()) {
+				throw invalid(effect, "delay must not be negative but was '" + text + "'");
+			}
+			return delay;
+		}
+		catch (DateTimeParseException ex) {
+			throw invalid(effect, "delay '" + text + "' is not an ISO-8601 duration such as PT10M");
+		}
+	}
+
+	private static void checkIntercepted(EffectMethod effect, Object bean) {
+		if (!AopUtils.isAopProxy(bean)) {
+			throw invalid(effect, "is on bean '" + effect.beanName()
+					+ "', which is not proxied, so calls would run the method directly instead of recording an intent");
+		}
+		if (Proxy.isProxyClass(bean.getClass()) && !declaredOnInterface(effect.method(), bean.getClass())) {
+			throw invalid(effect, "is not declared on an interface of bean '" + effect.beanName()
+					+ "', which is a JDK interface proxy; declare it on the interface or use class proxies"
+					+ " (spring.aop.proxy-target-class=true)");
+		}
+	}
+
+	private static boolean declaredOnInterface(Method method, Class<?> proxyClass) {
+		for (Class<?> type : proxyClass.getInterfaces()) {
+			try {
+				type.getMethod(method.getName(), method.getParameterTypes());
+				return true;
+			}
+			catch (NoSuchMethodException ex) {
+				// try the next interface
+			}
+		}
+		return false;
+	}
+
+	private static DurableEffectException invalid(EffectMethod effect, String problem) {
+		return new DurableEffectException(
+				"@DurableEffect '" + effect.name() + "' (" + EffectMethods.describe(effect.method()) + ") " + problem);
+	}
+
+}

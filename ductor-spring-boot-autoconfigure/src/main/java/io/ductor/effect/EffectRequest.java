@@ -1,0 +1,53 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A programmatic call of a durable effect, for {@link EffectOutbox#schedule(EffectRequest)}. Unset
+ * options fall back to the effect's {@link DurableEffect} attributes.
+ *
+ * @param effectName the effect's name
+ * @param args the arguments, as the effect method takes them
+ * @param key the idempotency key, or {@code null}
+ * @param orderingKey the ordering key, or {@code null}
+ * @param delay the wait before the first attempt, or {@code null}
+ */
+public record EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay) {
+
+	public EffectRequest {
+		Objects.requireNonNull(effectName, "effectName must not be null");
+		args = List.copyOf(Objects.requireNonNull(args, "args must not be null").stream().toList());
+		if (delay != null && delay.isNegative()) {
+			throw new IllegalArgumentException("delay must not be negative but was " + delay);
+		}
+	}
+
+	/**
+	 * A call of {@code effectName} with {@code args}.
+	 * @param effectName the effect's name
+	 * @param args the arguments; {@code null} elements are allowed
+	 * @return the request
+	 */
+	public static EffectRequest of(String effectName, Object... args) {
+		return new EffectRequest(effectName, Arrays.asList(args), null, null, null);
+	}
+
+	/** @param key the idempotency key @return a copy with that key */
+	public EffectRequest withKey(String key) {
+		return new EffectRequest(this.effectName, this.args, key, this.orderingKey, this.delay);
+	}
+
+	/** @param orderingKey the ordering key @return a copy with that ordering key */
+	public EffectRequest withOrderingKey(String orderingKey) {
+		return new EffectRequest(this.effectName, this.args, this.key, orderingKey, this.delay);
+	}
+
+	/** @param delay the wait before the first attempt @return a copy with that delay */
+	public EffectRequest withDelay(Duration delay) {
+		return new EffectRequest(this.effectName, this.args, this.key, this.orderingKey, delay);
+	}
+
+}

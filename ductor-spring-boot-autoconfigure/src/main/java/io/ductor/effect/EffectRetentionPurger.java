@@ -1,0 +1,28 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+
+import io.ductor.worker.RetentionPurger;
+
+/**
+ * Deletes completed and cancelled intents once they are older than the retention. Failed and
+ * undecided intents stay until an operator acts on them. The retention is also the window in
+ * which scheduling the same key again is recognised as a duplicate.
+ */
+class EffectRetentionPurger implements RetentionPurger {
+
+	private final IntentStore store;
+
+	private final Duration retention;
+
+	EffectRetentionPurger(IntentStore store, Duration retention) {
+		this.store = store;
+		this.retention = retention;
+	}
+
+	@Override
+	public int purge(int batchSize) {
+		return this.store.purge(this.retention, batchSize);
+	}
+
+}

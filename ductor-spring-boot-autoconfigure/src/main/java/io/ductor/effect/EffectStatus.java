@@ -1,0 +1,41 @@
+package io.ductor.effect;
+
+import java.util.Locale;
+
+/**
+ * The life of an effect intent.
+ */
+public enum EffectStatus {
+
+	/** Waiting for its next attempt. */
+	PENDING,
+
+	/** Claimed by a drainer, under a lease. */
+	IN_FLIGHT,
+
+	/** The effect ran successfully. */
+	COMPLETED,
+
+	/** Attempts exhausted or a non-retryable error; kept with its last error. */
+	FAILED,
+
+	/** The outcome at a receiver that cannot deduplicate is unknown: an operator decides. */
+	NEEDS_DECISION,
+
+	/** Cancelled before it ran. */
+	CANCELLED;
+
+	/** @return the value stored in {@code eec_effect_intent.status} */
+	public String dbValue() {
+		return name().toLowerCase(Locale.ROOT);
+	}
+
+	/**
+	 * @param value a stored status
+	 * @return the status
+	 */
+	public static EffectStatus fromDb(String value) {
+		return valueOf(value.toUpperCase(Locale.ROOT));
+	}
+
+}

@@ -1,0 +1,148 @@
+package io.ductor.effect;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import io.ductor.Ids;
+
+/**
+ * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
+ * the key to it, and arranges for the drainers to wake when the transaction commits.
+ */
+class EffectWriter {
+
+	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final DataSource dataSource;
+
+	private final IntentStore store;
+
+	private final EffectPayloads payloads;
+
+	private final boolean notify;
+
+	private final Runnable localWakeUp;
+
+	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, boolean notify,
+			Runnable localWakeUp) {
+		this.dataSource = dataSource;
+		this.store = store;
+		this.payloads = payloads;
+		this.notify = notify;
+		this.localWakeUp = localWakeUp;
+	}
+
+	/**
+	 * Record one intent.
+	 * @param effect the effect
+	 * @param args the call's arguments
+	 * @param key the idempotency key, or {@code null} to evaluate the effect's key expression
+	 * @param orderingKey the ordering key, or {@code null} to evaluate the effect's expression
+	 * @param delay the delay, or {@code null} for the effect's own
+	 * @param alarmName the alarm this intent is an occurrence of, or {@code null}
+	 * @return the intent's key
+	 */
+	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
+			String alarmName) {
+		requireTransaction(effect.name());
+		String payload = this.payloads.write(effect, args);
+		String resolvedKey = (key != null) ? key : evaluate(effect, effect.key(), "key", args);
+		resolvedKey = (resolvedKey != null) ? requireKey("idempotency key", resolvedKey, effect)
+				: UUID.randomUUID().toString();
+		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect, effect.orderingKey(), "orderingKey", args);
+		if (ordering != null) {
+			requireKey("ordering key", ordering, effect);
+			// same-key writers commit one after the other, so id order is commit order
+			this.store.lockUntilCommit("ductor.ordering:" + ordering);
+		}
+		Duration wait = (delay != null) ? delay : effect.delay();
+		String fingerprint = EffectPayloads.fingerprint(effect.name(), payload);
+		Optional<Long> id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload, fingerprint,
+				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, null));
+		if (id.isEmpty()) {
+			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
+			if (!binding[1].equals(fingerprint)) {
+				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
+			}
+			return resolvedKey;
+		}
+		wakeDrainersOnCommit(wait.isZero());
+		return resolvedKey;
+	}
+
+	void requireTransaction(String effectName) {
+		if (!TransactionSynchronizationManager.isActualTransactionActive()
+				|| !TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			throw new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
+					+ "Ductor's DataSource, so its intent could not be recorded atomically with the caller's work. "
+					+ "Call it from a @Transactional method, a TransactionTemplate, or a TickService step.");
+		}
+		if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
+					+ "recording an intent needs a read-write transaction");
+		}
+	}
+
+	private void wakeDrainersOnCommit(boolean dueNow) {
+		if (TransactionSynchronizationManager.hasResource(this)) {
+			return;
+		}
+		TransactionSynchronizationManager.bindResource(this, Boolean.TRUE);
+		if (this.notify && dueNow) {
+			this.store.notifyDrainers();
+		}
+		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+			@Override
+			public void afterCompletion(int status) {
+				TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+				if (status == STATUS_COMMITTED) {
+					EffectWriter.this.localWakeUp.run();
+				}
+			}
+
+		});
+	}
+
+	private static String evaluate(EffectDefinition effect, Expression expression, String attribute, Object[] args) {
+		if (expression == null) {
+			return null;
+		}
+		Method method = effect.method();
+		Object value;
+		try {
+			value = expression.getValue(new MethodBasedEvaluationContext(null, method, args, parameterNames));
+		}
+		catch (EvaluationException ex) {
+			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
+					+ "' of effect '" + effect.name() + "' failed: " + ex.getMessage(), ex);
+		}
+		if (value == null) {
+			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
+					+ "' of effect '" + effect.name() + "' evaluated to null");
+		}
+		return value.toString();
+	}
+
+	private static String requireKey(String what, String key, EffectDefinition effect) {
+		try {
+			return Ids.require(what, key);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new DurableEffectException("Effect '" + effect.name() + "': " + ex.getMessage(), ex);
+		}
+	}
+
+}

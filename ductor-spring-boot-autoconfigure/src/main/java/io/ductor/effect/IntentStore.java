@@ -1,0 +1,338 @@
+package io.ductor.effect;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Optional;
+
+import javax.sql.DataSource;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The SQL behind the outbox: {@code eec_effect_intent}. Every statement is a single round trip;
+ * claims and completions work on batches.
+ */
+class IntentStore {
+
+	/** The channel a committed intent wakes drainers on. */
+	static final String CHANNEL = "ductor_effects";
+
+	/** Statuses that hold up later intents of the same ordering key. */
+	private static final String BLOCKING_STATUSES = "'pending', 'in_flight', 'failed', 'needs_decision'";
+
+	private static final String COLUMNS = """
+			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
+			lease_owner, lease_expires_at, ordering_key, alarm_name, last_error, payload::text AS payload,
+			created_at, updated_at, finished_at""";
+
+	private final JdbcClient jdbc;
+
+	private final JdbcTemplate template;
+
+	IntentStore(DataSource dataSource) {
+		this.template = new JdbcTemplate(dataSource);
+		this.jdbc = JdbcClient.create(this.template);
+	}
+
+	/** @return the new intent's id, or empty when the key is taken */
+	Optional<Long> insert(NewIntent intent) {
+		return this.jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+				    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
+				VALUES (:name, :key, :payload::jsonb, :fingerprint, :receiver, :maxAttempts,
+				    now() + :delayMs * interval '1 millisecond', :orderingKey, :alarmName, :runId)
+				ON CONFLICT (idempotency_key) DO NOTHING
+				RETURNING id""")
+			.param("name", intent.effectName())
+			.param("key", intent.key())
+			.param("payload", intent.payloadJson())
+			.param("fingerprint", intent.fingerprint())
+			.param("receiver", intent.receiver().name())
+			.param("maxAttempts", intent.maxAttempts())
+			.param("delayMs", intent.delay().toMillis())
+			.param("orderingKey", intent.orderingKey())
+			.param("alarmName", intent.alarmName())
+			.param("runId", intent.runId())
+			.query(Long.class)
+			.optional();
+	}
+
+	/** @return the effect name and payload fingerprint the key is bound to */
+	Optional<String[]> keyBinding(String key) {
+		return this.jdbc.sql("SELECT effect_name, payload_fingerprint FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query((rs, row) -> new String[] { rs.getString(1), rs.getString(2) })
+			.optional();
+	}
+
+	/** Serializes the caller's transaction with others holding the same lock name, until commit. */
+	void lockUntilCommit(String lockName) {
+		this.jdbc.sql("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))").param(lockName).query().singleRow();
+	}
+
+	/** Sends the wake-up notification, delivered when the caller's transaction commits. */
+	void notifyDrainers() {
+		this.jdbc.sql("SELECT pg_notify('" + CHANNEL + "', '')").query().singleRow();
+	}
+
+	int cancelPendingAlarm(String alarmName) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent SET status = 'cancelled', updated_at = now(), finished_at = now(),
+				    last_error = 'superseded by a rescheduled occurrence'
+				WHERE alarm_name = ? AND status = 'pending'""").param(alarmName).update();
+	}
+
+	/**
+	 * Claims up to {@code limit} due intents for {@code owner}: one short statement that locks
+	 * them with {@code SKIP LOCKED}, marks them in flight under a lease from the database clock and
+	 * counts the attempt. An intent with an ordering key is due only when no earlier intent of its
+	 * key is still live.
+	 */
+	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
+		return this.jdbc.sql("""
+				WITH due AS (
+				    SELECT i.id FROM eec_effect_intent i
+				    WHERE i.status = 'pending' AND i.next_attempt_at <= now()
+				      AND (i.ordering_key IS NULL OR NOT EXISTS (
+				          SELECT 1 FROM eec_effect_intent o
+				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
+				            AND o.status IN (%s)))
+				    ORDER BY i.next_attempt_at, i.id
+				    LIMIT :limit
+				    FOR UPDATE OF i SKIP LOCKED)
+				UPDATE eec_effect_intent t
+				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
+				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+				FROM due WHERE t.id = due.id
+				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
+				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at""".formatted(BLOCKING_STATUSES))
+			.param("limit", limit)
+			.param("owner", owner)
+			.param("leaseMs", lease.toMillis())
+			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
+					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
+					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
+					rs.getObject("next_attempt_at", OffsetDateTime.class),
+					rs.getObject("created_at", OffsetDateTime.class)))
+			.list();
+	}
+
+	/**
+	 * Records the outcomes of attempts, each fenced by lease owner and attempt number: an outcome
+	 * whose lease was lost (redriven, reclaimed) changes nothing.
+	 * @return the intents actually updated, with their new status
+	 */
+	List<Settled> complete(String owner, List<Completion> completions) {
+		int n = completions.size();
+		Long[] ids = new Long[n];
+		Integer[] attempts = new Integer[n];
+		String[] statuses = new String[n];
+		String[] errors = new String[n];
+		Long[] delays = new Long[n];
+		for (int i = 0; i < n; i++) {
+			Completion completion = completions.get(i);
+			ids[i] = completion.intentId();
+			attempts[i] = completion.attempt();
+			statuses[i] = completion.status().dbValue();
+			errors[i] = completion.error();
+			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
+		}
+		return this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					UPDATE eec_effect_intent i
+					SET status = v.status,
+					    last_error = COALESCE(v.error, i.last_error),
+					    next_attempt_at = CASE WHEN v.status = 'pending'
+					        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
+					    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+					    finished_at = CASE WHEN v.status IN ('completed', 'failed') THEN now() END
+					FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
+					    AS v(id, attempt, status, error, delay_ms)
+					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+					RETURNING i.id, i.status, i.effect_name, i.idempotency_key""")) {
+				statement.setArray(1, array(connection, "bigint", ids));
+				statement.setArray(2, array(connection, "int", attempts));
+				statement.setArray(3, array(connection, "text", statuses));
+				statement.setArray(4, array(connection, "text", errors));
+				statement.setArray(5, array(connection, "bigint", delays));
+				statement.setString(6, owner);
+				return settled(statement);
+			}
+		});
+	}
+
+	/** Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. */
+	int extendLeases(String owner, Duration lease) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+				WHERE lease_owner = :owner AND status = 'in_flight'""")
+			.param("owner", owner)
+			.param("leaseMs", lease.toMillis())
+			.update();
+	}
+
+	/** Returns claimed intents whose attempt never started, undoing the attempt count. */
+	int handBack(String owner, List<ClaimedIntent> intents) {
+		if (intents.isEmpty()) {
+			return 0;
+		}
+		Long[] ids = intents.stream().map(ClaimedIntent::id).toArray(Long[]::new);
+		Integer[] attempts = intents.stream().map(ClaimedIntent::attempt).toArray(Integer[]::new);
+		Integer count = this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					UPDATE eec_effect_intent i
+					SET status = 'pending', attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL,
+					    updated_at = now()
+					FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
+					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt""")) {
+				statement.setArray(1, array(connection, "bigint", ids));
+				statement.setArray(2, array(connection, "int", attempts));
+				statement.setString(3, owner);
+				return statement.executeUpdate();
+			}
+		});
+		return (count != null) ? count : 0;
+	}
+
+	/**
+	 * Redrives in-flight intents whose lease expired: back to {@code pending}, or to
+	 * {@code needs_decision} for receivers that cannot deduplicate, or to {@code failed} when the
+	 * expired attempt was the last.
+	 */
+	List<Settled> redriveExpired(int limit) {
+		return this.jdbc.sql("""
+				WITH expired AS (
+				    SELECT id FROM eec_effect_intent
+				    WHERE status = 'in_flight' AND lease_expires_at < now()
+				    ORDER BY lease_expires_at
+				    LIMIT :limit
+				    FOR UPDATE SKIP LOCKED)
+				UPDATE eec_effect_intent i
+				SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
+				                  WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
+				    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
+				        || '; the outcome of that attempt is unknown',
+				    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+				    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
+				FROM expired WHERE i.id = expired.id
+				RETURNING i.id, i.status, i.effect_name, i.idempotency_key""")
+			.param("limit", limit)
+			.query((rs, row) -> settled(rs))
+			.list();
+	}
+
+	Optional<EffectIntent> find(long id) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE id = ?")
+			.param(id)
+			.query(IntentStore::intent)
+			.optional();
+	}
+
+	Optional<EffectIntent> findByKey(String key) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(IntentStore::intent)
+			.optional();
+	}
+
+	List<EffectIntent> list(EffectStatus status, long afterId, int limit) {
+		return this.jdbc
+			.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE status = ? AND id > ? ORDER BY id LIMIT ?")
+			.params(status.dbValue(), afterId, limit)
+			.query(IntentStore::intent)
+			.list();
+	}
+
+	/**
+	 * Moves an intent from one of {@code from} to {@code to} in one conditional update.
+	 * @return the updated intent, or empty when it was not in one of {@code from}
+	 */
+	Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
+			Integer maxAttempts) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent
+				SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
+				    next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
+				    max_attempts = COALESCE(:maxAttempts, max_attempts),
+				    finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
+				WHERE id = :id AND status IN (:from)
+				RETURNING\s""" + COLUMNS)
+			.param("id", id)
+			.param("to", to.dbValue())
+			.param("from", from.stream().map(EffectStatus::dbValue).toList())
+			.param("error", error)
+			.param("maxAttempts", maxAttempts)
+			.query(IntentStore::intent)
+			.optional();
+	}
+
+	/** Deletes one batch of completed and cancelled intents finished longer ago than {@code retention}. */
+	int purge(Duration retention, int batchSize) {
+		return this.jdbc.sql("""
+				DELETE FROM eec_effect_intent WHERE id IN (
+				    SELECT id FROM eec_effect_intent
+				    WHERE status IN ('completed', 'cancelled')
+				      AND finished_at < now() - :retentionMs * interval '1 millisecond'
+				    ORDER BY finished_at
+				    LIMIT :batch
+				    FOR UPDATE SKIP LOCKED)""")
+			.param("retentionMs", retention.toMillis())
+			.param("batch", batchSize)
+			.update();
+	}
+
+	private static Array array(Connection connection, String type, Object[] values) throws SQLException {
+		return connection.createArrayOf(type, values);
+	}
+
+	private static List<Settled> settled(PreparedStatement statement) throws SQLException {
+		List<Settled> settled = new java.util.ArrayList<>();
+		try (ResultSet rs = statement.executeQuery()) {
+			while (rs.next()) {
+				settled.add(settled(rs));
+			}
+		}
+		return settled;
+	}
+
+	private static Settled settled(ResultSet rs) throws SQLException {
+		return new Settled(rs.getLong("id"), EffectStatus.fromDb(rs.getString("status")), rs.getString("effect_name"),
+				rs.getString("idempotency_key"));
+	}
+
+	private static EffectIntent intent(ResultSet rs, int row) throws SQLException {
+		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
+				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
+				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
+				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
+				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("last_error"),
+				rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
+				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class));
+	}
+
+	/** An intent to insert. */
+	record NewIntent(String effectName, String key, String payloadJson, String fingerprint, Receiver receiver,
+			int maxAttempts, Duration delay, String orderingKey, String alarmName, String runId) {
+	}
+
+	/** An intent this drainer claimed: what one attempt needs. */
+	record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt, int maxAttempts,
+			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt) {
+	}
+
+	/** The outcome of one attempt, to be recorded. */
+	record Completion(long intentId, int attempt, EffectStatus status, String error, Duration retryDelay) {
+	}
+
+	/** An intent whose status a completion or redrive changed. */
+	record Settled(long id, EffectStatus status, String effectName, String key) {
+	}
+
+}
