@@ -173,26 +173,26 @@ class DurableEffectTest {
 	void failuresBackOffExponentiallyWithJitterThenFailWithTheErrorKept() {
 		String key = "backoff-" + UUID.randomUUID();
 		TestEffects.failNext(key, 10, new IllegalStateException("receiver down"));
-		List<Double> delays = new CopyOnWriteArrayList<>();
+		Map<Integer, Double> delays = new java.util.concurrent.ConcurrentHashMap<>();
 		tx.executeWithoutResult((status) -> effects.scripted(key));
-		await().atMost(Duration.ofSeconds(20)).until(() -> {
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(2)).until(() -> {
 			Map<String, Object> row = jdbc.sql("""
 					SELECT status, attempts, extract(epoch FROM next_attempt_at - updated_at) * 1000 AS delay_ms
 					FROM eec_effect_intent WHERE idempotency_key = ?""").param(key).query().singleRow();
-			if ("pending".equals(row.get("status")) && ((Number) row.get("attempts")).intValue() > delays.size()) {
-				delays.add(((Number) row.get("delay_ms")).doubleValue());
+			if ("pending".equals(row.get("status")) && ((Number) row.get("attempts")).intValue() > 0) {
+				delays.put(((Number) row.get("attempts")).intValue(), ((Number) row.get("delay_ms")).doubleValue());
 			}
 			return "failed".equals(row.get("status"));
 		});
 		EffectIntent failed = outbox.findByKey(key).orElseThrow();
 		assertThat(failed.attempts()).isEqualTo(3);
 		assertThat(failed.lastError()).startsWith("Gave up after 3 attempt(s): java.lang.IllegalStateException: receiver down");
-		// ceilings 20ms then 40ms; each delay is between half and all of its ceiling
-		assertThat(delays).hasSizeGreaterThanOrEqualTo(1);
-		assertThat(delays.get(0)).isBetween(10.0, 20.0);
-		if (delays.size() > 1) {
-			assertThat(delays.get(1)).isBetween(20.0, 40.0);
-		}
+		// the wait after attempt n is between half and all of min(100ms, 20ms * 2^(n-1)), from the database clock
+		assertThat(delays).isNotEmpty();
+		delays.forEach((attempt, delay) -> {
+			double ceiling = Math.min(100, 20 * Math.pow(2, attempt - 1));
+			assertThat(delay).as("delay after attempt %d", attempt).isBetween(ceiling / 2, ceiling);
+		});
 		assertThat(receiver.log("scripted")).noneMatch((row) -> row.get("idempotency_key").equals(key));
 	}
 

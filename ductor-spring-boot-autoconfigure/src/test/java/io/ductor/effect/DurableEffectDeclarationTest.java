@@ -1,0 +1,200 @@
+package io.ductor.effect;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.test.PostgresExtension;
+import io.ductor.worker.PeriodicWorker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What can be detected about a @DurableEffect declaration fails start-up, naming the method. */
+class DurableEffectDeclarationTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
+		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
+				"spring.datasource.username=" + postgres.username(),
+				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
+				"spring.datasource.hikari.maximum-pool-size=4");
+
+	@Test
+	void aWellDeclaredEffectStartsAndIsProxied() {
+		this.runner.withBean(Good.class).run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(EffectOutbox.class)
+				.hasSingleBean(EffectDrainer.class)
+				.hasBean("ductorReconcilerWorker");
+			assertThat(org.springframework.aop.support.AopUtils.isAopProxy(context.getBean(Good.class))).isTrue();
+		});
+	}
+
+	@Test
+	void nonVoidMethodsFailStartUp() {
+		assertFails(ReturnsValue.class, "must return void");
+	}
+
+	@Test
+	void nonPublicMethodsFailStartUp() {
+		assertFails(NotPublic.class, "must be public");
+	}
+
+	@Test
+	void finalMethodsFailStartUp() {
+		assertFails(FinalMethod.class, "must not be final");
+	}
+
+	@Test
+	void staticMethodsFailStartUp() {
+		assertFails(StaticMethod.class, "must not be static");
+	}
+
+	@Test
+	void duplicateNamesFailStartUp() {
+		this.runner.withBean(Good.class).withBean(SameName.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context)).contains("@DurableEffect name 'good' of")
+				.contains("is already used by");
+		});
+	}
+
+	@Test
+	void invalidKeyExpressionsAndDelaysFailStartUp() {
+		assertFails(BadKey.class, "key '#id +' is not a valid SpEL expression");
+		assertFails(BadDelay.class, "delay 'ten minutes' is not an ISO-8601 duration");
+	}
+
+	@Test
+	void drainerAndReconcilerTurnOffByProperty() {
+		this.runner.withBean(Good.class)
+			.withPropertyValues("ductor.drainer.enabled=false", "ductor.reconciler.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(EffectOutbox.class)
+				.doesNotHaveBean(EffectDrainer.class)
+				.doesNotHaveBean("ductorReconcilerWorker"));
+	}
+
+	@Test
+	void ductorDisabledTurnsEffectsOff() {
+		this.runner.withPropertyValues("ductor.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(EffectOutbox.class)
+				.doesNotHaveBean(DurableEffects.class)
+				.doesNotHaveBean(PeriodicWorker.class));
+	}
+
+	@Test
+	void invalidEffectPropertiesFailStartUpNamingTheProperty() {
+		assertPropertyFails("ductor.drainer.concurrency=0", "ductor.drainer.concurrency must be between 1 and 1000");
+		assertPropertyFails("ductor.drainer.lease=10ms", "ductor.drainer.lease must be at least 1s");
+		assertPropertyFails("ductor.effects.max-attempts=0", "ductor.effects.max-attempts must be at least 1");
+		assertPropertyFails("ductor.effects.backoff.max=1ms", "ductor.effects.backoff.max must not be shorter");
+		assertPropertyFails("ductor.effects.overrides.mailer.max-attempts=-1",
+				"ductor.effects.overrides.mailer.max-attempts must be at least 1");
+		assertPropertyFails("ductor.effects.max-payload-size=0B", "ductor.effects.max-payload-size must be between");
+		assertPropertyFails("ductor.reconciler.interval=0s", "ductor.reconciler.interval must be positive");
+	}
+
+	private void assertFails(Class<?> bean, String problem) {
+		this.runner.withBean(bean).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context)).contains(bean.getName()).contains(problem);
+		});
+	}
+
+	private void assertPropertyFails(String property, String message) {
+		this.runner.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context)).contains(message);
+		});
+	}
+
+	private static String messages(AssertableApplicationContext context) {
+		StringBuilder messages = new StringBuilder();
+		for (Throwable ex = context.getStartupFailure(); ex != null; ex = ex.getCause()) {
+			messages.append(ex.getMessage()).append('\n');
+		}
+		return messages.toString();
+	}
+
+	public static class Good {
+
+		@DurableEffect(name = "good")
+		public void send(String message) {
+		}
+
+	}
+
+	public static class SameName {
+
+		@DurableEffect(name = "good")
+		public void other(String message) {
+		}
+
+	}
+
+	public static class ReturnsValue {
+
+		@DurableEffect
+		public String send(String message) {
+			return message;
+		}
+
+	}
+
+	public static class NotPublic {
+
+		@DurableEffect
+		void send(String message) {
+		}
+
+	}
+
+	public static class FinalMethod {
+
+		@DurableEffect
+		public final void send(String message) {
+		}
+
+	}
+
+	public static class StaticMethod {
+
+		@DurableEffect
+		public static void send(String message) {
+		}
+
+	}
+
+	public static class BadKey {
+
+		@DurableEffect(key = "#id +")
+		public void send(String id) {
+		}
+
+	}
+
+	public static class BadDelay {
+
+		@DurableEffect(delay = "ten minutes")
+		public void send(String id) {
+		}
+
+	}
+
+}
