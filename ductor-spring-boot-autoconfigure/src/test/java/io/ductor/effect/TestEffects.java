@@ -32,6 +32,9 @@ public class TestEffects {
 	/** Counted down when an effect keyed by the map key starts. */
 	static final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
 
+	/** How long ship() takes, to keep dispatches in flight when a crash test kills the JVM. */
+	static volatile long shipMillis;
+
 	private final RecordingReceiver receiver;
 
 	public TestEffects(RecordingReceiver receiver) {
@@ -40,6 +43,14 @@ public class TestEffects {
 
 	@DurableEffect(name = "ship", key = "'ship:' + #orderId")
 	public void ship(String orderId, List<Item> items) {
+		if (shipMillis > 0) {
+			try {
+				Thread.sleep(shipMillis);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
 		this.receiver.receive(orderId + ":" + items);
 	}
 
