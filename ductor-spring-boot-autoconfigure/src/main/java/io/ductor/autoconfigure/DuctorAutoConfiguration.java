@@ -22,6 +22,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
 import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.run.TickService;
 import io.ductor.worker.PeriodicWorker;
@@ -72,6 +73,16 @@ public final class DuctorAutoConfiguration {
 		return new TickService(dataSource,
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
 				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff());
+	}
+
+	/**
+	 * One connection that listens for Ductor's notifications (effects committed by other
+	 * instances, idempotency keys settled) and reconnects by itself.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	PostgresNotificationListener ductorNotificationListener(DuctorSchema schema, DataSource dataSource) {
+		return new PostgresNotificationListener(dataSource);
 	}
 
 	@Bean(name = "ductorRetentionWorker")

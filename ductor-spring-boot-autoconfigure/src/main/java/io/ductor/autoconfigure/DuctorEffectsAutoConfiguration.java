@@ -28,6 +28,7 @@ import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRegistry;
 import io.ductor.effect.EffectRetrySettings;
 import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -87,7 +88,11 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "ductor.drainer.enabled", matchIfMissing = true)
-	EffectDrainer ductorEffectDrainer(DurableEffects effects) {
+	EffectDrainer ductorEffectDrainer(DurableEffects effects, PostgresNotificationListener listener,
+			DuctorProperties properties) {
+		if (properties.drainer().notifyOnCommit()) {
+			effects.wakeDrainerOnNotifications(listener);
+		}
 		return effects.drainer();
 	}
 

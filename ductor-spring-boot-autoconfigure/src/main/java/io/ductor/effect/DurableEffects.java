@@ -11,6 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.context.ApplicationEventPublisher;
 
 import io.ductor.effect.IntentStore.Settled;
+import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.WorkerTask;
 
@@ -74,6 +75,29 @@ public final class DurableEffects {
 	/** @return the retention purger of effect intents */
 	public RetentionPurger retentionPurger() {
 		return new EffectRetentionPurger(this.store, this.settings.retention());
+	}
+
+	/**
+	 * Wake the drainer when another instance commits an intent, and after the listener
+	 * reconnects (notifications sent while it was away are lost).
+	 * @param listener the application's notification listener
+	 * @return the subscription
+	 */
+	public PostgresNotificationListener.Subscription wakeDrainerOnNotifications(
+			PostgresNotificationListener listener) {
+		return listener.subscribe(IntentStore.CHANNEL, new PostgresNotificationListener.NotificationHandler() {
+
+			@Override
+			public void notified(String payload) {
+				DurableEffects.this.drainer.wakeUp();
+			}
+
+			@Override
+			public void connected() {
+				DurableEffects.this.drainer.wakeUp();
+			}
+
+		});
 	}
 
 	MethodInterceptor interceptor() {

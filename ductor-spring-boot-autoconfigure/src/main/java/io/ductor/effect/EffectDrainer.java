@@ -178,7 +178,8 @@ public class EffectDrainer implements SmartLifecycle {
 				more = false;
 			}
 			if (!more || this.outstanding.get() >= capacity()) {
-				awaitSignal(Math.min(this.settings.pollInterval().toNanos(), heartbeatNanos));
+				long poll = this.settings.pollInterval().toNanos();
+				awaitSignal((this.outstanding.get() > 0) ? Math.min(poll, heartbeatNanos) : poll);
 			}
 		}
 	}

@@ -52,6 +52,36 @@ class EffectDrainingTest {
 	}
 
 	@Test
+	void aCommitInOneInstanceWakesTheDrainerOfAnotherThroughNotifyEvenAfterItsConnectionsWereKilled() {
+		TestDatabase database = TestDatabases.create();
+		try (ConfigurableApplicationContext writer = EffectInstances.start(database, TestEffects.Config.class,
+				"ductor.drainer.enabled=false");
+				ConfigurableApplicationContext drainer = EffectInstances.start(database, TestEffects.Config.class,
+						"ductor.drainer.poll-interval=1h",
+						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
+			sleep(300);
+			EffectOutbox outbox = writer.getBean(EffectOutbox.class);
+			String first = "ship:" + UUID.randomUUID();
+			tx(writer).executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("ship", first, List.of())
+				.withKey(first)));
+			// well within the drainer's heartbeat (a third of its 30s lease): only a notification wakes it
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> outbox.findByKey(first).orElseThrow().status() == EffectStatus.COMPLETED);
+
+			// the drainer instance loses every connection, its listener's included
+			assertThat(TestDatabases.terminateConnections(database, "drainer-instance")).isPositive();
+			String second = "ship:" + UUID.randomUUID();
+			tx(writer).executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("ship", second, List.of())
+				.withKey(second)));
+			await().atMost(Duration.ofSeconds(8))
+				.until(() -> outbox.findByKey(second).orElseThrow().status() == EffectStatus.COMPLETED);
+		}
+		finally {
+			TestDatabases.drop(database);
+		}
+	}
+
+	@Test
 	void intentsSharingAnOrderingKeyAreDispatchedOneAtATimeInCommitOrder() throws Exception {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
