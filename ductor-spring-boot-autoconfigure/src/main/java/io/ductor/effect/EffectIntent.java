@@ -17,6 +17,7 @@ import java.time.OffsetDateTime;
  * @param leaseExpiresAt when that lease ends, or {@code null}
  * @param orderingKey the ordering key, or {@code null}
  * @param alarmName the alarm this intent is an occurrence of, or {@code null}
+ * @param runId the run whose tick recorded the intent, or {@code null}
  * @param lastError the last failure, or {@code null}
  * @param payloadJson the arguments as a JSON array
  * @param createdAt when the intent was recorded
@@ -25,6 +26,6 @@ import java.time.OffsetDateTime;
  */
 public record EffectIntent(long id, String effectName, String idempotencyKey, EffectStatus status, Receiver receiver,
 		int attempts, int maxAttempts, OffsetDateTime nextAttemptAt, String leaseOwner, OffsetDateTime leaseExpiresAt,
-		String orderingKey, String alarmName, String lastError, String payloadJson, OffsetDateTime createdAt,
+		String orderingKey, String alarmName, String runId, String lastError, String payloadJson, OffsetDateTime createdAt,
 		OffsetDateTime updatedAt, OffsetDateTime finishedAt) {
 }

@@ -90,6 +90,15 @@ public class EffectOutbox {
 	}
 
 	/**
+	 * The intents recorded by the ticks of one run, oldest first.
+	 * @param runId the run
+	 * @return its intents
+	 */
+	public List<EffectIntent> findByRun(String runId) {
+		return this.store.listByRun(Ids.require("runId", runId));
+	}
+
+	/**
 	 * A page of intents in one status, by id.
 	 * @param status the status
 	 * @param afterId the last id of the previous page, 0 for the first

@@ -16,6 +16,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.Ids;
+import io.ductor.run.Tick;
 
 /**
  * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
@@ -70,7 +71,8 @@ class EffectWriter {
 		Duration wait = (delay != null) ? delay : effect.delay();
 		String fingerprint = EffectPayloads.fingerprint(effect.name(), payload);
 		Optional<Long> id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload, fingerprint,
-				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, null));
+				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
+				Tick.current().map(Tick::runId).orElse(null)));
 		if (id.isEmpty()) {
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(fingerprint)) {

@@ -29,7 +29,7 @@ class IntentStore {
 
 	private static final String COLUMNS = """
 			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
-			lease_owner, lease_expires_at, ordering_key, alarm_name, last_error, payload::text AS payload,
+			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
 			created_at, updated_at, finished_at""";
 
 	private final JdbcClient jdbc;
@@ -242,6 +242,13 @@ class IntentStore {
 			.optional();
 	}
 
+	List<EffectIntent> listByRun(String runId) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE run_id = ? ORDER BY id")
+			.param(runId)
+			.query(IntentStore::intent)
+			.list();
+	}
+
 	List<EffectIntent> list(EffectStatus status, long afterId, int limit) {
 		return this.jdbc
 			.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE status = ? AND id > ? ORDER BY id LIMIT ?")
@@ -312,7 +319,7 @@ class IntentStore {
 				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
 				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
 				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
-				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("last_error"),
+				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"), rs.getString("last_error"),
 				rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
 				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class));
 	}

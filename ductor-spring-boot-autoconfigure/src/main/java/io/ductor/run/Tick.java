@@ -5,6 +5,8 @@ package io.ductor.run;
  */
 public final class Tick {
 
+	private static final ThreadLocal<Tick> CURRENT = new ThreadLocal<>();
+
 	private final String runId;
 
 	private final String stamp;
@@ -60,6 +62,25 @@ public final class Tick {
 		}
 		this.outcome = RunStatus.FAILED;
 		this.failureReason = reason;
+	}
+
+	/**
+	 * The tick whose step is running on this thread. Effects recorded by a step use it to link
+	 * their intents to the run.
+	 * @return the tick, or empty outside a step
+	 */
+	public static java.util.Optional<Tick> current() {
+		return java.util.Optional.ofNullable(CURRENT.get());
+	}
+
+	<S> S apply(TickStep<S> step, S state) {
+		CURRENT.set(this);
+		try {
+			return step.apply(state, this);
+		}
+		finally {
+			CURRENT.remove();
+		}
 	}
 
 	RunStatus outcome() {

@@ -182,7 +182,7 @@ public class TickService {
 					row.lastTransitionSeq(), attempt);
 		}
 		Tick tick = new Tick(runId, stamp, row.lastTransitionSeq() + 1, attempt);
-		S next = step.apply(readState(row, stateType), tick);
+		S next = tick.apply(step, readState(row, stateType));
 		String nextJson = this.json.write(next, "state of run '" + runId + "'");
 		try {
 			if (this.store.advance(row, stamp, nextJson, inputJson, tick.outcome(), tick.failureReason()) == 0) {

@@ -78,6 +78,8 @@ CREATE UNIQUE INDEX eec_effect_intent_alarm_idx ON eec_effect_intent (alarm_name
 -- operators and health: parked intents
 CREATE INDEX eec_effect_intent_parked_idx ON eec_effect_intent (status, updated_at)
     WHERE status IN ('failed', 'needs_decision');
+-- the intents a run's ticks recorded
+CREATE INDEX eec_effect_intent_run_idx ON eec_effect_intent (run_id) WHERE run_id IS NOT NULL;
 -- retention: finished intents by age
 CREATE INDEX eec_effect_intent_finished_idx ON eec_effect_intent (finished_at)
     WHERE status IN ('completed', 'cancelled');
