@@ -80,8 +80,9 @@ public class PeriodicWorker implements SmartLifecycle {
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
 				new CustomizableThreadFactory("ductor-" + this.name + "-"));
 		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+		// published before the first round is scheduled: trigger() and runRounds() ignore a null executor
 		this.executor = executor;
+		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**
