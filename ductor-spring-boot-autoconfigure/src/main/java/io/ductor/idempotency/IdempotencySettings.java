@@ -42,7 +42,7 @@ public record IdempotencySettings(Duration pendingTtl, Duration completedTtl, Du
 	 * @param policy a per-call choice
 	 * @return {@code policy}, or the configured one for {@link DuplicatePolicy#DEFAULT}
 	 */
-	DuplicatePolicy resolve(DuplicatePolicy policy) {
+	public DuplicatePolicy resolve(DuplicatePolicy policy) {
 		return (policy == null || policy == DuplicatePolicy.DEFAULT) ? this.duplicatePolicy : policy;
 	}
 
