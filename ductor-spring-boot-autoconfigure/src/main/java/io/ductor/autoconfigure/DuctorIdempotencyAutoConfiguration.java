@@ -13,15 +13,19 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotencySweeper;
+import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
@@ -30,7 +34,7 @@ import io.ductor.worker.PeriodicWorker;
 /**
  * Auto-configuration for Ductor's ingress idempotency: the {@link IdempotencyService}, the
  * notification listener that wakes parked duplicates, the sweeper, the retention purger for
- * idempotency records.
+ * idempotency records and, in Spring MVC applications, {@code @Idempotent} handler methods.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnClass({ DataSource.class, JdbcClient.class, JsonMapper.class })
@@ -74,6 +78,27 @@ public final class DuctorIdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean
 		PostgresNotificationListener ductorNotificationListener(DuctorSchema schema, DataSource dataSource) {
 			return new PostgresNotificationListener(dataSource);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ RequestMappingHandlerMapping.class, jakarta.servlet.Filter.class })
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	static class WebMvcConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		TenantScopeResolver ductorTenantScopeResolver() {
+			return TenantScopeResolver.principal();
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyFilter ductorIdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants,
+				JsonCodec json, DuctorProperties properties,
+				ObjectProvider<RequestMappingHandlerMapping> mappings) {
+			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings);
 		}
 
 	}

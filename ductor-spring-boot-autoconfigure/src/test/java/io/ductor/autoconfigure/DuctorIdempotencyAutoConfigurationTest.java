@@ -14,14 +14,18 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.test.PostgresExtension;
@@ -42,6 +46,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(CONFIGURATIONS)
 		.withPropertyValues(datasource());
 
+	private final WebApplicationContextRunner webRunner = new WebApplicationContextRunner()
+		.withConfiguration(CONFIGURATIONS)
+		.withPropertyValues(datasource());
+
 	private static String[] datasource() {
 		return new String[] { "spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
@@ -56,7 +64,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 				.hasSingleBean(IdempotencyService.class)
 				.hasSingleBean(PostgresNotificationListener.class)
 				.hasSingleBean(IdempotencyRetentionPurger.class)
-				.hasBean("ductorSweeperWorker");
+				.hasBean("ductorSweeperWorker")
+				.doesNotHaveBean(IdempotencyFilter.class);
 			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName()).isEqualTo("sweeper");
 			assertThat(context.getBeanProvider(RetentionPurger.class).orderedStream())
 				.contains(context.getBean(IdempotencyRetentionPurger.class));
@@ -87,6 +96,17 @@ class DuctorIdempotencyAutoConfigurationTest {
 	}
 
 	@Test
+	void theWebPartIsConfiguredOnlyInServletApplicationsWithSpringMvc() {
+		this.webRunner.run((context) -> assertThat(context).hasNotFailed()
+			.hasSingleBean(IdempotencyFilter.class)
+			.hasSingleBean(TenantScopeResolver.class));
+		this.webRunner.withClassLoader(new FilteredClassLoader(RequestMappingHandlerMapping.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotencyFilter.class)
+				.hasSingleBean(IdempotencyService.class));
+	}
+
+	@Test
 	void withoutThePostgresDriverClassesDuplicatesWakeByPollingOnly() {
 		this.runner.withClassLoader(new FilteredClassLoader(PGConnection.class))
 			.run((context) -> assertThat(context).hasNotFailed()
@@ -96,9 +116,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 	@Test
 	void everyBeanBacksOffWhenTheApplicationDefinesItsOwn() {
-		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
+		this.webRunner.withUserConfiguration(UserBeans.class).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(IdempotencyService.class)).isSameAs(context.getBean("userService"));
+			assertThat(context.getBean(TenantScopeResolver.class)).isSameAs(context.getBean("userTenants"));
 			assertThat(context.getBean(PostgresNotificationListener.class)).isSameAs(context.getBean("userListener"));
 			assertThat(context.getBean(IdempotencyRetentionPurger.class)).isSameAs(context.getBean("userPurger"));
 			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName()).isEqualTo("user-sweeper");
@@ -111,10 +132,11 @@ class DuctorIdempotencyAutoConfigurationTest {
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean("ductorSweeperWorker")
 				.hasSingleBean(IdempotencyService.class));
-		this.runner.withPropertyValues("ductor.enabled=false")
+		this.webRunner.withPropertyValues("ductor.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(IdempotencyService.class)
 				.doesNotHaveBean(PostgresNotificationListener.class)
+				.doesNotHaveBean(IdempotencyFilter.class)
 				.doesNotHaveBean("ductorSweeperWorker"));
 	}
 
@@ -149,6 +171,11 @@ class DuctorIdempotencyAutoConfigurationTest {
 			return new IdempotencyService(dataSource,
 					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
 					IdempotencySettings.defaults(), null);
+		}
+
+		@Bean
+		TenantScopeResolver userTenants() {
+			return (request) -> "everyone";
 		}
 
 		@Bean
