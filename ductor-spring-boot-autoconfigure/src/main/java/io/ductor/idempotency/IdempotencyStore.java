@@ -94,13 +94,7 @@ class IdempotencyStore {
 
 	/** @return 1 when the pending reservation held by {@code token} was released, else 0 */
 	int fail(Reservation reservation) {
-		return this.jdbc.sql("""
-				WITH settled AS (
-				    UPDATE eec_routing_idempotency
-				    SET status = 'failed_before_commit', expires_at = now(), updated_at = now()
-				    WHERE %s AND owner_token = :token AND status = 'pending'
-				    RETURNING tenant_scope, pool_id, idempotency_key)
-				""".formatted(KEY_MATCHES) + NOTIFY_SETTLED)
+		return this.jdbc.sql(release(KEY_MATCHES + " AND owner_token = :token AND status = 'pending'"))
 			.params(keyParams(reservation.request()))
 			.param("token", reservation.ownerToken())
 			.query(Integer.class)
@@ -109,19 +103,25 @@ class IdempotencyStore {
 
 	/** Release at most {@code batchSize} pending reservations past their TTL; rows locked elsewhere are skipped. */
 	int sweep(int batchSize) {
-		return this.jdbc.sql("""
-				WITH settled AS (
-				    UPDATE eec_routing_idempotency
-				    SET status = 'failed_before_commit', expires_at = now(), updated_at = now()
-				    WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency
-				                   WHERE status = 'pending' AND expires_at <= now()
-				                   ORDER BY expires_at LIMIT :batch FOR UPDATE SKIP LOCKED)
-				      AND status = 'pending' AND expires_at <= now()
-				    RETURNING tenant_scope, pool_id, idempotency_key)
-				""" + NOTIFY_SETTLED)
+		return this.jdbc.sql(release("""
+				ctid IN (SELECT ctid FROM eec_routing_idempotency
+				         WHERE status = 'pending' AND expires_at <= now()
+				         ORDER BY expires_at LIMIT :batch FOR UPDATE SKIP LOCKED)
+				AND status = 'pending' AND expires_at <= now()"""))
 			.param("batch", batchSize)
 			.query(Integer.class)
 			.single();
+	}
+
+	/** Moves the rows matching {@code where} to failed_before_commit and announces each of them. */
+	private static String release(String where) {
+		return """
+				WITH settled AS (
+				    UPDATE eec_routing_idempotency
+				    SET status = 'failed_before_commit', expires_at = now(), updated_at = now()
+				    WHERE %s
+				    RETURNING tenant_scope, pool_id, idempotency_key)
+				""".formatted(where) + NOTIFY_SETTLED;
 	}
 
 	/**
@@ -129,14 +129,14 @@ class IdempotencyStore {
 	 * and no longer replayed; rows locked elsewhere are skipped.
 	 */
 	int purge(Duration retention, int batchSize) {
+		String purgeable = """
+				status IN ('completed', 'failed_before_commit')
+				AND updated_at < now() - :retention * interval '1 microsecond' AND expires_at <= now()""";
 		return this.jdbc.sql("""
 				DELETE FROM eec_routing_idempotency
-				WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency
-				               WHERE status IN ('completed', 'failed_before_commit')
-				                 AND updated_at < now() - :retention * interval '1 microsecond' AND expires_at <= now()
+				WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency WHERE %s
 				               ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED)
-				  AND status IN ('completed', 'failed_before_commit')
-				  AND updated_at < now() - :retention * interval '1 microsecond' AND expires_at <= now()""")
+				AND %s""".formatted(purgeable, purgeable))
 			.param("retention", micros(retention))
 			.param("batch", batchSize)
 			.update();

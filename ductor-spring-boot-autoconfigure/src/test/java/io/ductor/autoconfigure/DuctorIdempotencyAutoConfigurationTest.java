@@ -1,6 +1,7 @@
 package io.ductor.autoconfigure;
 
 import java.time.Duration;
+import java.util.concurrent.Callable;
 
 import javax.sql.DataSource;
 
@@ -17,13 +18,17 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.PostgresNotificationListener;
@@ -107,6 +112,17 @@ class DuctorIdempotencyAutoConfigurationTest {
 	}
 
 	@Test
+	void anAsynchronousIdempotentHandlerFailsStartUp() {
+		this.webRunner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
+			.withUserConfiguration(AsyncController.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("returns Callable, but @Idempotent needs a handler that answers synchronously");
+			});
+	}
+
+	@Test
 	void withoutThePostgresDriverClassesDuplicatesWakeByPollingOnly() {
 		this.runner.withClassLoader(new FilteredClassLoader(PGConnection.class))
 			.run((context) -> assertThat(context).hasNotFailed()
@@ -161,6 +177,17 @@ class DuctorIdempotencyAutoConfigurationTest {
 			assertThat(context).hasFailed();
 			assertThat(DuctorAutoConfigurationTest.messages(context)).contains(expectedMessage);
 		});
+	}
+
+	@RestController
+	static class AsyncController {
+
+		@PostMapping("/later")
+		@Idempotent
+		Callable<String> later() {
+			return () -> "later";
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
