@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
+import org.postgresql.PGConnection;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -16,6 +17,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -75,16 +77,6 @@ public final class DuctorAutoConfiguration {
 				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff());
 	}
 
-	/**
-	 * One connection that listens for Ductor's notifications (effects committed by other
-	 * instances, idempotency keys settled) and reconnects by itself.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	PostgresNotificationListener ductorNotificationListener(DuctorSchema schema, DataSource dataSource) {
-		return new PostgresNotificationListener(dataSource);
-	}
-
 	@Bean(name = "ductorRetentionWorker")
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
@@ -93,6 +85,22 @@ public final class DuctorAutoConfiguration {
 		DuctorProperties.Retention retention = properties.retention();
 		return new PeriodicWorker("retention", retention.interval(), SHUTDOWN_TIMEOUT,
 				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()));
+	}
+
+	/**
+	 * One connection that listens for Ductor's notifications (effects committed by other
+	 * instances, idempotency keys settled) and reconnects by itself.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(PGConnection.class)
+	static class NotificationListenerConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		PostgresNotificationListener ductorNotificationListener(DuctorSchema schema, DataSource dataSource) {
+			return new PostgresNotificationListener(dataSource);
+		}
+
 	}
 
 }

@@ -88,10 +88,10 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "ductor.drainer.enabled", matchIfMissing = true)
-	EffectDrainer ductorEffectDrainer(DurableEffects effects, PostgresNotificationListener listener,
+	EffectDrainer ductorEffectDrainer(DurableEffects effects, ObjectProvider<PostgresNotificationListener> listener,
 			DuctorProperties properties) {
 		if (properties.drainer().notifyOnCommit()) {
-			effects.wakeDrainerOnNotifications(listener);
+			listener.ifAvailable(effects::wakeDrainerOnNotifications);
 		}
 		return effects.drainer();
 	}

@@ -2,11 +2,14 @@ package io.ductor.autoconfigure;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
 
+import io.ductor.idempotency.DuplicatePolicy;
+import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.worker.Backoff;
 
@@ -21,11 +24,18 @@ import io.ductor.worker.Backoff;
  * @param effects How durable effects are recorded and retried.
  * @param drainer The worker that dispatches effect intents.
  * @param reconciler The worker that redrives effect intents whose lease expired.
+ * @param idempotency Ingress idempotency: how long reservations and decisions live, and what
+ * duplicates of an in-flight request get.
+ * @param sweeper The worker that releases pending idempotency reservations past their TTL.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
 		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Effects effects,
-		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler) {
+		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler, @DefaultValue Idempotency idempotency,
+		@DefaultValue Sweeper sweeper) {
+
+	/** An HTTP field name: an RFC 9110 token. */
+	private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
 
 	/**
 	 * How Ductor's tables are managed.
@@ -170,6 +180,55 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	}
 
 	/**
+	 * Ingress idempotency: one decision per (tenant, pool, idempotency key).
+	 *
+	 * @param pendingTtl How long a reservation may stay pending before the sweeper releases it so
+	 * that a retry runs again. Longer than the slowest protected operation.
+	 * @param completedTtl How long a completed decision is replayed to repeated requests; after
+	 * it the same key runs again.
+	 * @param retention How long settled records are kept after their last change before the
+	 * retention worker deletes them. Not shorter than the completed TTL.
+	 * @param duplicatePolicy What a request gets while another request with its key is in flight:
+	 * wait for its outcome (wait) or an in-flight error at once (reject).
+	 * @param waitTimeout The longest a duplicate waits under the wait policy before it gets an
+	 * in-flight error.
+	 * @param pollInterval How often a waiting duplicate looks again when no notification woke it.
+	 * @param headerName The HTTP request header that carries the idempotency key.
+	 */
+	public record Idempotency(@DefaultValue("5m") Duration pendingTtl, @DefaultValue("24h") Duration completedTtl,
+			@DefaultValue("7d") Duration retention, @DefaultValue("wait") DuplicatePolicy duplicatePolicy,
+			@DefaultValue("10s") Duration waitTimeout, @DefaultValue("1s") Duration pollInterval,
+			@DefaultValue("Idempotency-Key") String headerName) {
+
+		public Idempotency {
+			requirePositive("ductor.idempotency.pending-ttl", pendingTtl);
+			requirePositive("ductor.idempotency.completed-ttl", completedTtl);
+			requirePositive("ductor.idempotency.retention", retention);
+			requirePositive("ductor.idempotency.wait-timeout", waitTimeout);
+			requirePositive("ductor.idempotency.poll-interval", pollInterval);
+			if (retention.compareTo(completedTtl) < 0) {
+				throw new IllegalArgumentException("ductor.idempotency.retention must not be shorter than"
+						+ " ductor.idempotency.completed-ttl (" + completedTtl + ") but was " + retention);
+			}
+			if (duplicatePolicy == DuplicatePolicy.DEFAULT) {
+				throw new IllegalArgumentException(
+						"ductor.idempotency.duplicate-policy must be wait or reject but was default");
+			}
+			if (headerName == null || !HEADER_NAME.matcher(headerName).matches()) {
+				throw new IllegalArgumentException(
+						"ductor.idempotency.header-name must be an HTTP header name (letters, digits and"
+								+ " !#$%&'*+-.^_`|~) but was '" + headerName + "'");
+			}
+		}
+
+		IdempotencySettings toSettings() {
+			return new IdempotencySettings(this.pendingTtl, this.completedTtl, this.duplicatePolicy, this.waitTimeout,
+					this.pollInterval);
+		}
+
+	}
+
+	/**
 	 * The reconciler: redrives in-flight intents whose lease expired.
 	 *
 	 * @param enabled Whether the reconciler runs in this instance.
@@ -182,6 +241,21 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 		public Reconciler {
 			requirePositive("ductor.reconciler.interval", interval);
 			requireBetween("ductor.reconciler.batch-size", batchSize, 1, 100_000);
+		}
+
+	}
+
+	/**
+	 * The sweeper: releases pending idempotency reservations whose owner never settled them
+	 * (to failed_before_commit), so that a retry can run again.
+	 *
+	 * @param enabled Whether the sweeper runs in this instance.
+	 * @param interval Pause between sweeps.
+	 */
+	public record Sweeper(@DefaultValue("true") boolean enabled, @DefaultValue("30s") Duration interval) {
+
+		public Sweeper {
+			requirePositive("ductor.sweeper.interval", interval);
 		}
 
 	}

@@ -85,7 +85,9 @@ CREATE INDEX eec_effect_intent_finished_idx ON eec_effect_intent (finished_at)
     WHERE status IN ('completed', 'cancelled');
 
 -- Ingress idempotency: one decision per (tenant, pool, key). Reserve is a single INSERT ... ON CONFLICT
--- that can reclaim failed_before_commit rows and completed rows past their TTL.
+-- that can reclaim failed_before_commit rows and completed rows past their TTL; complete and fail are
+-- fenced by owner_token, so an owner whose reservation was swept and reclaimed cannot settle it.
+-- expires_at is the end of the pending reservation's TTL, then of the completed decision's validity.
 CREATE TABLE eec_routing_idempotency (
     tenant_scope        text        NOT NULL,
     pool_id             text        NOT NULL,
@@ -94,13 +96,17 @@ CREATE TABLE eec_routing_idempotency (
     request_fingerprint text        NOT NULL,
     owner_token         uuid        NOT NULL,
     decision_id         text,
-    response            jsonb,
+    response_status     integer,
+    response_headers    jsonb,
+    response_body       bytea,
     expires_at          timestamptz NOT NULL,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT eec_routing_idempotency_pkey PRIMARY KEY (tenant_scope, pool_id, idempotency_key),
     CONSTRAINT eec_routing_idempotency_status_check
-        CHECK (status IN ('pending', 'completed', 'failed_before_commit'))
+        CHECK (status IN ('pending', 'completed', 'failed_before_commit')),
+    CONSTRAINT eec_routing_idempotency_key_check
+        CHECK (char_length(idempotency_key) BETWEEN 1 AND 255)
 );
 
 -- the sweeper: pending reservations past their TTL

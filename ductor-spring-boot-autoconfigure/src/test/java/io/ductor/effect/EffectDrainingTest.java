@@ -209,12 +209,13 @@ class EffectDrainingTest {
 				}
 			});
 			started.await();
-			JdbcClient jdbc = JdbcClient.create(database.newDataSource(2));
-			Thread closer = new Thread(context::close);
-			closer.start();
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			// stop the drainer as the context's shutdown does, while the slow effect still runs
+			Thread stopper = new Thread(context.getBean(EffectDrainer.class)::stop);
+			stopper.start();
 			sleep(200);
 			gate.countDown();
-			closer.join();
+			stopper.join();
 			Map<String, Object> row = jdbc.sql("""
 					SELECT count(*) FILTER (WHERE status = 'completed') AS completed,
 					       count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND lease_owner IS NULL) AS handed_back,
@@ -227,6 +228,7 @@ class EffectDrainingTest {
 				.query(String.class)
 				.single()).isEqualTo("completed");
 			assertThat((Long) row.get("handed_back")).isPositive();
+			context.close();
 		}
 		finally {
 			TestDatabases.drop(database);

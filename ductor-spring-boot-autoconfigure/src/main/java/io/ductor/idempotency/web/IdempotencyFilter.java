@@ -1,0 +1,420 @@
+package io.ductor.idempotency.web;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+import org.springframework.web.util.ContentCachingResponseWrapper;
+import org.springframework.web.util.ServletRequestPathUtils;
+
+import io.ductor.idempotency.DuplicatePolicy;
+import io.ductor.idempotency.Fingerprints;
+import io.ductor.idempotency.IdempotencyService;
+import io.ductor.idempotency.IdempotentRequest;
+import io.ductor.idempotency.InvalidIdempotencyKeyException;
+import io.ductor.idempotency.Reservation;
+import io.ductor.idempotency.ReservationLostException;
+import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.idempotency.StoredResponse;
+import io.ductor.json.JsonCodec;
+
+/**
+ * Applies {@link Idempotent} to Spring MVC handler methods. Runs as a servlet filter so that it
+ * can read the body for the fingerprint before the handler does, answer replays and errors
+ * without invoking the handler, and capture the handler's status, body and content headers to
+ * store them. No connection or lock is held while the handler runs: the reservation commits
+ * first, the completion afterwards.
+ * <p>
+ * The fingerprint is SHA-256 over the method, the path with its query string and the raw body
+ * (for form posts, the sorted form parameters). Stored headers: {@value #STORED_HEADERS_DOC}.
+ */
+public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
+
+	/** After Spring Security (-100) and the request-wrapping filters, so the principal is known. */
+	public static final int ORDER = 0;
+
+	/** Set to {@code true} on replayed responses. */
+	public static final String REPLAYED_HEADER = "Idempotency-Replayed";
+
+	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
+			+ " Content-Location, Location, ETag, Last-Modified";
+
+	private static final List<String> STORED_HEADERS = List.of(HttpHeaders.CONTENT_LANGUAGE,
+			HttpHeaders.CONTENT_ENCODING, HttpHeaders.CONTENT_DISPOSITION, HttpHeaders.CONTENT_LOCATION,
+			HttpHeaders.LOCATION, HttpHeaders.ETAG, HttpHeaders.LAST_MODIFIED);
+
+	private static final List<Class<?>> ASYNC_TYPES = List.of(Callable.class, DeferredResult.class, WebAsyncTask.class,
+			CompletionStage.class, ResponseBodyEmitter.class, StreamingResponseBody.class);
+
+	private static final Log logger = LogFactory.getLog(IdempotencyFilter.class);
+
+	private final IdempotencyService service;
+
+	private final TenantScopeResolver tenants;
+
+	private final JsonCodec json;
+
+	private final String headerName;
+
+	private final ObjectProvider<RequestMappingHandlerMapping> mappingProvider;
+
+	private volatile List<RequestMappingHandlerMapping> mappings;
+
+	private volatile Set<Method> idempotentMethods;
+
+	/**
+	 * Create the filter.
+	 * @param service the idempotency service
+	 * @param tenants resolves a request's tenant scope
+	 * @param json writes problem details
+	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
+	 * @param mappings the application's annotated-controller mappings, looked up once the
+	 * context is refreshed
+	 */
+	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
+			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings) {
+		this.service = service;
+		this.tenants = tenants;
+		this.json = json;
+		this.headerName = headerName;
+		this.mappingProvider = mappings;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	/**
+	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their response
+	 * is not complete when the handler returns, so it could be neither stored nor released.
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		List<RequestMappingHandlerMapping> mappings = this.mappingProvider.orderedStream().toList();
+		Set<Method> methods = new java.util.HashSet<>();
+		for (RequestMappingHandlerMapping mapping : mappings) {
+			for (HandlerMethod handler : mapping.getHandlerMethods().values()) {
+				if (handler.hasMethodAnnotation(Idempotent.class)) {
+					Class<?> returnType = handler.getMethod().getReturnType();
+					if (ASYNC_TYPES.stream().anyMatch((type) -> type.isAssignableFrom(returnType))) {
+						throw new IllegalStateException("@Idempotent handler " + handler.getShortLogMessage()
+								+ " returns " + returnType.getSimpleName() + ", but @Idempotent needs a handler"
+								+ " that answers synchronously");
+					}
+					methods.add(handler.getMethod());
+				}
+			}
+		}
+		this.mappings = mappings;
+		this.idempotentMethods = Set.copyOf(methods);
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		Set<Method> methods = this.idempotentMethods;
+		if (methods == null || methods.isEmpty()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		HandlerMethod handler = handlerMethod(request);
+		if (handler == null || !methods.contains(handler.getMethod())) {
+			chain.doFilter(request, response);
+			return;
+		}
+		Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
+		String key;
+		try {
+			key = key(request, idempotent.required());
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			writeProblem(request, response, HttpStatus.BAD_REQUEST, ex.getMessage());
+			return;
+		}
+		if (key.isEmpty()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		String pool = idempotent.pool().isEmpty() ? request.getMethod() + " " + pattern(request, handler)
+				: idempotent.pool();
+		BufferedRequest buffered = BufferedRequest.of(request);
+		IdempotentRequest idempotentRequest = new IdempotentRequest(this.tenants.tenantScope(request), pool, key,
+				buffered.fingerprint());
+		DuplicatePolicy policy = this.service.settings().resolve(idempotent.duplicatePolicy());
+		ReserveOutcome outcome = this.service.reserve(idempotentRequest, policy);
+		switch (outcome.result()) {
+			case REPLAY -> replay(outcome.decision().response(), response);
+			case IN_FLIGHT -> {
+				response.setHeader(HttpHeaders.RETRY_AFTER, "1");
+				writeProblem(request, response, HttpStatus.CONFLICT, IdempotencyService
+					.inFlight(idempotentRequest, (policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout()
+							: null)
+					.getMessage());
+			}
+			case FINGERPRINT_MISMATCH -> writeProblem(request, response, HttpStatus.UNPROCESSABLE_CONTENT,
+					IdempotencyService.mismatch(idempotentRequest).getMessage());
+			case RESERVED -> runAndStore(buffered.request(), response, chain, outcome.reservation());
+			case OPTED_OUT -> chain.doFilter(buffered.request(), response);
+		}
+	}
+
+	private void runAndStore(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+			Reservation reservation) throws IOException, ServletException {
+		ContentCachingResponseWrapper captured = new ContentCachingResponseWrapper(response);
+		try {
+			chain.doFilter(request, captured);
+		}
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			release(reservation);
+			throw ex;
+		}
+		try {
+			if (captured.getStatus() >= 500) {
+				release(reservation);
+			}
+			else {
+				this.service.complete(reservation, reservation.ownerToken().toString(), stored(captured));
+			}
+		}
+		catch (ReservationLostException ex) {
+			logger.warn(ex.getMessage());
+		}
+		finally {
+			captured.copyBodyToResponse();
+		}
+	}
+
+	private void release(Reservation reservation) {
+		try {
+			this.service.fail(reservation);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release idempotency key '" + reservation.request().key()
+					+ "'; the sweeper releases it after ductor.idempotency.pending-ttl", ex);
+		}
+	}
+
+	private static StoredResponse stored(ContentCachingResponseWrapper captured) {
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		if (captured.getContentType() != null) {
+			headers.put(HttpHeaders.CONTENT_TYPE, List.of(captured.getContentType()));
+		}
+		for (String name : STORED_HEADERS) {
+			List<String> values = new ArrayList<>(captured.getHeaders(name));
+			if (!values.isEmpty()) {
+				headers.put(name, values);
+			}
+		}
+		return new StoredResponse(captured.getStatus(), headers, captured.getContentAsByteArray());
+	}
+
+	private static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
+		response.setStatus(stored.status());
+		stored.headers().forEach((name, values) -> values.forEach((value) -> response.addHeader(name, value)));
+		response.setHeader(REPLAYED_HEADER, "true");
+		response.setContentLength(stored.body().length);
+		response.getOutputStream().write(stored.body());
+	}
+
+	/**
+	 * The key from the header: an sf-string ({@code "..."}, as the draft specifies) or a bare
+	 * value; empty when the request opts out.
+	 */
+	private String key(HttpServletRequest request, boolean required) {
+		List<String> values = Collections.list(request.getHeaders(this.headerName));
+		if (values.isEmpty()) {
+			if (required) {
+				throw new InvalidIdempotencyKeyException("This request requires an idempotency key in the "
+						+ this.headerName + " header");
+			}
+			return "";
+		}
+		if (values.size() > 1) {
+			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header must be sent once, not "
+					+ values.size() + " times");
+		}
+		String value = values.get(0).strip();
+		if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+			value = value.substring(1, value.length() - 1);
+			if (value.contains("\"") || value.contains("\\")) {
+				throw new InvalidIdempotencyKeyException("The " + this.headerName
+						+ " header must not contain escaped characters");
+			}
+		}
+		if (value.isEmpty() && required) {
+			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header must not be empty");
+		}
+		try {
+			return IdempotentRequest.checkKey(value);
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header is malformed: "
+					+ ex.getMessage());
+		}
+	}
+
+	private HandlerMethod handlerMethod(HttpServletRequest request) {
+		Object previousPath = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
+		ServletRequestPathUtils.parseAndCache(request);
+		try {
+			for (RequestMappingHandlerMapping mapping : this.mappings) {
+				HandlerExecutionChain found = mapping.getHandler(request);
+				if (found != null) {
+					return (found.getHandler() instanceof HandlerMethod handler) ? handler : null;
+				}
+			}
+			return null;
+		}
+		catch (Exception ex) {
+			// no such method, unsupported media type...: the dispatcher answers that itself
+			return null;
+		}
+		finally {
+			ServletRequestPathUtils.setParsedRequestPath((RequestPath) previousPath, request);
+		}
+	}
+
+	private static String pattern(HttpServletRequest request, HandlerMethod handler) {
+		Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+		return (pattern != null) ? pattern.toString() : handler.getShortLogMessage();
+	}
+
+	private void writeProblem(HttpServletRequest request, HttpServletResponse response, HttpStatus status,
+			String detail) throws IOException {
+		Map<String, Object> problem = new LinkedHashMap<>();
+		problem.put("type", "about:blank");
+		problem.put("title", status.getReasonPhrase());
+		problem.put("status", status.value());
+		problem.put("detail", detail);
+		problem.put("instance", request.getRequestURI());
+		byte[] body = this.json.write(problem, "problem detail").getBytes(StandardCharsets.UTF_8);
+		response.setStatus(status.value());
+		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+	/**
+	 * @param method the request method
+	 * @param target the path with its query string
+	 * @param body the raw body
+	 * @return the request's fingerprint
+	 */
+	static String fingerprint(String method, String target, byte[] body) {
+		return Fingerprints.sha256(method.getBytes(StandardCharsets.UTF_8), target.getBytes(StandardCharsets.UTF_8),
+				body);
+	}
+
+	/** The request with its body read once, for the fingerprint and again for the handler. */
+	private record BufferedRequest(HttpServletRequest request, String fingerprint) {
+
+		static BufferedRequest of(HttpServletRequest request) throws IOException {
+			String target = request.getRequestURI()
+					+ ((request.getQueryString() != null) ? "?" + request.getQueryString() : "");
+			if (isForm(request)) {
+				// the container parses form bodies into parameters: fingerprint those, leave the stream alone
+				StringBuilder form = new StringBuilder();
+				new TreeMap<>(request.getParameterMap())
+					.forEach((name, values) -> form.append(name).append('=').append(List.of(values)).append('&'));
+				return new BufferedRequest(request, Fingerprints.sha256(request.getMethod(), target, form.toString()));
+			}
+			byte[] body = request.getInputStream().readAllBytes();
+			String fingerprint = IdempotencyFilter.fingerprint(request.getMethod(), target, body);
+			return new BufferedRequest(new HttpServletRequestWrapper(request) {
+
+				@Override
+				public ServletInputStream getInputStream() {
+					return new BodyStream(body);
+				}
+
+				@Override
+				public java.io.BufferedReader getReader() {
+					String encoding = (getCharacterEncoding() != null) ? getCharacterEncoding() : "UTF-8";
+					return new java.io.BufferedReader(new java.io.InputStreamReader(new ByteArrayInputStream(body),
+							java.nio.charset.Charset.forName(encoding)));
+				}
+
+			}, fingerprint);
+		}
+
+		private static boolean isForm(HttpServletRequest request) {
+			String contentType = request.getContentType();
+			return contentType != null && "POST".equals(request.getMethod())
+					&& MediaType.APPLICATION_FORM_URLENCODED.includes(MediaType.parseMediaType(contentType));
+		}
+
+	}
+
+	private static final class BodyStream extends ServletInputStream {
+
+		private final ByteArrayInputStream body;
+
+		BodyStream(byte[] body) {
+			this.body = new ByteArrayInputStream(body);
+		}
+
+		@Override
+		public int read() {
+			return this.body.read();
+		}
+
+		@Override
+		public int read(byte[] buffer, int offset, int length) {
+			return this.body.read(buffer, offset, length);
+		}
+
+		@Override
+		public boolean isFinished() {
+			return this.body.available() == 0;
+		}
+
+		@Override
+		public boolean isReady() {
+			return true;
+		}
+
+		@Override
+		public void setReadListener(ReadListener listener) {
+			throw new UnsupportedOperationException("the body of an @Idempotent request is already buffered");
+		}
+
+	}
+
+}

@@ -1,0 +1,225 @@
+package io.ductor.autoconfigure;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.PGConnection;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+
+import io.ductor.idempotency.IdempotencyRetentionPurger;
+import io.ductor.idempotency.IdempotencyService;
+import io.ductor.idempotency.IdempotencySettings;
+import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.idempotency.web.Idempotent;
+import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.web.TenantScopeResolver;
+import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.json.JsonCodec;
+import io.ductor.test.PostgresExtension;
+import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.RetentionPurger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DuctorIdempotencyAutoConfigurationTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	private static final AutoConfigurations CONFIGURATIONS = AutoConfigurations.of(DataSourceAutoConfiguration.class,
+			DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+			JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorIdempotencyAutoConfiguration.class);
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(CONFIGURATIONS)
+		.withPropertyValues(datasource());
+
+	private final WebApplicationContextRunner webRunner = new WebApplicationContextRunner()
+		.withConfiguration(CONFIGURATIONS)
+		.withPropertyValues(datasource());
+
+	private static String[] datasource() {
+		return new String[] { "spring.datasource.url=" + postgres.jdbcUrl(),
+				"spring.datasource.username=" + postgres.username(),
+				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
+				"spring.datasource.hikari.maximum-pool-size=4" };
+	}
+
+	@Test
+	void providesTheServiceTheListenerTheSweeperAndTheRetentionPurger() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(IdempotencyService.class)
+				.hasSingleBean(PostgresNotificationListener.class)
+				.hasSingleBean(IdempotencyRetentionPurger.class)
+				.hasBean("ductorSweeperWorker")
+				.doesNotHaveBean(IdempotencyFilter.class);
+			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName()).isEqualTo("sweeper");
+			assertThat(context.getBeanProvider(RetentionPurger.class).orderedStream())
+				.contains(context.getBean(IdempotencyRetentionPurger.class));
+			IdempotencyService service = context.getBean(IdempotencyService.class);
+			assertThat(service.settings()).isEqualTo(IdempotencySettings.defaults());
+			assertThat(service.reserve("", "orders", "auto-configured", "fp").result())
+				.isEqualTo(ReserveOutcome.Result.RESERVED);
+		});
+	}
+
+	@Test
+	void bindsTheIdempotencyProperties() {
+		this.runner
+			.withPropertyValues("ductor.idempotency.pending-ttl=30s", "ductor.idempotency.completed-ttl=1h",
+					"ductor.idempotency.retention=2h", "ductor.idempotency.duplicate-policy=reject",
+					"ductor.idempotency.wait-timeout=3s", "ductor.idempotency.poll-interval=250ms",
+					"ductor.idempotency.header-name=X-Request-Key", "ductor.sweeper.interval=5s")
+			.run((context) -> {
+				DuctorProperties properties = context.getBean(DuctorProperties.class);
+				assertThat(properties.idempotency().headerName()).isEqualTo("X-Request-Key");
+				assertThat(properties.idempotency().retention()).isEqualTo(Duration.ofHours(2));
+				assertThat(properties.sweeper().interval()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(context.getBean(IdempotencyService.class).settings())
+					.isEqualTo(new IdempotencySettings(Duration.ofSeconds(30), Duration.ofHours(1),
+							io.ductor.idempotency.DuplicatePolicy.REJECT, Duration.ofSeconds(3),
+							Duration.ofMillis(250)));
+			});
+	}
+
+	@Test
+	void theWebPartIsConfiguredOnlyInServletApplicationsWithSpringMvc() {
+		this.webRunner.run((context) -> assertThat(context).hasNotFailed()
+			.hasSingleBean(IdempotencyFilter.class)
+			.hasSingleBean(TenantScopeResolver.class));
+		this.webRunner.withClassLoader(new FilteredClassLoader(RequestMappingHandlerMapping.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotencyFilter.class)
+				.hasSingleBean(IdempotencyService.class));
+	}
+
+	@Test
+	void anAsynchronousIdempotentHandlerFailsStartUp() {
+		this.webRunner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
+			.withUserConfiguration(AsyncController.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("returns Callable, but @Idempotent needs a handler that answers synchronously");
+			});
+	}
+
+	@Test
+	void withoutThePostgresDriverClassesDuplicatesWakeByPollingOnly() {
+		this.runner.withClassLoader(new FilteredClassLoader(PGConnection.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(PostgresNotificationListener.class)
+				.hasSingleBean(IdempotencyService.class));
+	}
+
+	@Test
+	void everyBeanBacksOffWhenTheApplicationDefinesItsOwn() {
+		this.webRunner.withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(IdempotencyService.class)).isSameAs(context.getBean("userService"));
+			assertThat(context.getBean(TenantScopeResolver.class)).isSameAs(context.getBean("userTenants"));
+			assertThat(context.getBean(PostgresNotificationListener.class)).isSameAs(context.getBean("userListener"));
+			assertThat(context.getBean(IdempotencyRetentionPurger.class)).isSameAs(context.getBean("userPurger"));
+			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName()).isEqualTo("user-sweeper");
+		});
+	}
+
+	@Test
+	void theSweeperCanBeTurnedOffAndDuctorEnabledFalseTurnsEverythingOff() {
+		this.runner.withPropertyValues("ductor.sweeper.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean("ductorSweeperWorker")
+				.hasSingleBean(IdempotencyService.class));
+		this.webRunner.withPropertyValues("ductor.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotencyService.class)
+				.doesNotHaveBean(PostgresNotificationListener.class)
+				.doesNotHaveBean(IdempotencyFilter.class)
+				.doesNotHaveBean("ductorSweeperWorker"));
+	}
+
+	@Test
+	void invalidPropertiesFailStartUpNamingTheProperty() {
+		assertStartupFails("ductor.idempotency.pending-ttl=0s", "ductor.idempotency.pending-ttl must be positive");
+		assertStartupFails("ductor.idempotency.completed-ttl=-1s", "ductor.idempotency.completed-ttl must be positive");
+		assertStartupFails("ductor.idempotency.wait-timeout=0ms", "ductor.idempotency.wait-timeout must be positive");
+		assertStartupFails("ductor.idempotency.poll-interval=0ms", "ductor.idempotency.poll-interval must be positive");
+		assertStartupFails("ductor.idempotency.retention=1h",
+				"ductor.idempotency.retention must not be shorter than ductor.idempotency.completed-ttl (PT24H)");
+		assertStartupFails("ductor.idempotency.duplicate-policy=default",
+				"ductor.idempotency.duplicate-policy must be wait or reject");
+		assertStartupFails("ductor.idempotency.duplicate-policy=maybe", "ductor.idempotency.duplicate-policy");
+		assertStartupFails("ductor.idempotency.header-name=Idempotency Key",
+				"ductor.idempotency.header-name must be an HTTP header name");
+		assertStartupFails("ductor.sweeper.interval=0s", "ductor.sweeper.interval must be positive");
+	}
+
+	private void assertStartupFails(String property, String expectedMessage) {
+		this.runner.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(DuctorAutoConfigurationTest.messages(context)).contains(expectedMessage);
+		});
+	}
+
+	@RestController
+	static class AsyncController {
+
+		@PostMapping("/later")
+		@Idempotent
+		Callable<String> later() {
+			return () -> "later";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		@Bean
+		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
+			return new IdempotencyService(dataSource,
+					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
+					IdempotencySettings.defaults(), null);
+		}
+
+		@Bean
+		TenantScopeResolver userTenants() {
+			return (request) -> "everyone";
+		}
+
+		@Bean
+		PostgresNotificationListener userListener(DataSource dataSource) {
+			return new PostgresNotificationListener(dataSource);
+		}
+
+		@Bean
+		IdempotencyRetentionPurger userPurger(DataSource dataSource) {
+			return new IdempotencyRetentionPurger(dataSource, Duration.ofDays(1));
+		}
+
+		@Bean
+		PeriodicWorker ductorSweeperWorker() {
+			return new PeriodicWorker("user-sweeper", Duration.ofHours(1), Duration.ofSeconds(1), () -> false);
+		}
+
+	}
+
+}

@@ -1,0 +1,449 @@
+package io.ductor.idempotency;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+import io.ductor.Concurrently;
+import io.ductor.idempotency.ReserveOutcome.Result;
+import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.jdbc.SchemaMode;
+import io.ductor.json.JsonCodec;
+import io.ductor.test.PostgresExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class IdempotencyServiceTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	static final Duration LONG = Duration.ofMinutes(10);
+
+	static HikariDataSource dataSource;
+
+	static PostgresNotificationListener listener;
+
+	static IdempotencyService service;
+
+	static IdempotencyRows rows;
+
+	@BeforeAll
+	static void migrate() {
+		dataSource = postgres.newDataSource(40);
+		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
+		listener = new PostgresNotificationListener(dataSource);
+		listener.start();
+		service = service(dataSource, settings(LONG, LONG, DuplicatePolicy.WAIT, Duration.ofSeconds(60)), listener);
+		rows = new IdempotencyRows(dataSource);
+		JdbcClient.create(dataSource)
+			.sql("CREATE TABLE test_order (id text PRIMARY KEY, amount integer NOT NULL)")
+			.update();
+	}
+
+	@AfterAll
+	static void close() {
+		listener.stop();
+		dataSource.close();
+	}
+
+	static IdempotencyService service(DataSource dataSource, IdempotencySettings settings,
+			PostgresNotificationListener listener) {
+		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new JsonCodec(JsonMapper.builder().build()), settings, listener);
+	}
+
+	static IdempotencySettings settings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy policy,
+			Duration waitTimeout) {
+		return new IdempotencySettings(pendingTtl, completedTtl, policy, waitTimeout, Duration.ofSeconds(1));
+	}
+
+	static IdempotentRequest request(String key) {
+		return new IdempotentRequest("", "orders", key, "fp-1");
+	}
+
+	static String newKey() {
+		return UUID.randomUUID().toString();
+	}
+
+	@Test
+	void manyConcurrentCallsWithOneKeyUnderWaitRunTheActionOnceAndAllGetItsResult() throws Exception {
+		String key = newKey();
+		AtomicInteger runs = new AtomicInteger();
+		int threads = 40;
+		List<IdempotentResult<Placed>> results = Concurrently.run(threads,
+				(thread) -> service.execute(request(key), DuplicatePolicy.WAIT, Placed.class, () -> {
+					runs.incrementAndGet();
+					// hold the key until every other caller is parked on it
+					awaitTrue(() -> service.parkedDuplicates() == threads - 1);
+					return new Placed("order-" + key, 42);
+				}));
+		assertThat(runs).hasValue(1);
+		assertThat(results).extracting(IdempotentResult::value).containsOnly(new Placed("order-" + key, 42));
+		assertThat(results).filteredOn(IdempotentResult::replayed).hasSize(threads - 1);
+		assertThat(results).extracting(IdempotentResult::decisionId).containsOnly(results.get(0).decisionId());
+		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed")
+			.containsEntry("response_status", 200)
+			.containsEntry("body", "{\"orderId\":\"order-" + key + "\",\"amount\":42}");
+	}
+
+	@Test
+	void manyConcurrentCallsWithOneKeyUnderRejectRunOnceAndTheRestAreInFlight() throws Exception {
+		String key = newKey();
+		int threads = 40;
+		CountDownLatch rejected = new CountDownLatch(threads - 1);
+		AtomicInteger runs = new AtomicInteger();
+		List<Object> results = Concurrently.run(threads, (thread) -> {
+			try {
+				return service.execute(request(key), DuplicatePolicy.REJECT, Placed.class, () -> {
+					runs.incrementAndGet();
+					await(rejected);
+					return new Placed("order", 1);
+				});
+			}
+			catch (IdempotencyKeyInFlightException ex) {
+				rejected.countDown();
+				return ex;
+			}
+		});
+		assertThat(runs).hasValue(1);
+		assertThat(results).filteredOn(IdempotentResult.class::isInstance).hasSize(1);
+		assertThat(results).filteredOn(IdempotencyKeyInFlightException.class::isInstance)
+			.hasSize(threads - 1)
+			.allSatisfy((ex) -> assertThat(((Exception) ex).getMessage()).contains(key)
+				.contains("duplicate policy REJECT"));
+	}
+
+	@Test
+	void aWaitingDuplicateGivesUpWithAClearInFlightErrorAfterTheWaitTimeout() {
+		IdempotencyService impatient = service(dataSource,
+				settings(LONG, LONG, DuplicatePolicy.WAIT, Duration.ofMillis(300)), listener);
+		String key = newKey();
+		assertThat(impatient.reserve(request(key)).result()).isEqualTo(Result.RESERVED);
+		assertThatThrownBy(() -> impatient.execute(request(key), Placed.class, () -> new Placed("x", 1)))
+			.isInstanceOf(IdempotencyKeyInFlightException.class)
+			.hasMessageContaining("after waiting PT0.3S (ductor.idempotency.wait-timeout)");
+		assertThat(rows.status("", "orders", key)).isEqualTo("pending");
+	}
+
+	@Test
+	void aDuplicateParkedInAnotherInstanceIsWokenByNotifyNotByPolling() throws Exception {
+		HikariDataSource otherPool = postgres.newDataSource(4);
+		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
+		otherListener.start();
+		try {
+			// polls once an hour: only the NOTIFY from this instance's completion can wake it in time
+			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
+					Duration.ofSeconds(30), Duration.ofHours(1)), otherListener);
+			String key = newKey();
+			Reservation reservation = service.reserve(request(key)).reservation();
+			awaitTrue(otherListener::isConnected);
+			var waiting = java.util.concurrent.CompletableFuture
+				.supplyAsync(() -> other.reserve(request(key), DuplicatePolicy.WAIT));
+			awaitTrue(() -> other.parkedDuplicates() == 1);
+			service.complete(reservation, "decision-1", StoredResponse.of(201, "done".getBytes()));
+			ReserveOutcome outcome = waiting.get(20, TimeUnit.SECONDS);
+			assertThat(outcome.result()).isEqualTo(Result.REPLAY);
+			assertThat(outcome.decision().decisionId()).isEqualTo("decision-1");
+			assertThat(outcome.decision().response().bodyAsString()).isEqualTo("done");
+		}
+		finally {
+			otherListener.stop();
+		}
+	}
+
+	@Test
+	void aReservationWhoseOwnerCrashedIsSweptAfterItsTtlAndTheRetryRunsOnce() throws Exception {
+		IdempotencyService shortLived = service(dataSource,
+				settings(Duration.ofMillis(200), LONG, DuplicatePolicy.WAIT, Duration.ofSeconds(30)), listener);
+		IdempotencySweeper sweeper = new IdempotencySweeper(dataSource, 100);
+		String key = newKey();
+		// the owner reserves and dies without completing or failing
+		assertThat(shortLived.reserve(request(key)).result()).isEqualTo(Result.RESERVED);
+		assertThat(rows.row("", "orders", key)).containsEntry("ttl_millis", 200L);
+		assertThat(shortLived.reserve(request(key)).result()).isEqualTo(Result.IN_FLIGHT);
+
+		// a duplicate waits for it; the sweeper releases the key once the database clock passes its TTL
+		var retry = java.util.concurrent.CompletableFuture.supplyAsync(() -> shortLived.execute(request(key),
+				Placed.class, () -> new Placed("retried", runsOfRetry.incrementAndGet())));
+		awaitTrue(() -> Boolean.TRUE.equals(rows.row("", "orders", key).get("expired")));
+		assertThat(sweeper.sweep()).isGreaterThanOrEqualTo(1);
+
+		IdempotentResult<Placed> result = retry.get(20, TimeUnit.SECONDS);
+		assertThat(result.replayed()).isFalse();
+		assertThat(runsOfRetry).hasValue(1);
+		assertThat(rows.status("", "orders", key)).isEqualTo("completed");
+		assertThat(shortLived.execute(request(key), Placed.class, () -> new Placed("again", 99)).value())
+			.isEqualTo(new Placed("retried", 1));
+		assertThat(runsOfRetry).hasValue(1);
+	}
+
+	static final AtomicInteger runsOfRetry = new AtomicInteger();
+
+	@Test
+	void theSweeperLeavesReservationsWithinTheirTtlAlone() {
+		String key = newKey();
+		service.reserve(request(key));
+		new IdempotencySweeper(dataSource, 1000).sweep();
+		assertThat(rows.status("", "orders", key)).isEqualTo("pending");
+	}
+
+	@Test
+	void aCompletedKeyReplaysWithinItsTtlAndRunsAgainAfterIt() {
+		String key = newKey();
+		AtomicInteger runs = new AtomicInteger();
+		assertThat(service.execute(request(key), Placed.class, () -> new Placed("a", runs.incrementAndGet()))
+			.replayed()).isFalse();
+		assertThat(rows.row("", "orders", key)).containsEntry("ttl_millis", 600_000L);
+		IdempotentResult<Placed> replay = service.execute(request(key), Placed.class,
+				() -> new Placed("b", runs.incrementAndGet()));
+		assertThat(replay.replayed()).isTrue();
+		assertThat(replay.value()).isEqualTo(new Placed("a", 1));
+
+		rows.age("", "orders", key, "10 minutes 1 second");
+		IdempotentResult<Placed> after = service.execute(request(key), Placed.class,
+				() -> new Placed("c", runs.incrementAndGet()));
+		assertThat(after.replayed()).isFalse();
+		assertThat(after.value()).isEqualTo(new Placed("c", 2));
+		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed")
+			.containsEntry("expired", false)
+			.containsEntry("body", "{\"orderId\":\"c\",\"amount\":2}");
+	}
+
+	@Test
+	void twoTenantsUsingTheSameKeyNeverSeeEachOthersDecision() {
+		String key = newKey();
+		IdempotencyService rejecting = service(dataSource, settings(LONG, LONG, DuplicatePolicy.REJECT, LONG), null);
+		for (String tenant : List.of("tenant-a", "tenant-b")) {
+			IdempotentRequest request = new IdempotentRequest(tenant, "orders", key, "fp-1");
+			assertThat(rejecting.execute(request, Placed.class, () -> new Placed(tenant, 1)).replayed()).isFalse();
+		}
+		for (String tenant : List.of("tenant-a", "tenant-b")) {
+			IdempotentRequest request = new IdempotentRequest(tenant, "orders", key, "fp-1");
+			IdempotentResult<Placed> replay = rejecting.execute(request, Placed.class, () -> new Placed("new", 2));
+			assertThat(replay.replayed()).isTrue();
+			assertThat(replay.value()).isEqualTo(new Placed(tenant, 1));
+		}
+		assertThat(rows.count("idempotency_key = ?", key)).isEqualTo(2);
+	}
+
+	@Test
+	void aSweptAndReclaimedReservationsOldOwnerCannotCompleteOrReleaseIt() {
+		String key = newKey();
+		Reservation old = service.reserve(request(key)).reservation();
+		rows.age("", "orders", key, "11 minutes");
+		assertThat(new IdempotencySweeper(dataSource, 1000).sweep()).isGreaterThanOrEqualTo(1);
+		ReserveOutcome reclaimed = service.reserve(request(key));
+		assertThat(reclaimed.result()).isEqualTo(Result.RESERVED);
+		Reservation current = reclaimed.reservation();
+
+		assertThatThrownBy(() -> service.complete(old, "stale", StoredResponse.of(200, "stale".getBytes())))
+			.isInstanceOf(ReservationLostException.class)
+			.hasMessageContaining(key)
+			.hasMessageContaining("ductor.idempotency.pending-ttl");
+		assertThat(service.fail(old)).isFalse();
+		assertThat(rows.row("", "orders", key)).containsEntry("status", "pending")
+			.containsEntry("owner_token", current.ownerToken().toString());
+
+		service.complete(current, "fresh", StoredResponse.of(200, "fresh".getBytes()));
+		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed")
+			.containsEntry("decision_id", "fresh")
+			.containsEntry("body", "fresh");
+	}
+
+	@Test
+	void aSweptReservationNobodyReclaimedCanStillBeCompletedByItsOwner() {
+		String key = newKey();
+		Reservation owner = service.reserve(request(key)).reservation();
+		rows.age("", "orders", key, "11 minutes");
+		new IdempotencySweeper(dataSource, 1000).sweep();
+		assertThat(rows.status("", "orders", key)).isEqualTo("failed_before_commit");
+		service.complete(owner, "late", StoredResponse.of(200, "late".getBytes()));
+		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed").containsEntry("body", "late");
+	}
+
+	@Test
+	void anActionThatThrowsReleasesTheKeySoTheRetryRunsAgain() {
+		String key = newKey();
+		assertThatThrownBy(() -> service.execute(request(key), Placed.class, () -> {
+			throw new IllegalStateException("gateway down");
+		})).hasMessage("gateway down");
+		assertThat(rows.status("", "orders", key)).isEqualTo("failed_before_commit");
+		assertThat(service.execute(request(key), Placed.class, () -> new Placed("ok", 1)).replayed()).isFalse();
+		assertThat(rows.status("", "orders", key)).isEqualTo("completed");
+	}
+
+	@Test
+	void oneTransactionModeCommitsTheWriteAndTheDecisionTogetherAndReplaysWithoutRerunning() throws Exception {
+		String key = newKey();
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		AtomicInteger runs = new AtomicInteger();
+		List<IdempotentResult<Placed>> results = Concurrently.run(16,
+				(thread) -> service.executeInTransaction(request(key), Placed.class, () -> {
+					runs.incrementAndGet();
+					jdbc.sql("INSERT INTO test_order (id, amount) VALUES (?, 5)").param(key).update();
+					return new Placed(key, 5);
+				}));
+		assertThat(runs).hasValue(1);
+		assertThat(results).extracting(IdempotentResult::value).containsOnly(new Placed(key, 5));
+		assertThat(jdbc.sql("SELECT count(*) FROM test_order WHERE id = ?").param(key).query(Long.class).single())
+			.isOne();
+		assertThat(rows.status("", "orders", key)).isEqualTo("completed");
+	}
+
+	@Test
+	void oneTransactionModeLeavesNeitherTheWriteNorTheRecordWhenTheActionFails() {
+		String key = newKey();
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		assertThatThrownBy(() -> service.executeInTransaction(request(key), Placed.class, () -> {
+			jdbc.sql("INSERT INTO test_order (id, amount) VALUES (?, 7)").param(key).update();
+			throw new IllegalStateException("validation failed after the write");
+		})).hasMessage("validation failed after the write");
+		assertThat(jdbc.sql("SELECT count(*) FROM test_order WHERE id = ?").param(key).query(Long.class).single())
+			.isZero();
+		assertThat(rows.row("", "orders", key)).isEmpty();
+		assertThat(service.executeInTransaction(request(key), Placed.class, () -> new Placed(key, 8)).value())
+			.isEqualTo(new Placed(key, 8));
+	}
+
+	@Test
+	void oneTransactionModeBoundsTheWaitForAnOpenTransaction() throws Exception {
+		IdempotencyService impatient = service(dataSource,
+				settings(LONG, LONG, DuplicatePolicy.WAIT, Duration.ofMillis(200)), null);
+		String key = newKey();
+		CountDownLatch holding = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		var first = java.util.concurrent.CompletableFuture.supplyAsync(() -> impatient
+			.executeInTransaction(request(key), Placed.class, () -> {
+				holding.countDown();
+				await(release);
+				return new Placed("first", 1);
+			}));
+		await(holding);
+		try {
+			assertThatThrownBy(() -> impatient.executeInTransaction(request(key), Placed.class,
+					() -> new Placed("second", 2)))
+				.isInstanceOf(IdempotencyKeyInFlightException.class)
+				.hasMessageContaining("held by a transaction that is still open")
+				.hasMessageContaining("ductor.idempotency.wait-timeout");
+		}
+		finally {
+			release.countDown();
+		}
+		assertThat(first.get(20, TimeUnit.SECONDS).value()).isEqualTo(new Placed("first", 1));
+		// the bound applied to the reservation only: the session's lock_timeout is back to its default
+		assertThat(impatient.executeInTransaction(request(key), Placed.class, () -> new Placed("third", 3)).value())
+			.isEqualTo(new Placed("first", 1));
+	}
+
+	@Test
+	void anEmptyKeyOptsOutAndWritesNothing() {
+		AtomicInteger runs = new AtomicInteger();
+		for (int i = 0; i < 2; i++) {
+			IdempotentResult<Placed> result = service.execute(new IdempotentRequest("", "opt-out", "", "fp"),
+					Placed.class, () -> new Placed("x", runs.incrementAndGet()));
+			assertThat(result.replayed()).isFalse();
+			assertThat(result.decisionId()).isNull();
+		}
+		assertThat(runs).hasValue(2);
+		assertThat(service.reserve("", "opt-out", "", "fp").result()).isEqualTo(Result.OPTED_OUT);
+		assertThat(rows.count("pool_id = 'opt-out'")).isZero();
+	}
+
+	@Test
+	void aKeyReusedForAnotherRequestIsRefusedAndNothingChanges() {
+		String key = newKey();
+		service.execute(request(key), Placed.class, () -> new Placed("first", 1));
+		Map<String, Object> before = rows.row("", "orders", key);
+		IdempotentRequest other = new IdempotentRequest("", "orders", key, "fp-2");
+		assertThat(service.reserve(other).result()).isEqualTo(Result.FINGERPRINT_MISMATCH);
+		assertThatThrownBy(() -> service.execute(other, Placed.class, () -> new Placed("second", 2)))
+			.isInstanceOf(FingerprintMismatchException.class)
+			.hasMessageContaining(key)
+			.hasMessageContaining("already used for a different request");
+		assertThat(rows.row("", "orders", key)).isEqualTo(before);
+
+		String pendingKey = newKey();
+		service.reserve(request(pendingKey));
+		assertThat(service.reserve(new IdempotentRequest("", "orders", pendingKey, "fp-2"), DuplicatePolicy.WAIT)
+			.result()).isEqualTo(Result.FINGERPRINT_MISMATCH);
+	}
+
+	@Test
+	void malformedKeysAreRefusedBeforeAnythingIsWritten() {
+		long before = rows.count("true");
+		assertThatThrownBy(() -> service.reserve("", "orders", "k".repeat(256), "fp"))
+			.isInstanceOf(InvalidIdempotencyKeyException.class)
+			.hasMessage("idempotency key must be at most 255 characters but has 256");
+		assertThatThrownBy(() -> service.reserve("", "orders", "has space", "fp"))
+			.isInstanceOf(InvalidIdempotencyKeyException.class)
+			.hasMessageContaining("visible ASCII characters (0x21-0x7E) but has U+0020 at index 3");
+		assertThatThrownBy(() -> service.reserve("", "orders", "clé", "fp"))
+			.isInstanceOf(InvalidIdempotencyKeyException.class)
+			.hasMessageContaining("U+00E9 at index 2");
+		assertThatThrownBy(() -> service.reserve("", "orders", "tab\tkey", "fp"))
+			.isInstanceOf(InvalidIdempotencyKeyException.class);
+		assertThatThrownBy(() -> service.reserve("", "orders", null, "fp"))
+			.isInstanceOf(InvalidIdempotencyKeyException.class)
+			.hasMessageContaining("pass \"\" to opt out");
+		assertThatThrownBy(() -> service.reserve(null, "orders", "k", "fp"))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("tenantScope");
+		assertThatThrownBy(() -> service.reserve("", " ", "k", "fp")).hasMessageContaining("pool must not be blank");
+		assertThatThrownBy(() -> service.reserve("", "orders", "k", null))
+			.hasMessageContaining("fingerprint must not be null");
+		assertThat(rows.count("true")).isEqualTo(before);
+		assertThat(service.reserve("", "orders", "k".repeat(255), "fp").result()).isEqualTo(Result.RESERVED);
+	}
+
+	static void awaitTrue(BooleanSupplier condition) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("condition not met within 30 s");
+			}
+			try {
+				Thread.sleep(5);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new AssertionError(ex);
+			}
+		}
+	}
+
+	static void await(CountDownLatch latch) {
+		try {
+			if (!latch.await(30, TimeUnit.SECONDS)) {
+				throw new AssertionError("latch not released within 30 s");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new AssertionError(ex);
+		}
+	}
+
+	record Placed(String orderId, int amount) {
+	}
+
+}
