@@ -23,9 +23,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
+import io.ductor.health.DuctorBacklog;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.run.TickService;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -71,20 +73,31 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnMissingBean
 	TickService tickService(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
-			DuctorProperties properties) {
+			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		return new TickService(dataSource,
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
-				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff());
+				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(), observer(observer));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorBacklog ductorBacklog(DuctorSchema schema, DataSource dataSource, DuctorProperties properties) {
+		return new DuctorBacklog(dataSource, properties.backlog().cacheTtl(), properties.backlog().countLimit());
 	}
 
 	@Bean(name = "ductorRetentionWorker")
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	PeriodicWorker ductorRetentionWorker(DuctorSchema schema, ObjectProvider<RetentionPurger> purgers,
-			DuctorProperties properties) {
+			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
 		return new PeriodicWorker("retention", retention.interval(), SHUTDOWN_TIMEOUT,
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()));
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), observer(observer));
+	}
+
+	/** The observer Ductor's components report to: Ductor's meters, the application's own, or none. */
+	static DuctorObserver observer(ObjectProvider<DuctorObserver> observer) {
+		return observer.getIfUnique(() -> DuctorObserver.NOOP);
 	}
 
 	/**

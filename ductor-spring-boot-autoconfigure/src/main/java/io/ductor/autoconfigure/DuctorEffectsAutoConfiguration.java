@@ -29,6 +29,7 @@ import io.ductor.effect.EffectRegistry;
 import io.ductor.effect.EffectRetrySettings;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -69,14 +70,16 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
-			ObjectProvider<JsonMapper> jsonMapper, ApplicationEventPublisher events, DuctorProperties properties) {
+			ObjectProvider<JsonMapper> jsonMapper, ApplicationEventPublisher events,
+			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
 		return new DurableEffects(dataSource, registry, mapper(jsonMapper), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
-								drainer.lease(), drainer.shutdownTimeout())));
+								drainer.lease(), drainer.shutdownTimeout())),
+				DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean
@@ -99,9 +102,10 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean(name = "ductorReconcilerWorker")
 	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
-	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, DuctorProperties properties) {
+	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
+			DuctorProperties properties) {
 		return new PeriodicWorker("reconciler", properties.reconciler().interval(), RECONCILER_SHUTDOWN_TIMEOUT,
-				effects.reconciler());
+				effects.reconciler(), DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean

@@ -27,6 +27,7 @@ import io.ductor.idempotency.web.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.json.JsonCodec;
 import io.ductor.worker.PeriodicWorker;
 
@@ -49,18 +50,20 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyService idempotencyService(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
-			ObjectProvider<PostgresNotificationListener> listener, DuctorProperties properties) {
+			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
+			DuctorProperties properties) {
 		return new IdempotencyService(dataSource,
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
-				properties.idempotency().toSettings(), listener.getIfAvailable());
+				properties.idempotency().toSettings(), listener.getIfAvailable(), DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean(name = "ductorSweeperWorker")
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.sweeper.enabled", matchIfMissing = true)
-	PeriodicWorker ductorSweeperWorker(DuctorSchema schema, DataSource dataSource, DuctorProperties properties) {
+	PeriodicWorker ductorSweeperWorker(DuctorSchema schema, DataSource dataSource,
+			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		return new PeriodicWorker("sweeper", properties.sweeper().interval(), SHUTDOWN_TIMEOUT,
-				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE));
+				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE), DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean

@@ -27,12 +27,16 @@ import io.ductor.worker.Backoff;
  * @param idempotency Ingress idempotency: how long reservations and decisions live, and what
  * duplicates of an in-flight request get.
  * @param sweeper The worker that releases pending idempotency reservations past their TTL.
+ * @param health Thresholds of the ductor health contributor.
+ * @param backlog How the backlog behind health and gauges is read.
+ * @param metrics Ductor's Micrometer meters.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
 		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Effects effects,
 		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler, @DefaultValue Idempotency idempotency,
-		@DefaultValue Sweeper sweeper) {
+		@DefaultValue Sweeper sweeper, @DefaultValue Health health, @DefaultValue Backlog backlog,
+		@DefaultValue Metrics metrics) {
 
 	/** An HTTP field name: an RFC 9110 token. */
 	private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
@@ -258,6 +262,52 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			requirePositive("ductor.sweeper.interval", interval);
 		}
 
+	}
+
+	/**
+	 * Thresholds that turn the ductor health contributor DOWN. Both are off unless set.
+	 *
+	 * @param maxOldestAge DOWN when the oldest due effect intent has waited longer than this.
+	 * Unset: never.
+	 * @param maxParked DOWN when more effect intents than this are failed or need a decision.
+	 * Unset: never.
+	 */
+	public record Health(Duration maxOldestAge, Integer maxParked) {
+
+		public Health {
+			if (maxOldestAge != null) {
+				requirePositive("ductor.health.max-oldest-age", maxOldestAge);
+			}
+			if (maxParked != null && maxParked < 0) {
+				throw new IllegalArgumentException("ductor.health.max-parked must not be negative but was " + maxParked);
+			}
+		}
+
+	}
+
+	/**
+	 * How the backlog shown by health and gauges is read.
+	 *
+	 * @param cacheTtl How long gauges reuse one backlog snapshot, so a scrape costs at most one
+	 * query. Health checks always read a fresh one.
+	 * @param countLimit Most index entries one count reads. Above it, the pending count is
+	 * PostgreSQL's estimate and the other counts stop at the limit.
+	 */
+	public record Backlog(@DefaultValue("5s") Duration cacheTtl, @DefaultValue("10000") int countLimit) {
+
+		public Backlog {
+			requirePositive("ductor.backlog.cache-ttl", cacheTtl);
+			requireBetween("ductor.backlog.count-limit", countLimit, 1, 10_000_000);
+		}
+
+	}
+
+	/**
+	 * Ductor's Micrometer meters.
+	 *
+	 * @param enabled Whether Ductor registers its meters when Micrometer is present.
+	 */
+	public record Metrics(@DefaultValue("true") boolean enabled) {
 	}
 
 	static void requireAtLeastOne(String property, int value) {

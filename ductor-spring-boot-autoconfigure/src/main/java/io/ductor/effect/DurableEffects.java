@@ -12,6 +12,7 @@ import org.springframework.context.ApplicationEventPublisher;
 
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.WorkerTask;
 
@@ -43,16 +44,18 @@ public final class DurableEffects {
 	 * @param jsonMapper the mapper for arguments
 	 * @param events where {@link EffectNeedsDecisionEvent}s go
 	 * @param settings how it works
+	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
-			ApplicationEventPublisher events, Settings settings) {
+			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
 		this.settings = settings;
 		this.events = events;
 		this.store = new IntentStore(dataSource);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
-		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads), this::settled,
-				settings.drainer());
-		this.writer = new EffectWriter(dataSource, this.store, payloads, settings.notifyOnCommit(), this.drainer::wakeUp);
+		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer), this::settled,
+				settings.drainer(), observer);
+		this.writer = new EffectWriter(dataSource, this.store, payloads, settings.notifyOnCommit(), this.drainer::wakeUp,
+				observer);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
 	}

@@ -7,6 +7,7 @@ import org.springframework.aop.support.AopUtils;
 
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.effect.IntentStore.Completion;
+import io.ductor.metrics.DuctorObserver;
 
 /**
  * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the real
@@ -20,12 +21,29 @@ class EffectDispatcher {
 
 	private final EffectPayloads payloads;
 
-	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads) {
+	private final DuctorObserver observer;
+
+	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer) {
 		this.registry = registry;
 		this.payloads = payloads;
+		this.observer = observer;
 	}
 
 	Completion dispatch(ClaimedIntent intent) {
+		if (intent.lagMillis() != null) {
+			this.observer.effectLag(intent.effectName(), intent.lagMillis());
+		}
+		long start = System.nanoTime();
+		Completion completion = attempt(intent);
+		this.observer.effectDispatched(intent.effectName(), outcome(completion.status()), System.nanoTime() - start);
+		return completion;
+	}
+
+	private static String outcome(EffectStatus status) {
+		return (status == EffectStatus.PENDING) ? "retry" : status.dbValue();
+	}
+
+	private Completion attempt(ClaimedIntent intent) {
 		EffectDefinition effect = this.registry.find(intent.effectName());
 		if (effect == null) {
 			return finalFailure(intent, "Effect '" + intent.effectName() + "' does not exist in this application: no "

@@ -2,6 +2,7 @@ package io.ductor.effect;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -11,6 +12,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
@@ -22,7 +24,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.effect.IntentStore.Completion;
 import io.ductor.effect.IntentStore.Settled;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.WorkerStatus;
 
 /**
  * Drains the outbox. A claim thread claims due intents in batches (one short statement each),
@@ -49,7 +53,19 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private final Settings settings;
 
+	private final DuctorObserver observer;
+
 	private final String owner;
+
+	private final AtomicLong rounds = new AtomicLong();
+
+	private volatile Instant startedAt;
+
+	private volatile Instant lastCompletedAt;
+
+	private volatile Instant lastFailedAt;
+
+	private volatile String lastError;
 
 	private final AtomicInteger outstanding = new AtomicInteger();
 
@@ -72,7 +88,8 @@ public class EffectDrainer implements SmartLifecycle {
 	private Thread completionThread;
 
 	EffectDrainer(IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
-			Settings settings) {
+			Settings settings, DuctorObserver observer) {
+		this.observer = observer;
 		this.store = store;
 		this.dispatcher = dispatcher;
 		this.settledListener = settledListener;
@@ -100,6 +117,7 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 		this.running = true;
 		this.stopping = false;
+		this.startedAt = Instant.now();
 		this.pool = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0,
 				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new CustomizableThreadFactory("ductor-effect-"));
 		this.claimThread = daemon("ductor-drainer", this::claimLoop);
@@ -172,9 +190,11 @@ public class EffectDrainer implements SmartLifecycle {
 					this.store.extendLeases(this.owner, this.settings.lease());
 					lastHeartbeat = System.nanoTime();
 				}
+				roundEnded(null);
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Ductor's drainer could not claim intents; retrying in " + this.settings.pollInterval(), ex);
+				roundEnded(ex);
 				more = false;
 			}
 			if (!more || this.outstanding.get() >= capacity()) {
@@ -182,6 +202,24 @@ public class EffectDrainer implements SmartLifecycle {
 				awaitSignal((this.outstanding.get() > 0) ? Math.min(poll, heartbeatNanos) : poll);
 			}
 		}
+	}
+
+	private void roundEnded(RuntimeException failure) {
+		this.rounds.incrementAndGet();
+		if (failure == null) {
+			this.lastCompletedAt = Instant.now();
+		}
+		else {
+			this.lastFailedAt = Instant.now();
+			this.lastError = String.valueOf(failure.getMessage());
+		}
+		this.observer.workerRound("drainer", failure == null);
+	}
+
+	/** @return what the drainer has been doing: a round is one claim attempt */
+	public WorkerStatus status() {
+		return new WorkerStatus("drainer", this.running, this.settings.pollInterval(), this.startedAt,
+				this.rounds.get(), this.lastCompletedAt, this.lastFailedAt, this.lastError);
 	}
 
 	private void submit(ClaimedIntent intent) {

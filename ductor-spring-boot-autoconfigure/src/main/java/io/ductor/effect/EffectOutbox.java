@@ -128,6 +128,30 @@ public class EffectOutbox {
 	}
 
 	/**
+	 * Run every {@code failed} (or {@code needs_decision}) intent of one effect again, each with a
+	 * fresh budget of attempts, in batches.
+	 * @param effectName the effect
+	 * @param status {@link EffectStatus#FAILED} or {@link EffectStatus#NEEDS_DECISION}
+	 * @return how many intents are pending again
+	 */
+	public int retryAll(String effectName, EffectStatus status) {
+		Ids.require("effectName", effectName);
+		if (status != EffectStatus.FAILED && status != EffectStatus.NEEDS_DECISION) {
+			throw new IllegalArgumentException("only failed or needs_decision intents can be retried, not " + status);
+		}
+		EffectDefinition effect = this.registry.find(effectName);
+		int budget = (effect != null) ? effect.maxAttempts() : 1;
+		int total = 0;
+		for (int moved = -1; moved != 0; total += moved) {
+			moved = this.store.retryBatch(effectName, status, budget, 500);
+		}
+		if (total > 0) {
+			this.wakeUp.run();
+		}
+		return total;
+	}
+
+	/**
 	 * Decide on an intent in {@code needs_decision}.
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do

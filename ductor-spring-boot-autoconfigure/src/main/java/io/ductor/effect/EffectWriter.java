@@ -2,6 +2,8 @@ package io.ductor.effect;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -16,6 +18,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.Ids;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.run.Tick;
 
 /**
@@ -36,8 +39,11 @@ class EffectWriter {
 
 	private final Runnable localWakeUp;
 
+	private final DuctorObserver observer;
+
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, boolean notify,
-			Runnable localWakeUp) {
+			Runnable localWakeUp, DuctorObserver observer) {
+		this.observer = observer;
 		this.dataSource = dataSource;
 		this.store = store;
 		this.payloads = payloads;
@@ -80,7 +86,7 @@ class EffectWriter {
 			}
 			return resolvedKey;
 		}
-		wakeDrainersOnCommit(wait.isZero());
+		onCommit(effect.name(), wait.isZero());
 		return resolvedKey;
 	}
 
@@ -97,25 +103,43 @@ class EffectWriter {
 		}
 	}
 
-	private void wakeDrainersOnCommit(boolean dueNow) {
-		if (TransactionSynchronizationManager.hasResource(this)) {
-			return;
-		}
-		TransactionSynchronizationManager.bindResource(this, Boolean.TRUE);
-		if (this.notify && dueNow) {
-			this.store.notifyDrainers();
-		}
-		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+	/**
+	 * Notify other drainers once per transaction (when an intent is due at once) and, after the
+	 * commit, wake the local drainer and count what was scheduled.
+	 */
+	private void onCommit(String effectName, boolean dueNow) {
+		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
+		if (scheduled == null) {
+			Scheduled fresh = new Scheduled();
+			scheduled = fresh;
+			TransactionSynchronizationManager.bindResource(this, fresh);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
-			@Override
-			public void afterCompletion(int status) {
-				TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
-				if (status == STATUS_COMMITTED) {
-					EffectWriter.this.localWakeUp.run();
+				@Override
+				public void afterCompletion(int status) {
+					TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+					if (status == STATUS_COMMITTED) {
+						fresh.effects.forEach(EffectWriter.this.observer::effectScheduled);
+						EffectWriter.this.localWakeUp.run();
+					}
 				}
-			}
 
-		});
+			});
+		}
+		if (this.notify && dueNow && !scheduled.notified) {
+			this.store.notifyDrainers();
+			scheduled.notified = true;
+		}
+		scheduled.effects.add(effectName);
+	}
+
+	/** What one transaction has recorded so far. */
+	private static final class Scheduled {
+
+		private final List<String> effects = new ArrayList<>();
+
+		private boolean notified;
+
 	}
 
 	private static String evaluate(EffectDefinition effect, Expression expression, String attribute, Object[] args) {

@@ -36,6 +36,8 @@ class IntentStore {
 
 	private final JdbcTemplate template;
 
+	private volatile Boolean commitTimestamps;
+
 	IntentStore(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -98,7 +100,9 @@ class IntentStore {
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		return this.jdbc.sql("""
 				WITH due AS (
-				    SELECT i.id FROM eec_effect_intent i
+				    SELECT i.id,
+				           CASE WHEN i.attempts = 0 THEN COALESCE(%s, i.created_at) END AS committed_at
+				    FROM eec_effect_intent i
 				    WHERE i.status = 'pending' AND i.next_attempt_at <= now()
 				      AND (i.ordering_key IS NULL OR NOT EXISTS (
 				          SELECT 1 FROM eec_effect_intent o
@@ -112,7 +116,10 @@ class IntentStore {
 				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
 				FROM due WHERE t.id = due.id
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
-				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at""".formatted(BLOCKING_STATUSES))
+				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
+				    extract(epoch FROM clock_timestamp() - due.committed_at) * 1000 AS lag_ms"""
+				.formatted(commitTimestamps() ? "pg_xact_commit_timestamp(i.xmin)" : "NULL::timestamptz",
+						BLOCKING_STATUSES))
 			.param("limit", limit)
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
@@ -120,8 +127,23 @@ class IntentStore {
 					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
 					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
 					rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getObject("created_at", OffsetDateTime.class)))
+					rs.getObject("created_at", OffsetDateTime.class), (Double) rs.getObject("lag_ms", Double.class)))
 			.list();
+	}
+
+	/**
+	 * Whether the server records commit timestamps ({@code track_commit_timestamp}): then lag is
+	 * measured from the commit of the transaction that recorded an intent, otherwise from its start.
+	 */
+	private boolean commitTimestamps() {
+		Boolean enabled = this.commitTimestamps;
+		if (enabled == null) {
+			enabled = this.jdbc.sql("SELECT current_setting('track_commit_timestamp') = 'on'")
+				.query(Boolean.class)
+				.single();
+			this.commitTimestamps = enabled;
+		}
+		return enabled;
 	}
 
 	/**
@@ -280,6 +302,25 @@ class IntentStore {
 			.optional();
 	}
 
+	/**
+	 * Moves one batch of an effect's intents from {@code from} back to {@code pending}, each with
+	 * {@code budget} more attempts.
+	 * @return how many moved
+	 */
+	int retryBatch(String effectName, EffectStatus from, int budget, int batchSize) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent
+				SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
+				    max_attempts = attempts + :budget, last_error = COALESCE(last_error, '') || ' (retried in bulk)'
+				WHERE id IN (SELECT id FROM eec_effect_intent WHERE effect_name = :name AND status = :from
+				             ORDER BY id LIMIT :batch FOR UPDATE SKIP LOCKED)""")
+			.param("name", effectName)
+			.param("from", from.dbValue())
+			.param("budget", budget)
+			.param("batch", batchSize)
+			.update();
+	}
+
 	/** Deletes one batch of completed and cancelled intents finished longer ago than {@code retention}. */
 	int purge(Duration retention, int batchSize) {
 		return this.jdbc.sql("""
@@ -329,9 +370,12 @@ class IntentStore {
 			int maxAttempts, Duration delay, String orderingKey, String alarmName, String runId) {
 	}
 
-	/** An intent this drainer claimed: what one attempt needs. */
+	/**
+	 * An intent this drainer claimed: what one attempt needs. {@code lagMillis} is the time from
+	 * the recording commit to this claim, by the database clock, for first attempts only.
+	 */
 	record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt, int maxAttempts,
-			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt) {
+			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis) {
 	}
 
 	/** The outcome of one attempt, to be recorded. */

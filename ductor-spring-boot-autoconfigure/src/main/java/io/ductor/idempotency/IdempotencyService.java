@@ -26,6 +26,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.idempotency.IdempotencyStore.Row;
 import io.ductor.idempotency.ReserveOutcome.Result;
 import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.json.JsonCodec;
 
 /**
@@ -69,6 +70,8 @@ public class IdempotencyService {
 
 	private final DuplicateWaiters waiters = new DuplicateWaiters();
 
+	private final DuctorObserver observer;
+
 	/**
 	 * Create the service.
 	 * @param dataSource the database holding Ductor's tables
@@ -80,6 +83,21 @@ public class IdempotencyService {
 	 */
 	public IdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			IdempotencySettings settings, PostgresNotificationListener listener) {
+		this(dataSource, transactionManager, json, settings, listener, DuctorObserver.NOOP);
+	}
+
+	/**
+	 * Create the service, reporting every reservation to {@code observer}.
+	 * @param dataSource the database holding Ductor's tables
+	 * @param transactionManager the transaction manager of that database
+	 * @param json the codec for stored headers and {@link #execute} results
+	 * @param settings TTLs and the duplicate policy
+	 * @param listener wakes parked duplicates; may be {@code null}
+	 * @param observer what is told about every reservation
+	 */
+	public IdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
+			IdempotencySettings settings, PostgresNotificationListener listener, DuctorObserver observer) {
+		this.observer = observer;
 		this.store = new IdempotencyStore(JdbcClient.create(dataSource));
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
@@ -135,6 +153,12 @@ public class IdempotencyService {
 	 * for the open transaction outlasted the policy's bound
 	 */
 	public ReserveOutcome reserve(IdempotentRequest request, DuplicatePolicy policy) {
+		ReserveOutcome outcome = reserveApplying(request, policy);
+		this.observer.reservation(outcome.result().name().toLowerCase(java.util.Locale.ROOT));
+		return outcome;
+	}
+
+	private ReserveOutcome reserveApplying(IdempotentRequest request, DuplicatePolicy policy) {
 		Objects.requireNonNull(request, "request must not be null");
 		if (request.optedOut()) {
 			return ReserveOutcome.of(Result.OPTED_OUT, request);

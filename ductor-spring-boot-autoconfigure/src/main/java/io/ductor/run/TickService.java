@@ -18,6 +18,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.Ids;
 import io.ductor.json.JsonCodec;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.run.RunStore.RunRow;
 import io.ductor.worker.Backoff;
 
@@ -55,8 +56,10 @@ public class TickService {
 
 	private final Backoff backoff;
 
+	private final DuctorObserver observer;
+
 	/**
-	 * Create a tick service.
+	 * Create a tick service that reports to no observer.
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
 	 * @param json the codec for states and inputs
@@ -65,6 +68,20 @@ public class TickService {
 	 */
 	public TickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			int maxAttempts, Backoff backoff) {
+		this(dataSource, transactionManager, json, maxAttempts, backoff, DuctorObserver.NOOP);
+	}
+
+	/**
+	 * Create a tick service.
+	 * @param dataSource the database holding Ductor's tables
+	 * @param transactionManager the transaction manager of that database
+	 * @param json the codec for states and inputs
+	 * @param maxAttempts how often a tick is computed before a version conflict is given up, at least 1
+	 * @param backoff the wait between attempts
+	 * @param observer what is told about every tick
+	 */
+	public TickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
+			int maxAttempts, Backoff backoff, DuctorObserver observer) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
@@ -73,6 +90,7 @@ public class TickService {
 		this.json = json;
 		this.maxAttempts = maxAttempts;
 		this.backoff = backoff;
+		this.observer = observer;
 	}
 
 	/**
@@ -134,9 +152,15 @@ public class TickService {
 		for (int attempt = 1;; attempt++) {
 			int current = attempt;
 			try {
-				return this.transactions.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, current));
+				TickOutcome<S> outcome = this.transactions
+					.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, current));
+				this.observer.tick(outcome.result().name().toLowerCase(java.util.Locale.ROOT), current);
+				return outcome;
 			}
 			catch (VersionConflict ex) {
+				if (joined || attempt >= this.maxAttempts) {
+					this.observer.tick("conflict", attempt);
+				}
 				if (joined) {
 					throw new TickConflictException("Run '" + runId + "' was advanced by a concurrent tick while tick '"
 							+ stamp + "' ran inside the caller's transaction; retry the caller's transaction");

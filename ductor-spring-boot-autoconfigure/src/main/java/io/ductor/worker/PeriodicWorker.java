@@ -14,6 +14,8 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
+import io.ductor.metrics.DuctorObserver;
+
 /**
  * Runs a {@link WorkerTask} on its own thread every {@code interval}, and at once when
  * {@linkplain #trigger() triggered} or when the task reports that more work is waiting. A failing
@@ -38,11 +40,15 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	private final Duration shutdownTimeout;
 
+	private final DuctorObserver observer;
+
 	private final AtomicBoolean pending = new AtomicBoolean();
 
 	private final AtomicLong rounds = new AtomicLong();
 
 	private volatile ScheduledExecutorService executor;
+
+	private volatile Instant startedAt;
 
 	private volatile Instant lastCompletedAt;
 
@@ -58,6 +64,19 @@ public class PeriodicWorker implements SmartLifecycle {
 	 * @param task the work
 	 */
 	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task) {
+		this(name, interval, shutdownTimeout, task, DuctorObserver.NOOP);
+	}
+
+	/**
+	 * Create a worker that reports its rounds.
+	 * @param name the worker's name, used for its thread and in logs ("sweeper")
+	 * @param interval the pause between rounds
+	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
+	 * @param task the work
+	 * @param observer what is told about every round
+	 */
+	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task,
+			DuctorObserver observer) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("interval of worker '" + name + "' must be positive");
 		}
@@ -65,6 +84,7 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.interval = interval;
 		this.shutdownTimeout = shutdownTimeout;
 		this.task = task;
+		this.observer = observer;
 	}
 
 	/** @return the worker's name */
@@ -80,6 +100,7 @@ public class PeriodicWorker implements SmartLifecycle {
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
 				new CustomizableThreadFactory("ductor-" + this.name + "-"));
 		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		this.startedAt = Instant.now();
 		// published before the first round is scheduled: trigger() and runRounds() ignore a null executor
 		this.executor = executor;
 		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
@@ -118,11 +139,13 @@ public class PeriodicWorker implements SmartLifecycle {
 		try {
 			boolean more = this.task.runOnce();
 			this.lastCompletedAt = Instant.now();
+			this.observer.workerRound(this.name, true);
 			return more;
 		}
 		catch (Throwable ex) {
 			this.lastFailedAt = Instant.now();
 			this.lastError = String.valueOf(ex.getMessage());
+			this.observer.workerRound(this.name, false);
 			logger.warn("Ductor worker '" + this.name + "' failed a round, retrying in " + this.interval, ex);
 			return false;
 		}
@@ -164,8 +187,8 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	/** @return what the worker has been doing */
 	public WorkerStatus status() {
-		return new WorkerStatus(this.name, isRunning(), this.interval, this.rounds.get(), this.lastCompletedAt,
-				this.lastFailedAt, this.lastError);
+		return new WorkerStatus(this.name, isRunning(), this.interval, this.startedAt, this.rounds.get(),
+				this.lastCompletedAt, this.lastFailedAt, this.lastError);
 	}
 
 }

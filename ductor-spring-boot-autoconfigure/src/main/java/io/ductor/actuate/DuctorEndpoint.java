@@ -1,0 +1,109 @@
+package io.ductor.actuate;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.lang.Nullable;
+
+import io.ductor.effect.EffectIntent;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectResolution;
+import io.ductor.effect.EffectStatus;
+import io.ductor.health.DuctorBacklog;
+import io.ductor.worker.WorkerStatus;
+
+/**
+ * The {@code ductor} actuator endpoint. Read: an overview of the backlog and the workers
+ * ({@code GET /actuator/ductor}) and intents by status with paging
+ * ({@code GET /actuator/ductor/{status}?afterId=&limit=}). Write: act on one intent
+ * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel} or
+ * {@code resolve} and a {@code resolution}), or retry every failed or undecided intent of an effect
+ * ({@code POST /actuator/ductor} with {@code effect} and {@code status}). Every write is logged.
+ */
+@Endpoint(id = "ductor")
+public class DuctorEndpoint {
+
+	private static final Log logger = LogFactory.getLog(DuctorEndpoint.class);
+
+	private final EffectOutbox outbox;
+
+	private final DuctorBacklog backlog;
+
+	private final List<Supplier<WorkerStatus>> workers;
+
+	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers) {
+		this.outbox = outbox;
+		this.backlog = backlog;
+		this.workers = List.copyOf(workers);
+	}
+
+	@ReadOperation
+	public Map<String, Object> overview() {
+		Map<String, Object> overview = new LinkedHashMap<>();
+		overview.put("backlog", this.backlog.refresh());
+		overview.put("workers", this.workers.stream().map(Supplier::get).toList());
+		return overview;
+	}
+
+	@ReadOperation
+	public List<EffectIntent> intents(@Selector String status, @Nullable Long afterId, @Nullable Integer limit) {
+		return this.outbox.list(status(status), (afterId != null) ? afterId : 0, (limit != null) ? limit : 50);
+	}
+
+	@WriteOperation
+	public EffectIntent act(@Selector long id, String action, @Nullable String resolution) {
+		EffectIntent before = this.outbox.find(id).orElse(null);
+		EffectIntent after = switch (action.toLowerCase(Locale.ROOT)) {
+			case "retry" -> this.outbox.retry(id);
+			case "cancel" -> this.outbox.cancel(id);
+			case "resolve" -> this.outbox.resolve(id, resolution(resolution));
+			default -> throw new IllegalArgumentException(
+					"action must be retry, cancel or resolve but was '" + action + "'");
+		};
+		logger.info("ductor endpoint: " + action + ((resolution != null) ? " (" + resolution + ")" : "") + " on intent "
+				+ id + " of effect '" + after.effectName() + "': "
+				+ ((before != null) ? before.status().dbValue() : "?") + " -> " + after.status().dbValue());
+		return after;
+	}
+
+	@WriteOperation
+	public Map<String, Object> retryAll(String effect, String status) {
+		int retried = this.outbox.retryAll(effect, status(status));
+		logger.info("ductor endpoint: retried " + retried + " " + status + " intent(s) of effect '" + effect + "'");
+		return Map.of("effect", effect, "status", status, "retried", retried);
+	}
+
+	private static EffectStatus status(String status) {
+		try {
+			return EffectStatus.fromDb(status);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("status must be one of pending, in_flight, completed, failed, "
+					+ "needs_decision, cancelled but was '" + status + "'");
+		}
+	}
+
+	private static EffectResolution resolution(String resolution) {
+		if (resolution == null) {
+			throw new IllegalArgumentException("resolve needs a resolution: retry, mark_done or mark_failed");
+		}
+		try {
+			return EffectResolution.valueOf(resolution.toUpperCase(Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException(
+					"resolution must be retry, mark_done or mark_failed but was '" + resolution + "'");
+		}
+	}
+
+}

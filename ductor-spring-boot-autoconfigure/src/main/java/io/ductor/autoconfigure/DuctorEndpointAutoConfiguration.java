@@ -1,0 +1,36 @@
+package io.ductor.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.ductor.actuate.DuctorEndpoint;
+import io.ductor.effect.EffectDrainer;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.health.DuctorBacklog;
+import io.ductor.worker.PeriodicWorker;
+
+/**
+ * The {@code ductor} actuator endpoint. Like every actuator endpoint it is reachable over HTTP
+ * only when the application exposes it ({@code management.endpoints.web.exposure.include}).
+ */
+@AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
+		DuctorIdempotencyAutoConfiguration.class })
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean({ EffectOutbox.class, DuctorBacklog.class })
+@ConditionalOnAvailableEndpoint(DuctorEndpoint.class)
+public final class DuctorEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, ObjectProvider<PeriodicWorker> workers,
+			ObjectProvider<EffectDrainer> drainer) {
+		return new DuctorEndpoint(outbox, backlog, DuctorWorkers.statuses(workers, drainer));
+	}
+
+}

@@ -1,0 +1,34 @@
+package io.ductor.autoconfigure;
+
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.ductor.health.DuctorBacklog;
+import io.ductor.metrics.DuctorMetrics;
+import io.ductor.metrics.DuctorObserver;
+
+/**
+ * Ductor's Micrometer meters, when Micrometer and a {@link MeterRegistry} are present.
+ */
+@AutoConfiguration(after = DuctorAutoConfiguration.class,
+		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
+@ConditionalOnClass(MeterRegistry.class)
+@ConditionalOnBean({ MeterRegistry.class, DuctorBacklog.class })
+@ConditionalOnBooleanProperty(name = "ductor.metrics.enabled", matchIfMissing = true)
+public final class DuctorMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(DuctorObserver.class)
+	DuctorMetrics ductorMetrics(DuctorBacklog backlog) {
+		return new DuctorMetrics(backlog);
+	}
+
+}

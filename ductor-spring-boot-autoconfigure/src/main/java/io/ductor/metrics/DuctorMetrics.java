@@ -1,0 +1,143 @@
+package io.ductor.metrics;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import io.ductor.health.DuctorBacklog;
+
+/**
+ * Ductor's Micrometer meters. Counters and timers follow what the observer is told; gauges read
+ * the cached {@link DuctorBacklog} snapshot, so a scrape costs at most one cheap query.
+ * <ul>
+ * <li>{@code ductor.effects.scheduled} (effect), {@code ductor.effects.dispatched} (effect,
+ * outcome), {@code ductor.effects.dispatch.duration} (effect, outcome), {@code ductor.effects.lag}
+ * (effect): from the recording commit to the first claim, by the database clock;</li>
+ * <li>{@code ductor.effects.backlog}, {@code ductor.effects.oldest.age} (seconds),
+ * {@code ductor.effects.in.flight}, {@code ductor.effects.parked} (status),
+ * {@code ductor.idempotency.pending};</li>
+ * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
+ * {@code ductor.idempotency.reservations} (outcome), {@code ductor.worker.runs} (worker,
+ * outcome).</li>
+ * </ul>
+ */
+public class DuctorMetrics implements DuctorObserver, MeterBinder {
+
+	private final DuctorBacklog backlog;
+
+	private volatile MeterRegistry registry;
+
+	public DuctorMetrics(DuctorBacklog backlog) {
+		this.backlog = backlog;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		this.registry = registry;
+		gauge(registry, "ductor.effects.backlog", "Effect intents waiting to run", null,
+				DuctorBacklog.Snapshot::pendingIntents);
+		gauge(registry, "ductor.effects.oldest.age", "How long the oldest due intent has waited past its due time",
+				"seconds", (snapshot) -> snapshot.oldestDueAge().toNanos() / 1e9);
+		gauge(registry, "ductor.effects.in.flight", "Effect intents being dispatched", null,
+				DuctorBacklog.Snapshot::inFlight);
+		Gauge.builder("ductor.effects.parked", this, (metrics) -> metrics.read(DuctorBacklog.Snapshot::failed))
+			.description("Effect intents that need an operator")
+			.tag("status", "failed")
+			.register(registry);
+		Gauge.builder("ductor.effects.parked", this, (metrics) -> metrics.read(DuctorBacklog.Snapshot::needsDecision))
+			.description("Effect intents that need an operator")
+			.tag("status", "needs_decision")
+			.register(registry);
+		gauge(registry, "ductor.idempotency.pending", "Idempotency reservations not settled yet", null,
+				DuctorBacklog.Snapshot::pendingReservations);
+	}
+
+	private void gauge(MeterRegistry registry, String name, String description, String unit,
+			ToDoubleFunction<DuctorBacklog.Snapshot> value) {
+		Gauge.builder(name, this, (metrics) -> metrics.read(value))
+			.description(description)
+			.baseUnit(unit)
+			.register(registry);
+	}
+
+	private double read(ToDoubleFunction<DuctorBacklog.Snapshot> value) {
+		try {
+			return value.applyAsDouble(this.backlog.snapshot());
+		}
+		catch (RuntimeException ex) {
+			// the database is unreachable: the health contributor says so; the gauge has no value
+			return Double.NaN;
+		}
+	}
+
+	@Override
+	public void tick(String outcome, int attempts) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			registry.counter("ductor.ticks", "outcome", outcome).increment();
+			if (attempts > 1) {
+				registry.counter("ductor.ticks.conflicts").increment(attempts - 1);
+			}
+		}
+	}
+
+	@Override
+	public void effectScheduled(String effect) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			registry.counter("ductor.effects.scheduled", "effect", effect).increment();
+		}
+	}
+
+	@Override
+	public void effectDispatched(String effect, String outcome, long nanos) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			Counter.builder("ductor.effects.dispatched")
+				.tag("effect", effect)
+				.tag("outcome", outcome)
+				.register(registry)
+				.increment();
+			Timer.builder("ductor.effects.dispatch.duration")
+				.tag("effect", effect)
+				.tag("outcome", outcome)
+				.register(registry)
+				.record(nanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void effectLag(String effect, double millis) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			Timer.builder("ductor.effects.lag")
+				.description("From the commit that recorded an intent to its first claim")
+				.tag("effect", effect)
+				.register(registry)
+				.record((long) (Math.max(0, millis) * 1_000_000), TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void workerRound(String worker, boolean success) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			registry.counter("ductor.worker.runs", "worker", worker, "outcome", success ? "success" : "failure")
+				.increment();
+		}
+	}
+
+	@Override
+	public void reservation(String outcome) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			registry.counter("ductor.idempotency.reservations", "outcome", outcome).increment();
+		}
+	}
+
+}

@@ -1,0 +1,61 @@
+package io.ductor.metrics;
+
+/**
+ * What Ductor reports as it works: ticks, effects scheduled and dispatched, worker rounds,
+ * reservations. The Micrometer implementation turns it into meters; without Micrometer the no-op
+ * one is used. Implementations must be fast and must not throw.
+ */
+public interface DuctorObserver {
+
+	/** Observes nothing. */
+	DuctorObserver NOOP = new DuctorObserver() {
+	};
+
+	/**
+	 * A tick finished.
+	 * @param outcome {@code applied}, {@code duplicate}, {@code terminal} or {@code conflict}
+	 * @param attempts how often it was computed
+	 */
+	default void tick(String outcome, int attempts) {
+	}
+
+	/**
+	 * An intent was committed.
+	 * @param effect the effect name
+	 */
+	default void effectScheduled(String effect) {
+	}
+
+	/**
+	 * An attempt of an effect ended.
+	 * @param effect the effect name
+	 * @param outcome {@code completed}, {@code retry}, {@code failed} or {@code needs_decision}
+	 * @param nanos how long the effect ran
+	 */
+	default void effectDispatched(String effect, String outcome, long nanos) {
+	}
+
+	/**
+	 * A first attempt started.
+	 * @param effect the effect name
+	 * @param millis from the commit that recorded the intent to the claim, by the database clock
+	 */
+	default void effectLag(String effect, double millis) {
+	}
+
+	/**
+	 * A worker finished a round.
+	 * @param worker the worker's name
+	 * @param success whether the round completed without error
+	 */
+	default void workerRound(String worker, boolean success) {
+	}
+
+	/**
+	 * A reservation call returned.
+	 * @param outcome {@code reserved}, {@code replay}, {@code in_flight}, {@code mismatch} or {@code opted_out}
+	 */
+	default void reservation(String outcome) {
+	}
+
+}
