@@ -27,8 +27,8 @@ public final class DuctorMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(DuctorObserver.class)
-	DuctorMetrics ductorMetrics(DuctorBacklog backlog) {
-		return new DuctorMetrics(backlog);
+	DuctorMetrics ductorMetrics(DuctorBacklog backlog, MeterRegistry registry) {
+		return new DuctorMetrics(backlog, registry);
 	}
 
 }

@@ -117,7 +117,7 @@ class IntentStore {
 				FROM due WHERE t.id = due.id
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
-				    extract(epoch FROM clock_timestamp() - due.committed_at) * 1000 AS lag_ms"""
+				    (extract(epoch FROM clock_timestamp() - due.committed_at) * 1000)::float8 AS lag_ms"""
 				.formatted(commitTimestamps() ? "pg_xact_commit_timestamp(i.xmin)" : "NULL::timestamptz",
 						BLOCKING_STATUSES))
 			.param("limit", limit)

@@ -3,11 +3,8 @@ package io.ductor.metrics;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.ductor.health.DuctorBacklog;
 
@@ -26,18 +23,19 @@ import io.ductor.health.DuctorBacklog;
  * outcome).</li>
  * </ul>
  */
-public class DuctorMetrics implements DuctorObserver, MeterBinder {
+public class DuctorMetrics implements DuctorObserver {
 
 	private final DuctorBacklog backlog;
 
-	private volatile MeterRegistry registry;
+	private final MeterRegistry registry;
 
-	public DuctorMetrics(DuctorBacklog backlog) {
+	/**
+	 * Register Ductor's gauges in {@code registry} and count into it from now on.
+	 * @param backlog the backlog the gauges read
+	 * @param registry the registry
+	 */
+	public DuctorMetrics(DuctorBacklog backlog, MeterRegistry registry) {
 		this.backlog = backlog;
-	}
-
-	@Override
-	public void bindTo(MeterRegistry registry) {
 		this.registry = registry;
 		gauge(registry, "ductor.effects.backlog", "Effect intents waiting to run", null,
 				DuctorBacklog.Snapshot::pendingIntents);
@@ -77,67 +75,39 @@ public class DuctorMetrics implements DuctorObserver, MeterBinder {
 
 	@Override
 	public void tick(String outcome, int attempts) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			registry.counter("ductor.ticks", "outcome", outcome).increment();
-			if (attempts > 1) {
-				registry.counter("ductor.ticks.conflicts").increment(attempts - 1);
-			}
+		this.registry.counter("ductor.ticks", "outcome", outcome).increment();
+		if (attempts > 1) {
+			this.registry.counter("ductor.ticks.conflicts").increment(attempts - 1);
 		}
 	}
 
 	@Override
 	public void effectScheduled(String effect) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			registry.counter("ductor.effects.scheduled", "effect", effect).increment();
-		}
+		this.registry.counter("ductor.effects.scheduled", "effect", effect).increment();
 	}
 
 	@Override
 	public void effectDispatched(String effect, String outcome, long nanos) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			Counter.builder("ductor.effects.dispatched")
-				.tag("effect", effect)
-				.tag("outcome", outcome)
-				.register(registry)
-				.increment();
-			Timer.builder("ductor.effects.dispatch.duration")
-				.tag("effect", effect)
-				.tag("outcome", outcome)
-				.register(registry)
-				.record(nanos, TimeUnit.NANOSECONDS);
-		}
+		this.registry.counter("ductor.effects.dispatched", "effect", effect, "outcome", outcome).increment();
+		this.registry.timer("ductor.effects.dispatch.duration", "effect", effect, "outcome", outcome)
+			.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
 	@Override
 	public void effectLag(String effect, double millis) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			Timer.builder("ductor.effects.lag")
-				.description("From the commit that recorded an intent to its first claim")
-				.tag("effect", effect)
-				.register(registry)
-				.record((long) (Math.max(0, millis) * 1_000_000), TimeUnit.NANOSECONDS);
-		}
+		this.registry.timer("ductor.effects.lag", "effect", effect)
+			.record((long) (Math.max(0, millis) * 1_000_000), TimeUnit.NANOSECONDS);
 	}
 
 	@Override
 	public void workerRound(String worker, boolean success) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			registry.counter("ductor.worker.runs", "worker", worker, "outcome", success ? "success" : "failure")
-				.increment();
-		}
+		this.registry.counter("ductor.worker.runs", "worker", worker, "outcome", success ? "success" : "failure")
+			.increment();
 	}
 
 	@Override
 	public void reservation(String outcome) {
-		MeterRegistry registry = this.registry;
-		if (registry != null) {
-			registry.counter("ductor.idempotency.reservations", "outcome", outcome).increment();
-		}
+		this.registry.counter("ductor.idempotency.reservations", "outcome", outcome).increment();
 	}
 
 }
