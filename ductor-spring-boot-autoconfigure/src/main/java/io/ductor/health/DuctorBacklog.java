@@ -10,11 +10,30 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * What is waiting in Ductor's tables, read with one cheap statement: every count walks a partial
- * index of live rows and stops at a limit, so a million finished rows cost nothing and a huge
+ * index of live rows in its order (so the planner never prefers a table scan, wherever the live
+ * rows sit in the heap) and stops at a limit, so a million finished rows cost nothing and a huge
  * backlog costs no more than the limit (above it, the pending count is PostgreSQL's estimate).
  * Snapshots are cached for a short time so metric scrapes share one query.
  */
 public class DuctorBacklog {
+
+	/** The snapshot query; {@code :cap} is the count limit. */
+	static final String SQL = """
+			SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'pending'
+			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS pending,
+			       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
+			           AS pending_estimate,
+			       (SELECT min(next_attempt_at) FROM eec_effect_intent
+			        WHERE status = 'pending' AND next_attempt_at <= now()) AS oldest_due,
+			       now() AS db_now,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'in_flight'
+			            ORDER BY lease_expires_at LIMIT :cap) x) AS in_flight,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'failed'
+			            ORDER BY status, updated_at LIMIT :cap) x) AS failed,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'needs_decision'
+			            ORDER BY status, updated_at LIMIT :cap) x) AS needs_decision,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
+			            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations""";
 
 	private final JdbcClient jdbc;
 
@@ -54,22 +73,7 @@ public class DuctorBacklog {
 	 * @throws org.springframework.dao.DataAccessException when the database cannot be read
 	 */
 	public Snapshot refresh() {
-		Snapshot snapshot = this.jdbc.sql("""
-				SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'pending' LIMIT :cap) x)
-				           AS pending,
-				       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
-				           AS pending_estimate,
-				       (SELECT min(next_attempt_at) FROM eec_effect_intent
-				        WHERE status = 'pending' AND next_attempt_at <= now()) AS oldest_due,
-				       now() AS db_now,
-				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'in_flight' LIMIT :cap) x)
-				           AS in_flight,
-				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'failed' LIMIT :cap) x)
-				           AS failed,
-				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'needs_decision'
-				           LIMIT :cap) x) AS needs_decision,
-				       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
-				           LIMIT :cap) x) AS pending_reservations""")
+		Snapshot snapshot = this.jdbc.sql(SQL)
 			.param("cap", this.countLimit)
 			.query((rs, row) -> {
 				long pending = rs.getLong("pending");

@@ -139,7 +139,8 @@ class OperationsTest {
 		IdempotencyService idempotency = context.getBean(IdempotencyService.class);
 		IdempotentRequest request = new IdempotentRequest("", "orders", "key-" + UUID.randomUUID(), "f");
 		ReserveOutcome first = idempotency.reserve(request);
-		assertThat(meters.get("ductor.idempotency.pending").gauge().value()).isEqualTo(1);
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> meters.get("ductor.idempotency.pending").gauge().value() == 1);
 		idempotency.complete(first.reservation(), "order-1", new StoredResponse(201, Map.of(), new byte[0]));
 		idempotency.reserve(request);
 		assertThat(count("ductor.idempotency.reservations", "outcome", "reserved")).isEqualTo(1);
