@@ -127,7 +127,7 @@ class IntentStore {
 					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
 					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
 					rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getObject("created_at", OffsetDateTime.class), (Double) rs.getObject("lag_ms", Double.class)))
+					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class)))
 			.list();
 	}
 

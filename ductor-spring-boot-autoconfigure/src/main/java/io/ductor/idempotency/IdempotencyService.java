@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -154,7 +155,7 @@ public class IdempotencyService {
 	 */
 	public ReserveOutcome reserve(IdempotentRequest request, DuplicatePolicy policy) {
 		ReserveOutcome outcome = reserveApplying(request, policy);
-		this.observer.reservation(outcome.result().name().toLowerCase(java.util.Locale.ROOT));
+		this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
 		return outcome;
 	}
 

@@ -1,5 +1,7 @@
 package io.ductor.run;
 
+import java.util.Optional;
+
 /**
  * The tick a {@link TickStep} is computing, and the means to finish the run with it.
  */
@@ -69,8 +71,8 @@ public final class Tick {
 	 * their intents to the run.
 	 * @return the tick, or empty outside a step
 	 */
-	public static java.util.Optional<Tick> current() {
-		return java.util.Optional.ofNullable(CURRENT.get());
+	public static Optional<Tick> current() {
+		return Optional.ofNullable(CURRENT.get());
 	}
 
 	<S> S apply(TickStep<S> step, S state) {

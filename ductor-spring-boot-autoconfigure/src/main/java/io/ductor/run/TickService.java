@@ -2,6 +2,7 @@ package io.ductor.run;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -154,7 +155,7 @@ public class TickService {
 			try {
 				TickOutcome<S> outcome = this.transactions
 					.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, current));
-				this.observer.tick(outcome.result().name().toLowerCase(java.util.Locale.ROOT), current);
+				this.observer.tick(outcome.result().name().toLowerCase(Locale.ROOT), current);
 				return outcome;
 			}
 			catch (VersionConflict ex) {

@@ -59,6 +59,7 @@ class EffectDrainingTest {
 				ConfigurableApplicationContext drainer = EffectInstances.start(database, TestEffects.Config.class,
 						"ductor.drainer.poll-interval=1h",
 						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
+			assertThat(drainer.getBean(EffectDrainer.class).isRunning()).isTrue();
 			sleep(300);
 			EffectOutbox outbox = writer.getBean(EffectOutbox.class);
 			String first = "ship:" + UUID.randomUUID();
