@@ -102,6 +102,10 @@ class DuctorObservabilityAutoConfigurationTest {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
+			.withBean("myEndpoint", DuctorEndpoint.class,
+					() -> new DuctorEndpoint(null, null, java.util.List.of()))
+			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class).hasBean("myEndpoint"));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor",
 				"management.endpoint.ductor.access=NONE")
 			.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class));
