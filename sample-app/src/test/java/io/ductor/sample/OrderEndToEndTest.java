@@ -102,9 +102,7 @@ class OrderEndToEndTest extends ShopTestSupport {
 		this.gateway.faults().inject(Fault.BEFORE_APPLY);
 		this.gateway.faults().inject(Fault.AFTER_APPLY);
 
-		String id = ShopClient.json(this.shop.placeOrder(newKey(), ShopClient.order("carol", "book-2", 1)))
-			.get("id")
-			.asString();
+		String id = place(ShopClient.order("carol", "book-2", 1));
 		awaitRunStatus(id, "completed");
 
 		List<Map<String, Object>> requests = this.jdbc
@@ -129,9 +127,7 @@ class OrderEndToEndTest extends ShopTestSupport {
 	void receiptWithALostConfirmationWaitsForADecisionAndIsNeverResentAutomatically() {
 		this.mail.faults().inject(Fault.AFTER_APPLY);
 
-		String id = ShopClient.json(this.shop.placeOrder(newKey(), ShopClient.order("dave", "book-1", 1)))
-			.get("id")
-			.asString();
+		String id = place(ShopClient.order("dave", "book-1", 1));
 		awaitRunStatus(id, "completed");
 		await().atMost(PATIENCE).until(() -> "needs_decision".equals(effectStatus("receipt:" + id)));
 		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
@@ -151,9 +147,7 @@ class OrderEndToEndTest extends ShopTestSupport {
 	void refusedReceiptIsRetriedAutomaticallyAndSentOnce() {
 		this.mail.faults().inject(Fault.BEFORE_APPLY);
 
-		String id = ShopClient.json(this.shop.placeOrder(newKey(), ShopClient.order("erin", "mug-1", 2)))
-			.get("id")
-			.asString();
+		String id = place(ShopClient.order("erin", "mug-1", 2));
 		awaitRunStatus(id, "completed");
 		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("receipt:" + id)));
 		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id)).isEqualTo(2);
@@ -162,9 +156,7 @@ class OrderEndToEndTest extends ShopTestSupport {
 
 	@Test
 	void orderBeyondTheStockFailsItsRunAndChargesNothing() {
-		String id = ShopClient.json(this.shop.placeOrder(newKey(), ShopClient.order("frank", "poster-1", 4)))
-			.get("id")
-			.asString();
+		String id = place(ShopClient.order("frank", "poster-1", 4));
 		awaitRunStatus(id, "failed");
 
 		JsonNode order = this.shop.order(id);
@@ -185,6 +177,13 @@ class OrderEndToEndTest extends ShopTestSupport {
 		assertThat(zero.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(count("SELECT count(*) FROM sample_order WHERE customer = 'gina'")).isZero();
 		assertThat(this.shop.get("/orders/no-such-order").statusCode()).isEqualTo(404);
+	}
+
+	/** Places an order with a fresh key and returns its id. */
+	private String place(String body) {
+		HttpResponse<String> response = this.shop.placeOrder(newKey(), body);
+		assertThat(response.statusCode()).isEqualTo(201);
+		return ShopClient.json(response).get("id").asString();
 	}
 
 	private static String newKey() {

@@ -1,5 +1,6 @@
 package io.ductor.sample.fault;
 
+import java.time.Duration;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -7,19 +8,23 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Decides which {@link Fault} the next request to a simulated receiver gets: first the faults
  * queued with {@link #inject(Fault)} (by the page's buttons or a test), then at random with the
- * configured failure rate, half before and half after applying.
+ * configured failure rate, half before and half after applying. Also holds the receiver's answer
+ * back for its configured latency.
  */
 public final class FaultPlan {
 
 	private final double failureRate;
 
+	private final Duration latency;
+
 	private final Queue<Fault> queued = new ConcurrentLinkedQueue<>();
 
 	/**
-	 * @param failureRate the share of requests that fail at random, from 0 to 1
+	 * @param receiver the receiver's failure rate and latency
 	 */
-	public FaultPlan(double failureRate) {
-		this.failureRate = failureRate;
+	public FaultPlan(SimulationProperties.Receiver receiver) {
+		this.failureRate = receiver.failureRate();
+		this.latency = receiver.latency();
 	}
 
 	/**
@@ -55,16 +60,20 @@ public final class FaultPlan {
 	}
 
 	/**
-	 * Check a configured failure rate.
-	 * @param property the property's name, for the message
-	 * @param rate the rate
-	 * @return the rate
+	 * Wait for the configured latency, as the answer travels back.
+	 * @throws IllegalStateException when interrupted meanwhile
 	 */
-	public static double checkRate(String property, double rate) {
-		if (!(rate >= 0 && rate <= 1)) {
-			throw new IllegalArgumentException(property + " must be between 0 and 1 but was " + rate);
+	public void delayAnswer() {
+		if (this.latency.isZero()) {
+			return;
 		}
-		return rate;
+		try {
+			Thread.sleep(this.latency.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while the answer was on its way", ex);
+		}
 	}
 
 }

@@ -1,7 +1,5 @@
 package io.ductor.sample.mail;
 
-import java.time.Duration;
-
 import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -10,6 +8,7 @@ import org.springframework.stereotype.Component;
 import io.ductor.effect.EffectNotAppliedException;
 import io.ductor.sample.fault.Fault;
 import io.ductor.sample.fault.FaultPlan;
+import io.ductor.sample.fault.SimulationProperties;
 
 /**
  * A mail server simulated inside the sample, like many real ones: it cannot deduplicate, so a
@@ -24,12 +23,9 @@ public class MailServer {
 
 	private final FaultPlan faults;
 
-	private final Duration latency;
-
-	MailServer(DataSource dataSource, MailerProperties properties) {
+	MailServer(DataSource dataSource, SimulationProperties properties) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.faults = new FaultPlan(properties.failureRate());
-		this.latency = properties.latency();
+		this.faults = new FaultPlan(properties.mailer());
 	}
 
 	/** @return the mail server's faults, to inject some */
@@ -55,14 +51,7 @@ public class MailServer {
 		this.jdbc.sql("INSERT INTO sample_receipt (message_id, order_id, recipient, body) VALUES (?, ?, ?, ?)")
 			.params(messageId, orderId, recipient, body)
 			.update();
-		if (!this.latency.isZero()) {
-			try {
-				Thread.sleep(this.latency.toMillis());
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
+		this.faults.delayAnswer();
 		if (fault == Fault.AFTER_APPLY) {
 			throw new MailTimeoutException("Mail server did not confirm message '" + messageId
 					+ "'; it may or may not have been sent");

@@ -1,6 +1,5 @@
 package io.ductor.sample.payment;
 
-import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -13,6 +12,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.sample.fault.Fault;
 import io.ductor.sample.fault.FaultPlan;
+import io.ductor.sample.fault.SimulationProperties;
 
 /**
  * A payment gateway simulated inside the sample, behaving as a real payment API does: a charge
@@ -34,14 +34,12 @@ public class PaymentGateway {
 
 	private final FaultPlan faults;
 
-	private final Duration latency;
-
-	PaymentGateway(DataSource dataSource, PlatformTransactionManager transactionManager, GatewayProperties properties) {
+	PaymentGateway(DataSource dataSource, PlatformTransactionManager transactionManager,
+			SimulationProperties properties) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.transactions.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRES_NEW);
-		this.faults = new FaultPlan(properties.failureRate());
-		this.latency = properties.latency();
+		this.faults = new FaultPlan(properties.gateway());
 	}
 
 	/** @return the gateway's faults, to inject some */
@@ -68,7 +66,7 @@ public class PaymentGateway {
 		}
 		boolean answerLost = fault == Fault.AFTER_APPLY;
 		Charge charge = this.transactions.execute((status) -> apply(idempotencyKey, orderId, amountCents, answerLost));
-		sleep(this.latency);
+		this.faults.delayAnswer();
 		if (answerLost) {
 			throw new GatewayTimeoutException("Payment gateway did not answer in time; charge '" + idempotencyKey
 					+ "' may or may not have been applied");
@@ -109,19 +107,6 @@ public class PaymentGateway {
 				+ " VALUES (?, ?, ?, ?)")
 			.params(key, orderId, outcome, answerLost)
 			.update();
-	}
-
-	static void sleep(Duration duration) {
-		if (duration.isZero()) {
-			return;
-		}
-		try {
-			Thread.sleep(duration.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new GatewayTimeoutException("Interrupted while waiting for the gateway's answer");
-		}
 	}
 
 }
