@@ -2,9 +2,16 @@ package io.ductor.sample;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import tools.jackson.databind.JsonNode;
 
@@ -95,6 +102,34 @@ class OrderEndToEndTest extends ShopTestSupport {
 		awaitRunStatus(id, "completed");
 		awaitEffectsSettled(id);
 		assertThat(count("SELECT count(*) FROM sample_payment WHERE order_id = ?", id)).isOne();
+	}
+
+	@Test
+	void concurrentCopiesOfOneRequestPlaceOneOrderAndAllGetItsAnswer() throws Exception {
+		String key = newKey();
+		String body = ShopClient.order("judy", "book-1", 1);
+		List<Future<HttpResponse<String>>> copies = new ArrayList<>();
+		ExecutorService clients = Executors.newFixedThreadPool(6);
+		try {
+			for (int i = 0; i < 6; i++) {
+				copies.add(clients.submit(() -> this.shop.placeOrder(key, body)));
+			}
+			Set<String> ids = new HashSet<>();
+			for (Future<HttpResponse<String>> copy : copies) {
+				HttpResponse<String> response = copy.get(30, TimeUnit.SECONDS);
+				assertThat(response.statusCode()).isEqualTo(201);
+				ids.add(ShopClient.json(response).get("id").asString());
+			}
+			assertThat(ids).hasSize(1);
+			assertThat(count("SELECT count(*) FROM sample_order WHERE idempotency_key = ?", key)).isOne();
+			String id = ids.iterator().next();
+			awaitRunStatus(id, "completed");
+			awaitEffectsSettled(id);
+			assertThat(count("SELECT count(*) FROM sample_payment WHERE order_id = ?", id)).isOne();
+		}
+		finally {
+			clients.shutdownNow();
+		}
 	}
 
 	@Test
