@@ -1,54 +1,30 @@
 package io.ductor.sample;
 
-import javax.sql.DataSource;
-
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.web.client.RestClient;
-
-import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class SampleApplicationTest {
-
-	@RegisterExtension
-	static final PostgresExtension postgres = new PostgresExtension();
-
-	@DynamicPropertySource
-	static void database(DynamicPropertyRegistry registry) {
-		registry.add("spring.datasource.url", postgres::jdbcUrl);
-		registry.add("spring.datasource.username", postgres::username);
-		registry.add("spring.datasource.password", () -> (postgres.password() != null) ? postgres.password() : "");
-	}
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	DataSource dataSource;
+/** The shop on any PostgreSQL given by spring.datasource.url: both migrations ran, health is up. */
+class SampleApplicationTest extends ShopTestSupport {
 
 	@Test
-	void startsMigratesAndReportsHealthy() {
-		String health = RestClient.create("http://localhost:" + this.port)
-			.get()
-			.uri("/actuator/health")
-			.retrieve()
-			.body(String.class);
+	void startsRunsTheShopsAndDuctorsMigrationsAndReportsHealthy() {
+		ShopClient shop = new ShopClient(port());
+		String health = shop.get("/actuator/health").body();
 		assertThat(health).contains("\"status\":\"UP\"").contains("\"db\"");
-		assertThat(JdbcClient.create(this.dataSource)
-			.sql("SELECT count(*) FROM pg_tables WHERE tablename IN"
-					+ " ('eec_run', 'eec_run_transition', 'eec_effect_intent', 'eec_routing_idempotency')")
+		JdbcClient jdbc = jdbc();
+		assertThat(jdbc.sql("SELECT count(*) FROM pg_tables WHERE tablename IN"
+				+ " ('eec_run', 'eec_run_transition', 'eec_effect_intent', 'eec_routing_idempotency')")
 			.query(Long.class)
 			.single()).isEqualTo(4);
+		assertThat(jdbc.sql("SELECT count(*) FROM flyway_schema_history WHERE success AND version = '1'")
+			.query(Long.class)
+			.single()).isOne();
+		assertThat(jdbc.sql("SELECT count(*) FROM sample_product").query(Long.class).single()).isPositive();
+		assertThat(shop.get("/").body()).contains("Ductor sample shop");
+		assertThat(shop.get("/actuator/metrics").statusCode()).as("metrics only in the ops profile").isEqualTo(404);
 	}
 
 }
