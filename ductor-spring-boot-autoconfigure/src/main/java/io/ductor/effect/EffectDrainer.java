@@ -45,6 +45,8 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private static final int MAX_COMPLETION_BATCH = 1000;
 
+	private static final Duration CLAIM_STOP_TIMEOUT = Duration.ofSeconds(2);
+
 	private final IntentStore store;
 
 	private final EffectDispatcher dispatcher;
@@ -133,7 +135,8 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 		this.stopping = true;
 		wakeUp();
-		join(this.claimThread, this.settings.shutdownTimeout());
+		// a claim is one short statement; a claim thread still busy is stuck waiting for a connection
+		joinOrInterrupt(this.claimThread, CLAIM_STOP_TIMEOUT);
 		this.pool.shutdown();
 		try {
 			if (!this.pool.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
@@ -145,7 +148,7 @@ public class EffectDrainer implements SmartLifecycle {
 			Thread.currentThread().interrupt();
 		}
 		this.running = false;
-		join(this.completionThread, this.settings.shutdownTimeout());
+		joinOrInterrupt(this.completionThread, this.settings.shutdownTimeout());
 		List<ClaimedIntent> handBack = new ArrayList<>(this.unstarted);
 		if (!handBack.isEmpty()) {
 			try {
@@ -311,9 +314,12 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 	}
 
-	private static void join(Thread thread, Duration timeout) {
+	private static void joinOrInterrupt(Thread thread, Duration timeout) {
 		try {
 			thread.join(timeout.toMillis());
+			if (thread.isAlive()) {
+				thread.interrupt();
+			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
