@@ -2,7 +2,8 @@ package io.ductor;
 
 /**
  * Validation of the identifiers callers hand to Ductor: run ids, run types, stamps. An identifier
- * is between 1 and {@value #MAX_LENGTH} characters, is not blank, and has no control characters.
+ * is between 1 and {@value #MAX_LENGTH} characters, is not blank, and has no control characters
+ * and no unpaired UTF-16 surrogates.
  */
 public final class Ids {
 
@@ -31,10 +32,18 @@ public final class Ids {
 					+ value.length() + " (starts with '" + value.substring(0, 20) + "')");
 		}
 		for (int i = 0; i < value.length(); i++) {
-			if (Character.isISOControl(value.charAt(i))) {
+			char c = value.charAt(i);
+			if (Character.isISOControl(c)) {
 				throw new IllegalArgumentException(
-						what + " must not contain control characters, found U+%04X at index %d"
-							.formatted((int) value.charAt(i), i));
+						what + " must not contain control characters, found U+%04X at index %d".formatted((int) c, i));
+			}
+			if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				// the driver would send it as '?', so two different ids would become one
+				throw new IllegalArgumentException(
+						what + " must be valid Unicode, found an unpaired surrogate U+%04X at index %d".formatted((int) c, i));
 			}
 		}
 		return value;

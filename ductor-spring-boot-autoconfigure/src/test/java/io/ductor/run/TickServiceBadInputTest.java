@@ -104,6 +104,16 @@ class TickServiceBadInputTest {
 	}
 
 	@Test
+	void unpairedSurrogatesInIdsAreRefusedButRealSupplementaryCharactersAreFine() {
+		assertThatIllegalArgumentException().isThrownBy(() -> ticks.start("counter", "lone-\uD800", new Counter(0)))
+			.withMessage("runId must be valid Unicode, found an unpaired surrogate U+D800 at index 5");
+		assertThatIllegalArgumentException().isThrownBy(() -> addOne(runId, "\uDC00-first"))
+			.withMessageContaining("unpaired surrogate U+DC00 at index 0");
+		assertThat(addOne(runId, "emoji-\uD83D\uDE00").result()).isEqualTo(TickOutcome.Result.APPLIED);
+		this.before = tables.snapshot();
+	}
+
+	@Test
 	void tickingAnUnknownRunIsRefused() {
 		assertThatThrownBy(() -> addOne("never-started", "stamp")).isInstanceOf(UnknownRunException.class)
 			.hasMessageContaining("No run with id 'never-started'");
