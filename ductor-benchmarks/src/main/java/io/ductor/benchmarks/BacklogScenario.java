@@ -24,6 +24,9 @@ final class BacklogScenario {
 
 	private final Bench bench;
 
+	private final Map<String, List<Double>> commitsPer100 = Map.of("Ductor", new ArrayList<>(), "raw JDBC",
+			new ArrayList<>());
+
 	BacklogScenario(Bench bench) {
 		this.bench = bench;
 	}
@@ -40,6 +43,9 @@ final class BacklogScenario {
 		Report.Row rawRow = report.add(scenario, "raw JDBC", metric, "/s", results.get("raw JDBC"));
 		report.judge(ductorRow, Report.ratio(ductorRow.median() / rawRow.median()) + " raw", "≥ 50,000 /s",
 				ductorRow.median() >= 50_000);
+		for (String system : List.of("Ductor", "raw JDBC")) {
+			report.add(scenario, system, "database commits per 100 intents drained", "", this.commitsPer100.get(system));
+		}
 		if (options.bigBacklog() > 0) {
 			bigBacklog(options.bigBacklog(), options.bigBacklogHeap());
 		}
@@ -49,11 +55,15 @@ final class BacklogScenario {
 		return this.bench.withDatabase((db) -> {
 			prepare(db, n);
 			Probe probe = (n <= 200_000) ? Probe.tracking(n) : Probe.counting(n);
+			long commits = Bench.commits(db);
+			double rate;
 			try (DuctorSystem system = new DuctorSystem(db, probe, 1)) {
 				long end = Bench.awaitCompleted(system, probe);
 				long start = system.context(0).getBean(DuctorSystem.StartMarker.class).startedNanos();
-				return n / ((end - start) / 1e9);
+				rate = n / ((end - start) / 1e9);
 			}
+			this.commitsPer100.get("Ductor").add((Bench.commits(db) - commits) * 100.0 / n);
+			return rate;
 		});
 	}
 
@@ -64,11 +74,15 @@ final class BacklogScenario {
 			}
 			fill(db, n);
 			Probe probe = Probe.tracking(n);
+			long commits = Bench.commits(db);
+			double rate;
 			long start = System.nanoTime();
 			try (RawJdbcSystem system = new RawJdbcSystem(db, probe, this.bench.options.rawWorkers(), false)) {
 				long end = Bench.awaitCompleted(system, probe);
-				return n / ((end - start) / 1e9);
+				rate = n / ((end - start) / 1e9);
 			}
+			this.commitsPer100.get("raw JDBC").add((Bench.commits(db) - commits) * 100.0 / n);
+			return rate;
 		});
 	}
 
@@ -123,6 +137,7 @@ final class BacklogScenario {
 		if (db.password() != null) {
 			command.add("--jdbc-password=" + db.password());
 		}
+		DuctorSystem.extraProperties.forEach((property) -> command.add("--" + property));
 		try {
 			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 			Map<String, String> result = null;

@@ -129,6 +129,22 @@ final class Bench {
 		}
 	}
 
+	/**
+	 * @return transactions committed in {@code db} so far; backends flush their counts when they
+	 * exit, so read it after the system under test closed its connections
+	 */
+	static long commits(Db db) {
+		try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+				java.sql.ResultSet row = statement.executeQuery(
+						"SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) {
+			row.next();
+			return row.getLong(1);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Cannot read pg_stat_database: " + ex.getMessage(), ex);
+		}
+	}
+
 	static void execute(Db db, String... statements) {
 		try (Connection connection = db.connect(); Statement statement = connection.createStatement()) {
 			for (String sql : statements) {

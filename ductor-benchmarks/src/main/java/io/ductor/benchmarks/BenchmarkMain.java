@@ -41,6 +41,7 @@ public final class BenchmarkMain {
 			System.exit(2);
 			return;
 		}
+		DuctorSystem.extraProperties = options.ductorProperties();
 		if ("drain".equals(options.child())) {
 			BacklogScenario.child(options);
 			System.exit(0);
@@ -65,6 +66,7 @@ public final class BenchmarkMain {
 	/** Run the chosen scenarios and render the report, header included. */
 	static String run(Options options, String... args) {
 		chooseServer(options);
+		DuctorSystem.extraProperties = options.ductorProperties();
 		Report report = new Report();
 		Bench bench = new Bench(options, report);
 		String header = header(options, args);
@@ -122,7 +124,9 @@ public final class BenchmarkMain {
 				+ " GB RAM, " + System.getProperty("os.name") + " " + System.getProperty("os.version") + ", Java "
 				+ System.getProperty("java.runtime.version") + ", max heap " + (runtime.maxMemory() >> 20) + " MB");
 		out.add("- Trials per system: " + options.trials() + " (alternating order, median reported); N="
-				+ options.effects() + ", P=" + options.producers() + ", Ductor with default settings, pools of "
+				+ options.effects() + ", P=" + options.producers() + ", Ductor with "
+				+ (options.ductorProperties().isEmpty() ? "default settings" : String.join(" ", options.ductorProperties()))
+				+ ", pools of "
 				+ DuctorSystem.POOL_SIZE + " connections, raw JDBC drainer with " + options.rawWorkers()
 				+ " claim threads of " + RawJdbcSystem.BATCH);
 		return out.toString();

@@ -54,6 +54,9 @@ final class DuctorSystem implements OutboxSystem {
 		}
 	}
 
+	/** Extra properties of every instance, from {@code --ductor.*} options. */
+	static volatile List<String> extraProperties = List.of();
+
 	static OutboxSystem.Kind kind(int instances) {
 		return new OutboxSystem.Kind() {
 
@@ -75,6 +78,7 @@ final class DuctorSystem implements OutboxSystem {
 		List<String> all = new ArrayList<>(List.of(db.datasourceProperties(POOL_SIZE)));
 		all.add("spring.main.banner-mode=off");
 		all.add("spring.main.log-startup-info=false");
+		all.addAll(extraProperties);
 		all.addAll(List.of(properties));
 		return new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties(all.toArray(String[]::new))

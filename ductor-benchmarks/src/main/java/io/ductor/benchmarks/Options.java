@@ -22,12 +22,14 @@ import java.util.Set;
  * @param bigBacklogHeap the heap cap of that JVM, for example {@code 256m}
  * @param ticks ticks per tick trial
  * @param rawWorkers claim threads of the raw JDBC drainer
+ * @param ductorProperties extra Spring properties of every Ductor instance ({@code --ductor.x=y}), to measure other
+ * settings than the defaults
  * @param out a file the markdown report is also written to, or {@code null}
  * @param child internal: the role of a child JVM ({@code drain}), or {@code null}
  */
 record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String> scenarios, int trials, int effects,
 		int producers, int lagRate, int lagSeconds, int backlog, int bigBacklog, String bigBacklogHeap, int ticks,
-		int rawWorkers, String out, String child) {
+		int rawWorkers, List<String> ductorProperties, String out, String child) {
 
 	static final List<String> ALL_SCENARIOS = List.of("outbox", "lag", "backlog", "ticks", "idempotency", "scale-out");
 
@@ -41,6 +43,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 			  --quick                 smaller figures, one trial: a quick look, not for publishing
 			  --effects=20000 --producers=8 --lag-rate=500 --lag-seconds=10
 			  --backlog=100000 --big-backlog=1000000 --big-backlog-heap=256m --ticks=8000 --raw-workers=2
+			  --ductor.NAME=VALUE     a Ductor property for every Ductor instance (default: Ductor's defaults)
 			  --out=FILE              also write the markdown report to FILE
 			""".formatted(String.join(",", ALL_SCENARIOS));
 
@@ -62,6 +65,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 		String out = null;
 		String child = null;
 		List<String> rest = new ArrayList<>();
+		List<String> ductorProperties = new ArrayList<>();
 		for (String arg : args) {
 			if (arg.equals("--quick")) {
 				trials = 1;
@@ -84,6 +88,10 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 			}
 			String name = arg.substring(2, eq);
 			String value = arg.substring(eq + 1);
+			if (name.startsWith("ductor.")) {
+				ductorProperties.add(name + "=" + value);
+				continue;
+			}
 			switch (name) {
 				case "jdbc-url" -> url = value;
 				case "jdbc-user" -> user = value;
@@ -105,7 +113,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 			}
 		}
 		return new Options(url, user, password, scenarios, trials, effects, producers, lagRate, lagSeconds, backlog,
-				bigBacklog, heap, ticks, rawWorkers, out, child);
+				bigBacklog, heap, ticks, rawWorkers, List.copyOf(ductorProperties), out, child);
 	}
 
 	boolean runs(String scenario) {

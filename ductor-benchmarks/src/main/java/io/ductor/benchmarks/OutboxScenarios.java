@@ -25,6 +25,8 @@ final class OutboxScenarios {
 
 	private final OutboxSystem.Kind modulith;
 
+	private final Map<String, List<Double>> commitsPerEffect = new java.util.HashMap<>();
+
 	OutboxScenarios(Bench bench) {
 		this.bench = bench;
 		this.ductor = DuctorSystem.kind(1);
@@ -44,6 +46,7 @@ final class OutboxScenarios {
 		Options options = this.bench.options;
 		String scenario = "1 end-to-end outbox";
 		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
+		this.commitsPerEffect.clear();
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
 				List.of(this.ductor, this.raw, this.modulith), OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
@@ -51,6 +54,10 @@ final class OutboxScenarios {
 		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get(this.ductor));
 		Report.Row rawRow = report.add(scenario, "raw JDBC", metric, "/s", results.get(this.raw));
 		Report.Row modulithRow = report.add(scenario, "Spring Modulith", metric, "/s", results.get(this.modulith));
+		for (OutboxSystem.Kind kind : List.of(this.ductor, this.raw, this.modulith)) {
+			report.add(scenario, kind.name(), "database commits per effect (producer's included)", "",
+					this.commitsPerEffect.get(kind.name()));
+		}
 		double vsRaw = ductorRow.median() / rawRow.median();
 		double vsModulith = ductorRow.median() / modulithRow.median();
 		report.judge(ductorRow, Report.ratio(vsRaw) + " raw, " + Report.ratio(vsModulith) + " Modulith",
@@ -103,7 +110,7 @@ final class OutboxScenarios {
 					"effects/s, N=" + options.effects() + ", P=" + options.producers() + " spread over the instances", "/s",
 					results.get(systems.get(i)));
 			if (i > 0) {
-				report.judge(row, Report.ratio(row.median() / one) + " of 1 instance", "", true);
+				report.compare(row, Report.ratio(row.median() / one) + " of 1 instance");
 			}
 		}
 	}
@@ -112,15 +119,21 @@ final class OutboxScenarios {
 	double throughput(OutboxSystem.Kind kind, int n, int producers) {
 		return this.bench.withDatabase((db) -> {
 			Probe probe = Probe.tracking(n);
+			double throughput;
+			long commitsBefore;
 			try (OutboxSystem system = kind.start(db, probe)) {
 				Bench.sleep(300);
+				commitsBefore = Bench.commits(db);
 				Bench.produceClosedLoop(system, n, producers);
 				long end = Bench.awaitCompleted(system, probe);
 				if (probe.duplicates() > 0) {
 					Bench.progress(kind.name() + " dispatched " + probe.duplicates() + " effect(s) more than once");
 				}
-				return n / ((end - probe.firstCommitNanos()) / 1e9);
+				throughput = n / ((end - probe.firstCommitNanos()) / 1e9);
 			}
+			this.commitsPerEffect.computeIfAbsent(kind.name(), (k) -> new java.util.ArrayList<>())
+				.add((Bench.commits(db) - commitsBefore) / (double) n);
+			return throughput;
 		});
 	}
 

@@ -46,6 +46,13 @@ final class Report {
 				ratio, target, met ? "met" : "**missed**"));
 	}
 
+	/** Attach a comparison without a target to the row just added. */
+	void compare(Row row, String ratio) {
+		int index = this.rows.lastIndexOf(row);
+		this.rows.set(index, new Row(row.scenario(), row.system(), row.metric(), row.unit(), row.trials(), row.median(),
+				ratio, "", ""));
+	}
+
 	void note(String note) {
 		this.notes.add(note);
 	}
