@@ -65,6 +65,7 @@ public final class BenchmarkMain {
 
 	/** Run the chosen scenarios and render the report, header included. */
 	static String run(Options options, String... args) {
+		String startLoad = loadAverage();
 		chooseServer(options);
 		DuctorSystem.extraProperties = options.ductorProperties();
 		Report report = new Report();
@@ -93,6 +94,8 @@ public final class BenchmarkMain {
 		if (options.runs("scale-out")) {
 			outbox.scaleOut();
 		}
+		report.note("Load average (1, 5, 15 min) at the start: " + startLoad + "; at the end: " + loadAverage()
+				+ ". Anything else running on the machine shows here; ratios come from alternating trials of the same run.");
 		return header + "\n" + report.markdown();
 	}
 
@@ -130,6 +133,17 @@ public final class BenchmarkMain {
 				+ DuctorSystem.POOL_SIZE + " connections, raw JDBC drainer with " + options.rawWorkers()
 				+ " claim threads of " + RawJdbcSystem.BATCH);
 		return out.toString();
+	}
+
+	private static String loadAverage() {
+		try {
+			String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+			return fields[0] + ", " + fields[1] + ", " + fields[2];
+		}
+		catch (IOException | RuntimeException ex) {
+			return String.format(java.util.Locale.ROOT, "%.2f (1 min)",
+					ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+		}
 	}
 
 	private static String serverSettings() {
