@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import org.springframework.context.ConfigurableApplicationContext;
-
 /**
  * Scenario 3: a cold drainer facing a backlog of pending intents, Ductor against the raw claim
  * loop on the same table shape; and a much larger backlog drained by a separate JVM whose heap is
@@ -88,10 +86,10 @@ final class BacklogScenario {
 
 	/** Migrate with an instance that does not drain, then fill the backlog with the application stopped. */
 	private static void prepare(Db db, int n) {
-		try (ConfigurableApplicationContext context = DuctorSystem.start(db, Probe.counting(1),
-				"ductor.drainer.enabled=false", "ductor.reconciler.enabled=false", "ductor.retention.enabled=false")) {
-			// the schema is migrated at start-up
-		}
+		// the schema is migrated at start-up
+		DuctorSystem.start(db, Probe.counting(1), "ductor.drainer.enabled=false", "ductor.reconciler.enabled=false",
+				"ductor.retention.enabled=false")
+			.close();
 		fill(db, n);
 	}
 

@@ -58,19 +58,8 @@ final class DuctorSystem implements OutboxSystem {
 	static volatile List<String> extraProperties = List.of();
 
 	static OutboxSystem.Kind kind(int instances) {
-		return new OutboxSystem.Kind() {
-
-			@Override
-			public String name() {
-				return (instances == 1) ? "Ductor" : "Ductor x" + instances;
-			}
-
-			@Override
-			public OutboxSystem start(Db db, Probe probe) {
-				return new DuctorSystem(db, probe, instances);
-			}
-
-		};
+		return new OutboxSystem.Kind((instances == 1) ? "Ductor" : "Ductor x" + instances,
+				(db, probe) -> new DuctorSystem(db, probe, instances));
 	}
 
 	/** Start one Ductor application on {@code db}, its effect reporting to {@code probe}. */

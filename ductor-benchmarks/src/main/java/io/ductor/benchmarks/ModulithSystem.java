@@ -52,19 +52,7 @@ final class ModulithSystem implements OutboxSystem {
 	}
 
 	static OutboxSystem.Kind kind() {
-		return new OutboxSystem.Kind() {
-
-			@Override
-			public String name() {
-				return "Spring Modulith";
-			}
-
-			@Override
-			public OutboxSystem start(Db db, Probe probe) {
-				return new ModulithSystem(db, probe);
-			}
-
-		};
+		return new OutboxSystem.Kind("Spring Modulith", ModulithSystem::new);
 	}
 
 	@Override

@@ -1,5 +1,7 @@
 package io.ductor.benchmarks;
 
+import java.util.function.BiFunction;
+
 /**
  * One system that turns a committed transaction into a dispatched no-op handler: Ductor, the raw
  * JDBC outbox, or Spring Modulith's JDBC event publication registry. Each runs on its own database.
@@ -15,12 +17,17 @@ interface OutboxSystem extends AutoCloseable {
 	@Override
 	void close();
 
-	/** Starts a system on a fresh database. */
-	interface Kind {
+	/**
+	 * A system that can be started on a fresh database.
+	 *
+	 * @param name its name in the report
+	 * @param starter starts it on a database, reporting to a probe
+	 */
+	record Kind(String name, BiFunction<Db, Probe, OutboxSystem> starter) {
 
-		String name();
-
-		OutboxSystem start(Db db, Probe probe);
+		OutboxSystem start(Db db, Probe probe) {
+			return this.starter.apply(db, probe);
+		}
 
 	}
 

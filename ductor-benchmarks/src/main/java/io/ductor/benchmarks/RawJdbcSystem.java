@@ -65,19 +65,7 @@ final class RawJdbcSystem implements OutboxSystem {
 	}
 
 	static OutboxSystem.Kind kind(int workers) {
-		return new OutboxSystem.Kind() {
-
-			@Override
-			public String name() {
-				return "raw JDBC";
-			}
-
-			@Override
-			public OutboxSystem start(Db db, Probe probe) {
-				return new RawJdbcSystem(db, probe, workers, true);
-			}
-
-		};
+		return new OutboxSystem.Kind("raw JDBC", (db, probe) -> new RawJdbcSystem(db, probe, workers, true));
 	}
 
 	static HikariDataSource pool(Db db, int size) {
