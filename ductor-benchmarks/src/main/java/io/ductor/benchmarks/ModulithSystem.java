@@ -1,0 +1,112 @@
+package io.ductor.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.event.TransactionalEventListener;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Spring Modulith's JDBC event publication registry with its defaults: the producer publishes one
+ * event in its transaction (the registry writes an {@code event_publication} row), an
+ * {@code @Async @TransactionalEventListener} no-op runs after commit on Boot's task executor, and
+ * the registry marks the publication completed.
+ */
+final class ModulithSystem implements OutboxSystem {
+
+	private final ConfigurableApplicationContext context;
+
+	private final ApplicationEventPublisher events;
+
+	private final TransactionTemplate tx;
+
+	private final JdbcClient jdbc;
+
+	private final Probe probe;
+
+	ModulithSystem(Db db, Probe probe) {
+		this.probe = probe;
+		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(DuctorSystem.POOL_SIZE)));
+		properties.add("spring.main.banner-mode=off");
+		properties.add("spring.main.log-startup-info=false");
+		properties.add("spring.modulith.events.jdbc.schema-initialization.enabled=true");
+		this.context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
+			.properties(properties.toArray(String[]::new))
+			.initializers((context) -> context.getBeanFactory().registerSingleton("benchmarkProbe", probe))
+			.run();
+		this.events = this.context;
+		this.tx = new TransactionTemplate(this.context.getBean(PlatformTransactionManager.class));
+		this.jdbc = JdbcClient.create(this.context.getBean(DataSource.class));
+	}
+
+	static OutboxSystem.Kind kind() {
+		return new OutboxSystem.Kind("Spring Modulith", ModulithSystem::new);
+	}
+
+	@Override
+	public void produce(int seq) {
+		this.tx.executeWithoutResult((status) -> {
+			this.probe.producing(seq);
+			this.events.publishEvent(new BenchEvent(seq));
+			this.probe.beforeCommit(seq, this.jdbc);
+		});
+	}
+
+	@Override
+	public long completedInDatabase() {
+		return this.jdbc.sql("SELECT count(*) FROM event_publication WHERE completion_date IS NOT NULL")
+			.query(Long.class)
+			.single();
+	}
+
+	@Override
+	public void close() {
+		this.context.close();
+	}
+
+	/** The event: one per effect. */
+	public record BenchEvent(long seq) {
+	}
+
+	/** The no-op listener. */
+	public static class NoOpListener {
+
+		private final Probe probe;
+
+		NoOpListener(Probe probe) {
+			this.probe = probe;
+		}
+
+		@Async
+		@TransactionalEventListener
+		public void on(BenchEvent event) {
+			this.probe.dispatched(event.seq());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportModulithEvents
+	@EnableAsync
+	static class Infrastructure {
+
+		@Bean
+		NoOpListener noOpListener(Probe benchmarkProbe) {
+			return new NoOpListener(benchmarkProbe);
+		}
+
+	}
+
+}

@@ -1,0 +1,187 @@
+package io.ductor.benchmarks;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import com.zaxxer.hikari.HikariDataSource;
+
+/**
+ * Scenarios 1, 2 and 6: end-to-end outbox throughput against the raw JDBC path and Spring
+ * Modulith's registry, commit-to-dispatch lag at a fixed offered load, and scale-out.
+ */
+final class OutboxScenarios {
+
+	private static final int WARM_UP_EFFECTS = 2_000;
+
+	private final Bench bench;
+
+	private final OutboxSystem.Kind ductor;
+
+	private final OutboxSystem.Kind raw;
+
+	private final OutboxSystem.Kind modulith;
+
+	private final Map<String, List<Double>> commitsPerEffect = new java.util.HashMap<>();
+
+	OutboxScenarios(Bench bench) {
+		this.bench = bench;
+		this.ductor = DuctorSystem.kind(1);
+		this.raw = RawJdbcSystem.kind(bench.options.rawWorkers());
+		this.modulith = ModulithSystem.kind();
+	}
+
+	/** One untimed small trial of each system, so the first measured trial does not pay for JIT and class loading. */
+	void warmUp() {
+		if (this.bench.options.effects() < WARM_UP_EFFECTS) {
+			return; // a tiny run checks the harness; it measures nothing worth warming up for
+		}
+		for (OutboxSystem.Kind kind : List.of(this.ductor, this.raw, this.modulith)) {
+			throughput(kind, Math.min(WARM_UP_EFFECTS, this.bench.options.effects()), this.bench.options.producers());
+		}
+		Bench.progress("warm-up done");
+	}
+
+	void endToEnd() {
+		Options options = this.bench.options;
+		String scenario = "1 end-to-end outbox";
+		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
+		this.commitsPerEffect.clear();
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
+				List.of(this.ductor, this.raw, this.modulith), OutboxSystem.Kind::name, options.trials(),
+				(kind) -> throughput(kind, options.effects(), options.producers()));
+		Report report = this.bench.report;
+		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get(this.ductor));
+		Report.Row rawRow = report.add(scenario, "raw JDBC", metric, "/s", results.get(this.raw));
+		Report.Row modulithRow = report.add(scenario, "Spring Modulith", metric, "/s", results.get(this.modulith));
+		for (OutboxSystem.Kind kind : List.of(this.ductor, this.raw, this.modulith)) {
+			report.add(scenario, kind.name(), "database commits per effect (producer's included)", "",
+					this.commitsPerEffect.get(kind.name()));
+		}
+		double vsRaw = ductorRow.median() / rawRow.median();
+		double vsModulith = ductorRow.median() / modulithRow.median();
+		report.judge(ductorRow, Report.ratio(vsRaw) + " raw, " + Report.ratio(vsModulith) + " Modulith",
+				"≥ 0.8× raw and ≥ 3× Modulith", vsRaw >= 0.8 && vsModulith >= 3);
+	}
+
+	void lag() {
+		Options options = this.bench.options;
+		String scenario = "2 lag at " + options.lagRate() + "/s";
+		List<OutboxSystem.Kind> systems = List.of(this.ductor, this.raw, this.modulith);
+		// one trial yields six figures; keep them per system and percentile
+		Map<OutboxSystem.Kind, List<double[]>> lags = new java.util.LinkedHashMap<>();
+		systems.forEach((kind) -> lags.put(kind, new java.util.ArrayList<>()));
+		this.bench.alternate(scenario, systems, OutboxSystem.Kind::name, options.trials(), (kind) -> {
+			double[] figures = lagTrial(kind, options.lagRate(), options.lagSeconds(), options.producers());
+			lags.get(kind).add(figures);
+			return figures[0];
+		});
+		Report report = this.bench.report;
+		String[] names = { "p50", "p95", "p99" };
+		for (OutboxSystem.Kind kind : systems) {
+			for (int i = 0; i < 3; i++) {
+				int index = i;
+				Report.Row row = report.add(scenario, kind.name(), "commit→dispatch " + names[i] + " (JVM clock)", "ms",
+						lags.get(kind).stream().map((f) -> f[index]).toList());
+				if (kind == this.ductor && i != 1) {
+					double limit = (i == 0) ? 2 : 20;
+					report.judge(row, "", "≤ " + (int) limit + " ms", row.median() <= limit);
+				}
+			}
+			for (int i = 0; i < 3; i++) {
+				int index = i + 3;
+				report.add(scenario, kind.name(), "pre-commit→dispatch " + names[i] + " (DB clock)", "ms",
+						lags.get(kind).stream().map((f) -> f[index]).toList());
+			}
+		}
+	}
+
+	void scaleOut() {
+		Options options = this.bench.options;
+		String scenario = "6 scale-out";
+		List<OutboxSystem.Kind> systems = List.of(DuctorSystem.kind(1), DuctorSystem.kind(2), DuctorSystem.kind(3));
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, systems,
+				OutboxSystem.Kind::name, options.trials(),
+				(kind) -> throughput(kind, options.effects(), options.producers()));
+		Report report = this.bench.report;
+		double one = Stats.median(results.get(systems.get(0)));
+		for (int i = 0; i < systems.size(); i++) {
+			Report.Row row = report.add(scenario, (i + 1) + " Ductor instance" + ((i == 0) ? "" : "s"),
+					"effects/s, N=" + options.effects() + ", P=" + options.producers() + " spread over the instances", "/s",
+					results.get(systems.get(i)));
+			if (i > 0) {
+				report.compare(row, Report.ratio(row.median() / one) + " of 1 instance");
+			}
+		}
+	}
+
+	/** @return effects per second from the first commit to the last completion */
+	double throughput(OutboxSystem.Kind kind, int n, int producers) {
+		return this.bench.withDatabase((db) -> {
+			Probe probe = Probe.tracking(n);
+			double throughput;
+			long commitsBefore;
+			try (OutboxSystem system = kind.start(db, probe)) {
+				Bench.sleep(300);
+				commitsBefore = Bench.commits(db);
+				Bench.produceClosedLoop(system, n, producers);
+				long end = Bench.awaitCompleted(system, probe);
+				if (probe.duplicates() > 0) {
+					Bench.progress(kind.name() + " dispatched " + probe.duplicates() + " effect(s) more than once");
+				}
+				throughput = n / ((end - probe.firstCommitNanos()) / 1e9);
+			}
+			this.commitsPerEffect.computeIfAbsent(kind.name(), (k) -> new java.util.ArrayList<>())
+				.add((Bench.commits(db) - commitsBefore) / (double) n);
+			return throughput;
+		});
+	}
+
+	/**
+	 * Offer {@code rate} effects per second for {@code seconds} from {@code producers} threads (an
+	 * open loop: arrivals do not wait for earlier commits).
+	 * @return p50, p95, p99 on the JVM clock, then p50, p95, p99 on the database clock, in ms
+	 */
+	private double[] lagTrial(OutboxSystem.Kind kind, int rate, int seconds, int producers) {
+		int n = rate * seconds;
+		return this.bench.withDatabase((db) -> {
+			try (HikariDataSource clock = RawJdbcSystem.pool(db, 8)) {
+				Probe probe = Probe.lag(n, clock);
+				try (OutboxSystem system = kind.start(db, probe)) {
+					Bench.sleep(300);
+					ExecutorService pool = Executors.newFixedThreadPool(producers);
+					long interval = 1_000_000_000L / rate;
+					long start = System.nanoTime();
+					for (int i = 0; i < n; i++) {
+						long due = start + i * interval;
+						for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+							LockSupport.parkNanos(wait);
+						}
+						int seq = i;
+						pool.execute(() -> system.produce(seq));
+					}
+					pool.shutdown();
+					if (!pool.awaitTermination(Bench.TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+						throw new IllegalStateException("Producers did not finish");
+					}
+					Bench.awaitCompleted(system, probe);
+					// the first second (or fifth) warms up connections and code paths; it is not measured
+					int skip = Math.min(rate, n / 5);
+					double[] jvm = probe.jvmLagsMillis(skip);
+					double[] database = probe.dbLagsMillis(skip);
+					return new double[] { Stats.percentile(jvm, 50), Stats.percentile(jvm, 95), Stats.percentile(jvm, 99),
+							Stats.percentile(database, 50), Stats.percentile(database, 95),
+							Stats.percentile(database, 99) };
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException("Interrupted", ex);
+			}
+		});
+	}
+
+}

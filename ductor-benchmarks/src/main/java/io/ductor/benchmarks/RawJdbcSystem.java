@@ -1,0 +1,205 @@
+package io.ductor.benchmarks;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The raw JDBC baseline: the same {@code eec_effect_intent} table (Ductor's own migration), the
+ * intent inserted in the producer's transaction, and claim threads that each take a batch with
+ * {@code FOR UPDATE SKIP LOCKED}, run the handlers and mark the batch completed in that same
+ * transaction. No leases, fencing, retries, notifications or metrics; a commit wakes the claim
+ * threads in this JVM, as Ductor's commit wakes its local drainer.
+ */
+final class RawJdbcSystem implements OutboxSystem {
+
+	static final int BATCH = 100;
+
+	private static final long POLL_MILLIS = 1000;
+
+	private final HikariDataSource dataSource;
+
+	private final JdbcClient jdbc;
+
+	private final TransactionTemplate tx;
+
+	private final Probe probe;
+
+	private final List<Thread> workers = new ArrayList<>();
+
+	private final Object signal = new Object();
+
+	private boolean woken;
+
+	private volatile boolean running = true;
+
+	RawJdbcSystem(Db db, Probe probe, int workers, boolean createSchema) {
+		this.probe = probe;
+		this.dataSource = pool(db, DuctorSystem.POOL_SIZE);
+		if (createSchema) {
+			createSchema(this.dataSource);
+		}
+		this.jdbc = JdbcClient.create(this.dataSource);
+		this.tx = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		for (int i = 0; i < workers; i++) {
+			Thread worker = new Thread(this::drain, "raw-drainer-" + i);
+			worker.setDaemon(true);
+			this.workers.add(worker);
+			worker.start();
+		}
+	}
+
+	static OutboxSystem.Kind kind(int workers) {
+		return new OutboxSystem.Kind("raw JDBC", (db, probe) -> new RawJdbcSystem(db, probe, workers, true));
+	}
+
+	static HikariDataSource pool(Db db, int size) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(db.url());
+		config.setUsername(db.user());
+		config.setPassword(db.password());
+		config.setMaximumPoolSize(size);
+		config.setMinimumIdle(size);
+		config.setPoolName("raw-" + size);
+		return new HikariDataSource(config);
+	}
+
+	/** Creates Ductor's tables with Ductor's own migration script, so both sides share one table shape. */
+	static void createSchema(javax.sql.DataSource dataSource) {
+		try (InputStream script = RawJdbcSystem.class.getResourceAsStream("/db/ductor/migration/V1__ductor_tables.sql");
+				Connection connection = dataSource.getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute(new String(script.readAllBytes(), StandardCharsets.UTF_8));
+		}
+		catch (IOException | SQLException ex) {
+			throw new IllegalStateException("Cannot create the raw baseline's tables", ex);
+		}
+	}
+
+	@Override
+	public void produce(int seq) {
+		this.tx.executeWithoutResult((status) -> {
+			this.probe.producing(seq);
+			this.jdbc.sql("""
+					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
+					VALUES ('bench.noop', gen_random_uuid()::text, jsonb_build_array(?::bigint), 'raw')""")
+				.param(seq)
+				.update();
+			this.probe.beforeCommit(seq, this.jdbc);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCommit() {
+					wakeUp();
+				}
+
+			});
+		});
+	}
+
+	@Override
+	public long completedInDatabase() {
+		return this.jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'").query(Long.class).single();
+	}
+
+	@Override
+	public void close() {
+		this.running = false;
+		wakeUp();
+		for (Thread worker : this.workers) {
+			try {
+				worker.join(10_000);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		this.dataSource.close();
+	}
+
+	private void drain() {
+		while (this.running) {
+			int claimed;
+			try {
+				claimed = this.tx.execute((status) -> claimDispatchComplete());
+			}
+			catch (RuntimeException ex) {
+				if (this.running) {
+					System.err.println("raw drainer: " + ex);
+				}
+				claimed = 0;
+			}
+			if (claimed < BATCH) {
+				awaitSignal();
+			}
+		}
+	}
+
+	private int claimDispatchComplete() {
+		List<long[]> batch = this.jdbc.sql("""
+				SELECT id, payload::text FROM eec_effect_intent
+				WHERE status = 'pending' AND next_attempt_at <= now()
+				ORDER BY next_attempt_at, id
+				LIMIT ?
+				FOR UPDATE SKIP LOCKED""")
+			.param(BATCH)
+			.query((rs, row) -> new long[] { rs.getLong(1), seq(rs.getString(2)) })
+			.list();
+		if (batch.isEmpty()) {
+			return 0;
+		}
+		StringJoiner ids = new StringJoiner(",", "{", "}");
+		for (long[] row : batch) {
+			this.probe.dispatched(row[1]);
+			ids.add(Long.toString(row[0]));
+		}
+		this.jdbc.sql("""
+				UPDATE eec_effect_intent SET status = 'completed', attempts = attempts + 1, updated_at = now(),
+				    finished_at = now()
+				WHERE id = ANY (?::bigint[])""").param(ids.toString()).update();
+		return batch.size();
+	}
+
+	private void wakeUp() {
+		synchronized (this.signal) {
+			this.woken = true;
+			this.signal.notifyAll();
+		}
+	}
+
+	private void awaitSignal() {
+		synchronized (this.signal) {
+			if (!this.woken && this.running) {
+				try {
+					this.signal.wait(POLL_MILLIS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					this.running = false;
+				}
+			}
+			this.woken = false;
+		}
+	}
+
+	/** {@code [42]} is effect 42. */
+	private static long seq(String payload) {
+		return Long.parseLong(payload.substring(1, payload.length() - 1).trim());
+	}
+
+}

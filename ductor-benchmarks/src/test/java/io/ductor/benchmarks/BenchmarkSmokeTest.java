@@ -1,0 +1,42 @@
+package io.ductor.benchmarks;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The harness itself runs end to end with tiny figures: every system starts, every effect is
+ * dispatched and recorded, and the report has its rows. It times nothing.
+ */
+class BenchmarkSmokeTest {
+
+	@Test
+	void aTinyRunProducesAReportWithEverySystemSideBySide() {
+		Options options = Options.parse("--scenarios=outbox,ticks,idempotency", "--trials=1", "--effects=100",
+				"--producers=4", "--ticks=64");
+		String report = BenchmarkMain.run(options);
+
+		assertThat(report).contains("PostgreSQL settings: ", "fsync=");
+		for (String system : List.of("| Ductor |", "| raw JDBC |", "| Spring Modulith |")) {
+			assertThat(report).contains("| 1 end-to-end outbox " + system);
+		}
+		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
+				"| 5 idempotency | raw JDBC |");
+		if (!IdempotencyScenario.serviceAvailable()) {
+			assertThat(report).contains("skipped: IdempotencyService not available in this build");
+		}
+	}
+
+	@Test
+	void optionsRejectWhatTheyDoNotKnow() {
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> Options.parse("--scenarios=outbox,nope"))
+			.withMessageContaining("nope");
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> Options.parse("--trials=0"))
+			.withMessageContaining("--trials");
+	}
+
+}
