@@ -172,8 +172,15 @@ public class EffectDrainer implements SmartLifecycle {
 		return PeriodicWorker.PHASE;
 	}
 
+	/** Room for the running effects and two batches: one queued while the next is claimed. */
 	private int capacity() {
-		return this.settings.concurrency() + this.settings.batchSize();
+		return this.settings.concurrency() + 2 * this.settings.batchSize();
+	}
+
+	/** Claim a full batch, or whatever is due when nothing is outstanding: never a trickle of tiny claims. */
+	private boolean roomForBatch() {
+		int outstanding = this.outstanding.get();
+		return outstanding == 0 || capacity() - outstanding >= this.settings.batchSize();
 	}
 
 	private void claimLoop() {
@@ -182,9 +189,8 @@ public class EffectDrainer implements SmartLifecycle {
 		while (!this.stopping) {
 			boolean more = false;
 			try {
-				int free = capacity() - this.outstanding.get();
-				if (free > 0) {
-					int limit = Math.min(free, this.settings.batchSize());
+				if (roomForBatch()) {
+					int limit = this.settings.batchSize();
 					List<ClaimedIntent> claimed = this.store.claim(this.owner, this.settings.lease(), limit);
 					claimed.forEach(this::submit);
 					more = claimed.size() == limit;
@@ -200,7 +206,7 @@ public class EffectDrainer implements SmartLifecycle {
 				roundEnded(ex);
 				more = false;
 			}
-			if (!more || this.outstanding.get() >= capacity()) {
+			if (!more || !roomForBatch()) {
 				long poll = this.settings.pollInterval().toNanos();
 				awaitSignal((this.outstanding.get() > 0) ? Math.min(poll, heartbeatNanos) : poll);
 			}

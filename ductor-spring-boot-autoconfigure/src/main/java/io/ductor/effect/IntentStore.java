@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -166,7 +167,7 @@ class IntentStore {
 			errors[i] = completion.error();
 			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
 		}
-		return this.template.execute((Connection connection) -> {
+		return this.template.execute((Connection connection) -> withoutWaitingForFlush(connection, () -> {
 			try (PreparedStatement statement = connection.prepareStatement("""
 					UPDATE eec_effect_intent i
 					SET status = v.status,
@@ -187,7 +188,40 @@ class IntentStore {
 				statement.setString(6, owner);
 				return settled(statement);
 			}
-		});
+		}));
+	}
+
+	/**
+	 * Runs {@code work} in a transaction of its own that commits without waiting for the WAL flush.
+	 * Only for completions: a completion lost in a server crash looks like an expired lease, and the
+	 * reconciler redrives the intent (or parks it for a decision), which the at-least-once promise
+	 * allows. Claims keep a durable commit.
+	 */
+	private static <T> T withoutWaitingForFlush(Connection connection, SqlWork<T> work) throws SQLException {
+		boolean autoCommit = connection.getAutoCommit();
+		connection.setAutoCommit(false);
+		try {
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("SET LOCAL synchronous_commit = off");
+			}
+			T result = work.run();
+			connection.commit();
+			return result;
+		}
+		catch (SQLException | RuntimeException ex) {
+			connection.rollback();
+			throw ex;
+		}
+		finally {
+			connection.setAutoCommit(autoCommit);
+		}
+	}
+
+	@FunctionalInterface
+	private interface SqlWork<T> {
+
+		T run() throws SQLException;
+
 	}
 
 	/** Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. */
