@@ -24,10 +24,18 @@ final class Report {
 
 	private final Map<String, Object> figures = new LinkedHashMap<>();
 
+	private String server;
+
 	Report(String scenario) {
 		this.scenario = scenario;
 		this.parameters.put("profile", Scale.current().name());
 		this.parameters.put("cores", Runtime.getRuntime().availableProcessors());
+	}
+
+	/** Names the server when it is not the test JVM's shared one. */
+	Report server(String description) {
+		this.server = description;
+		return this;
 	}
 
 	Report parameter(String name, Object value) {
@@ -62,7 +70,7 @@ final class Report {
 
 	void write() {
 		StringBuilder text = new StringBuilder("### " + this.scenario + "\n\n");
-		text.append("Server: ").append(describeServer()).append("\n\n| parameter | value |\n|---|---|\n");
+		text.append("Server: ").append((this.server != null) ? this.server : describeServer()).append("\n\n| parameter | value |\n|---|---|\n");
 		this.parameters.forEach((k, v) -> text.append("| ").append(k).append(" | ").append(v).append(" |\n"));
 		text.append("\n| figure | value |\n|---|---|\n");
 		this.figures.forEach((k, v) -> text.append("| ").append(k).append(" | ").append(v).append(" |\n"));
