@@ -79,9 +79,13 @@ final class Workload implements AutoCloseable {
 				"ductor.effects.backoff.initial=200ms", "ductor.effects.backoff.max=2s", "ductor.retention.interval=5s",
 				"ductor.idempotency.wait-timeout=3s"));
 		all.addAll(List.of(properties));
+		// a property given twice would be bound as "first,second": the scenario's own value wins
+		java.util.Map<String, String> merged = new java.util.LinkedHashMap<>();
 		for (String property : all) {
-			command.add("--" + property);
+			int eq = property.indexOf('=');
+			merged.put(property.substring(0, eq), property.substring(eq + 1));
 		}
+		merged.forEach((key, value) -> command.add("--" + key + "=" + value));
 		Path log = directory.resolve(instance + "-g" + generation + ".log");
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		return new Workload(instance, generation, port, log, process);
