@@ -12,6 +12,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (zonky) of this test's own, with a fixed data directory and port, closed and started again
  * ({@code setCleanDataDirectory(false)}): the shared test server cannot be stopped.
  */
+@Tag("long")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DatabaseRestartTest {
 

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * attempt that finds a newer one applied fails on purpose, so a broken fence would show as an
  * intent that left {@code completed} or carries the late attempt's error.
  */
+@Tag("long")
 class LeaseAbuseTest {
 
 	@RegisterExtension
@@ -34,41 +36,58 @@ class LeaseAbuseTest {
 		JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 		// the first instance holds a long lease and no reconciler: only the lease's own expiry can take the intent
 		try (Workload first = Workload.launch(directory, postgres.database(), "slow", 0, Workload.freePort(),
-				"workload.ticking=false", "ductor.drainer.lease=60s", "ductor.reconciler.enabled=false");
-				Workload second = Workload.launch(directory, postgres.database(), "fast", 0, Workload.freePort(),
-						"workload.ticking=false", "ductor.reconciler.interval=200ms")) {
+				"workload.ticking=false", "ductor.drainer.lease=60s", "ductor.reconciler.enabled=false")) {
 			first.awaitReady(Duration.ofSeconds(90));
-			insertProbes(jdbc, "outlived", 1, 25_000);
+			insertProbes(jdbc, "outlived", 1, 20_000);
 			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight'") == 1,
 					"the first instance claims the probe");
 			String owner = jdbc.sql("SELECT lease_owner FROM eec_effect_intent").query(String.class).single();
-			second.awaitReady(Duration.ofSeconds(90));
-			// the lease ends while attempt 1 still runs (a clock jump, a missed heartbeat)
-			long expired = System.nanoTime();
-			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second'").update();
-			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'") == 1,
-					"the newer attempt completes");
-			Duration takeover = Duration.ofNanos(System.nanoTime() - expired);
-			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'late'") == 1,
-					"the outlived attempt finishes");
-			Thread.sleep(1500); // its outcome reaches the completion thread and the fenced update
-			Map<String, Object> intent = jdbc.sql("SELECT status, attempts, last_error FROM eec_effect_intent")
-				.query()
-				.singleRow();
-			assertThat(intent.get("status")).isEqualTo("completed");
-			assertThat((String) intent.get("last_error")).doesNotContain(Receivers.LATE_ATTEMPT);
-			assertThat(count(jdbc, "SELECT count(*) FROM wl_dedup_receiver")).isEqualTo(1);
-			assertThat(first.logText()).contains("arrived after their lease was lost and were ignored");
-			new Report("Lease outlived").parameter("probe", "1 intent, first attempt takes 25 s")
-				.parameter("first instance", "lease 60 s, no reconciler; claims attempt 1 (" + owner + ")")
-				.parameter("fault", "lease_expires_at set in the past while attempt 1 runs")
-				.parameter("second instance", "reconciler every 200 ms")
-				.figure("lease expiry to newer attempt completed", Report.millis(takeover))
-				.figure("attempts", intent.get("attempts"))
-				.figure("final status", intent.get("status"))
-				.figure("late outcome ignored by the fence", "yes (logged by the first instance)")
-				.figure("applied at the deduplicating receiver", 1)
-				.write();
+			assertThat(owner).startsWith(first.pid() + "@");
+			Workload second = Workload.launch(directory, postgres.database(), "fast", 0, Workload.freePort(),
+					"workload.ticking=false", "ductor.reconciler.interval=200ms");
+			try {
+				second.awaitReady(Duration.ofSeconds(90));
+				// the lease ends while attempt 1 still runs (a clock jump, a missed heartbeat)
+				long expired = System.nanoTime();
+				jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second'").update();
+				awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'") == 1,
+						"the newer attempt completes");
+				Duration takeover = Duration.ofNanos(System.nanoTime() - expired);
+				awaitUntil(() -> count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'late'") == 1,
+						"the outlived attempt finishes");
+				// its outcome reaches the completion thread and the fenced update
+				awaitUntil(() -> logContains(first, "arrived after their lease was lost and were ignored"),
+						"the first instance reports the late outcome as ignored");
+				Map<String, Object> intent = jdbc.sql("SELECT status, attempts, last_error FROM eec_effect_intent")
+					.query()
+					.singleRow();
+				assertThat(intent.get("status")).isEqualTo("completed");
+				assertThat((String) intent.get("last_error")).doesNotContain(Receivers.LATE_ATTEMPT);
+				assertThat(count(jdbc, "SELECT count(*) FROM wl_dedup_receiver")).isEqualTo(1);
+				assertThat(first.logText()).contains("arrived after their lease was lost and were ignored");
+				new Report("Lease outlived").parameter("probe", "1 intent, first attempt takes 20 s")
+					.parameter("first instance", "lease 60 s, no reconciler; claims attempt 1 (" + owner + ")")
+					.parameter("fault", "lease_expires_at set in the past while attempt 1 runs")
+					.parameter("second instance", "reconciler every 200 ms")
+					.figure("lease expiry to newer attempt completed", Report.millis(takeover))
+					.figure("attempts", intent.get("attempts"))
+					.figure("final status", intent.get("status"))
+					.figure("late outcome ignored by the fence", "yes (logged by the first instance)")
+					.figure("applied at the deduplicating receiver", 1)
+					.write();
+			}
+			finally {
+				second.close();
+			}
+		}
+	}
+
+	private static boolean logContains(Workload workload, String text) {
+		try {
+			return workload.logText().contains(text);
+		}
+		catch (java.io.IOException ex) {
+			return false;
 		}
 	}
 
@@ -100,7 +119,7 @@ class LeaseAbuseTest {
 				other.resume();
 				Thread.sleep(scale.pause().toMillis());
 				long redriven = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE attempts >= 2 "
-						+ "AND last_error LIKE 'Lease of %expired%'");
+						+ "AND last_error LIKE 'Lease of %expired%' AND idempotency_key LIKE 'probe:pause" + round + "-%'");
 				stolen += redriven;
 				assertThat(redriven).as("leases of the frozen JVM redriven by the other instance").isEqualTo(12);
 				awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")

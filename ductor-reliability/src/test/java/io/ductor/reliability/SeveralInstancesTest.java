@@ -36,15 +36,15 @@ class SeveralInstancesTest {
 				+ ((scale.maxInstances() > 2) ? ", then 3" : "") + " JVMs on one database, the same 4 runs")
 			.parameter("measuring window per instance count", scale.instanceWindow().toSeconds() + " s")
 			.parameter("workload per instance", "2 ticker threads; 1 order client spread over the instances")
-			.parameter("workers", "drainer, reconciler (500 ms), sweeper (2 s), retention (1 s, effects kept 5 s)");
+			.parameter("workers", "drainer, reconciler (500 ms), sweeper (2 s), retention (1 s, effects kept 3 s)");
 		List<String> throughput = new ArrayList<>();
 		try (OrderClient orders = new OrderClient("multi", () -> instances)) {
 			for (int n = 1; n <= scale.maxInstances(); n++) {
 				Workload instance = Workload.launch(directory, postgres.database(), "i" + n, 0, Workload.freePort(),
-						"ductor.effects.retention=5s", "ductor.retention.interval=1s");
+						"ductor.effects.retention=3s", "ductor.retention.interval=1s");
 				instance.awaitReady(Duration.ofSeconds(90));
 				instances.add(instance);
-				Thread.sleep(1500); // let the newcomer warm up
+				Thread.sleep(1000); // let the newcomer warm up
 				long ticks = db.count("SELECT count(*) FROM eec_run_transition");
 				long effects = db.count("SELECT count(*) FROM wl_dedup_receiver");
 				long answered = orders.answered.size();
@@ -64,7 +64,7 @@ class SeveralInstancesTest {
 				instance.quiesce();
 			}
 			Duration drained = db.awaitDrained(Duration.ofSeconds(60));
-			Thread.sleep(7000); // retention gets its turn at the completed intents
+			Thread.sleep(4500); // retention gets its turn at the completed intents
 			Map<String, Object> figures = db.check(directory, orders);
 			report.figure("drain after the load", Report.millis(drained))
 				.figure("completed intents purged by retention while instances raced",
