@@ -121,11 +121,16 @@ public class TickLoop implements SmartLifecycle {
 		}
 	}
 
-	private boolean tick(String runId, String stamp) {
-		TickOutcome<Counter> outcome = this.ticks.tick(runId, stamp, Counter.class, (state, tick) -> {
+	/** One tick: the counter goes up by one and the tick's effect is recorded in its transaction. */
+	private TickOutcome<Counter> deliverTick(String runId, String stamp) {
+		return this.ticks.tick(runId, stamp, Counter.class, (state, tick) -> {
 			this.receivers.deliver(runId, stamp);
 			return new Counter(state.count() + 1, stamp);
 		});
+	}
+
+	private boolean tick(String runId, String stamp) {
+		TickOutcome<Counter> outcome = deliverTick(runId, stamp);
 		if (outcome.result() == TickOutcome.Result.APPLIED) {
 			this.applied.incrementAndGet();
 			this.acks.append("ACK " + runId + " " + stamp + " " + outcome.seq());
@@ -136,10 +141,7 @@ public class TickLoop implements SmartLifecycle {
 	}
 
 	private void expectDuplicate(String runId, String stamp) {
-		TickOutcome<Counter> outcome = this.ticks.tick(runId, stamp, Counter.class, (state, tick) -> {
-			this.receivers.deliver(runId, stamp);
-			return new Counter(state.count() + 1, stamp);
-		});
+		TickOutcome<Counter> outcome = deliverTick(runId, stamp);
 		if (outcome.result() == TickOutcome.Result.DUPLICATE) {
 			this.duplicates.incrementAndGet();
 			this.acks.append("DUP " + runId + " " + stamp);
