@@ -116,7 +116,7 @@ final class IdempotencyScenario {
 				ON CONFLICT DO NOTHING""").params(key, token).update();
 		int completed = jdbc.sql("""
 				UPDATE eec_routing_idempotency
-				SET status = 'completed', decision_id = ?, response = '{"status":201}'::jsonb,
+				SET status = 'completed', decision_id = ?, response_status = 201, response_body = '\\x7b7d'::bytea,
 				    expires_at = now() + interval '1 day', updated_at = now()
 				WHERE tenant_scope = 'bench' AND pool_id = 'orders' AND idempotency_key = ?
 				  AND owner_token = ? AND status = 'pending'""").params("decision-" + key, key, token).update();
