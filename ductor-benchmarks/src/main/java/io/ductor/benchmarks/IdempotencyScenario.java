@@ -37,7 +37,9 @@ import io.ductor.idempotency.StoredResponse;
  * from Ductor's auto-configuration with its defaults (the completion also sends the
  * {@code pg_notify} that wakes parked duplicates). <i>Raw JDBC</i>: two autocommitted statements
  * per key on the same {@code eec_routing_idempotency} table: reserve ({@code INSERT … ON CONFLICT DO
- * NOTHING}) and complete (an update fenced by the owner token), no notification. Both sides first
+ * NOTHING}) and complete (an update fenced by the owner token), no notification. <i>Raw JDBC +
+ * pg_notify</i>: the same, with the completion also announcing the key by {@code pg_notify} in its
+ * statement, as Ductor's completion does: it shows what the notification alone costs. All first
  * run {@value #WARM_UP} untimed keys on the same pool.
  * <p>
  * Duplicate storm: {@value #STORM} threads released together call
@@ -50,6 +52,13 @@ import io.ductor.idempotency.StoredResponse;
 final class IdempotencyScenario {
 
 	static final int STORM = 200;
+
+	private static final String DUCTOR = "Ductor";
+
+	private static final String RAW = "raw JDBC";
+
+	/** Raw, with the completion announcing the key by {@code pg_notify} in its statement, as Ductor's does. */
+	private static final String RAW_NOTIFY = "raw JDBC + pg_notify";
 
 	static final long ACTION_MILLIS = 50;
 
@@ -69,14 +78,20 @@ final class IdempotencyScenario {
 		int total = options.ticks();
 		int threads = options.producers();
 		String metric = "reserve + complete/s, " + total + " keys, " + threads + " threads";
-		Map<String, List<Double>> results = this.bench.alternate(scenario, List.of("Ductor", "raw JDBC"), (s) -> s,
-				options.trials(), (system) -> system.equals("Ductor") ? ductorRoundTrips(total, threads)
-						: rawRoundTrips(total, threads));
+		Map<String, List<Double>> results = this.bench.alternate(scenario, List.of(DUCTOR, RAW, RAW_NOTIFY),
+				(s) -> s, options.trials(), (system) -> switch (system) {
+					case DUCTOR -> ductorRoundTrips(total, threads);
+					case RAW -> rawRoundTrips(total, threads, false);
+					default -> rawRoundTrips(total, threads, true);
+				});
 		Report report = this.bench.report;
-		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get("Ductor"));
-		Report.Row rawRow = report.add(scenario, "raw JDBC", metric, "/s", results.get("raw JDBC"));
+		Report.Row ductorRow = report.add(scenario, DUCTOR, metric, "/s", results.get(DUCTOR));
+		Report.Row rawRow = report.add(scenario, RAW, metric, "/s", results.get(RAW));
+		Report.Row notifyRow = report.add(scenario, RAW_NOTIFY, metric, "/s", results.get(RAW_NOTIFY));
 		double ratio = ductorRow.median() / rawRow.median();
-		report.judge(ductorRow, Report.ratio(ratio) + " raw", "≥ 0.5× raw", ratio >= 0.5);
+		report.judge(ductorRow, Report.ratio(ratio) + " raw, " + Report.ratio(ductorRow.median() / notifyRow.median())
+				+ " raw + pg_notify", "≥ 0.5× raw", ratio >= 0.5);
+		report.compare(notifyRow, Report.ratio(notifyRow.median() / rawRow.median()) + " raw");
 
 		List<Double> storm = new ArrayList<>();
 		for (int t = 0; t < options.trials(); t++) {
@@ -210,29 +225,37 @@ final class IdempotencyScenario {
 		}
 	}
 
-	private double rawRoundTrips(int total, int threads) {
+	private double rawRoundTrips(int total, int threads, boolean notify) {
 		return this.bench.withDatabase((db) -> {
 			try (HikariDataSource pool = RawJdbcSystem.pool(db, DuctorSystem.POOL_SIZE)) {
 				RawJdbcSystem.createSchema(pool);
 				JdbcClient jdbc = JdbcClient.create(pool);
-				return timed("raw JDBC", total, threads, (key) -> reserveAndComplete(jdbc, key));
+				return timed(RAW, total, threads, (key) -> reserveAndComplete(jdbc, key, notify));
 			}
 		});
 	}
 
-	private static void reserveAndComplete(JdbcClient jdbc, String key) {
+	private static void reserveAndComplete(JdbcClient jdbc, String key, boolean notify) {
 		UUID token = UUID.randomUUID();
 		int reserved = jdbc.sql("""
 				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
 				    owner_token, expires_at)
 				VALUES ('bench', 'orders', ?, 'pending', 'fp', ?, now() + interval '1 hour')
 				ON CONFLICT DO NOTHING""").params(key, token).update();
-		int completed = jdbc.sql("""
+		String update = """
 				UPDATE eec_routing_idempotency
 				SET status = 'completed', decision_id = ?, response_status = 201, response_headers = '{}'::jsonb,
 				    response_body = ?, expires_at = now() + interval '1 day', updated_at = now()
 				WHERE tenant_scope = 'bench' AND pool_id = 'orders' AND idempotency_key = ?
-				  AND owner_token = ? AND status = 'pending'""").params("decision-" + key, BODY, key, token).update();
+				  AND owner_token = ? AND status = 'pending'""";
+		int completed = notify
+				? jdbc.sql("WITH settled AS (" + update + " RETURNING tenant_scope, pool_id, idempotency_key) "
+						+ "SELECT count(pg_notify('" + IdempotencyService.CHANNEL
+						+ "', tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key))::int FROM settled")
+					.params("decision-" + key, BODY, key, token)
+					.query(Integer.class)
+					.single()
+				: jdbc.sql(update).params("decision-" + key, BODY, key, token).update();
 		if (reserved != 1 || completed != 1) {
 			throw new IllegalStateException("Key " + key + " was not reserved and completed once");
 		}
