@@ -16,12 +16,14 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 import io.ductor.worker.PeriodicWorker;
 
@@ -64,12 +66,24 @@ final class DuctorSystem implements OutboxSystem {
 
 	/** Start one Ductor application on {@code db}, its effect reporting to {@code probe}. */
 	static ConfigurableApplicationContext start(Db db, Probe probe, String... properties) {
+		return start(Infrastructure.class, db, probe, properties);
+	}
+
+	/**
+	 * Start one Ductor application with ingress idempotency as well ({@code IdempotencyService}
+	 * from its auto-configuration); the outbox scenarios leave it out, so no sweeper runs there.
+	 */
+	static ConfigurableApplicationContext startWithIdempotency(Db db, Probe probe, String... properties) {
+		return start(WithIdempotency.class, db, probe, properties);
+	}
+
+	private static ConfigurableApplicationContext start(Class<?> source, Db db, Probe probe, String... properties) {
 		List<String> all = new ArrayList<>(List.of(db.datasourceProperties(POOL_SIZE)));
 		all.add("spring.main.banner-mode=off");
 		all.add("spring.main.log-startup-info=false");
 		all.addAll(extraProperties);
 		all.addAll(List.of(properties));
-		return new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
+		return new SpringApplicationBuilder(source).web(WebApplicationType.NONE)
 			.properties(all.toArray(String[]::new))
 			.initializers((context) -> {
 				context.getBeanFactory().registerSingleton("benchmarkProbe", probe);
@@ -170,6 +184,13 @@ final class DuctorSystem implements OutboxSystem {
 		NoOpEffect noOpEffect(Probe benchmarkProbe) {
 			return new NoOpEffect(benchmarkProbe);
 		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@Import(Infrastructure.class)
+	@ImportAutoConfiguration(DuctorIdempotencyAutoConfiguration.class)
+	static class WithIdempotency {
 
 	}
 
