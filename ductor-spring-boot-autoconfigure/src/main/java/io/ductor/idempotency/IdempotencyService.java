@@ -172,6 +172,7 @@ public class IdempotencyService {
 			return reserveOnce(request);
 		}
 		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
+		boolean announced = false;
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
 			try {
@@ -179,6 +180,13 @@ public class IdempotencyService {
 				long left = deadline - System.nanoTime();
 				if (outcome.result() != Result.IN_FLIGHT || left <= 0) {
 					return outcome;
+				}
+				if (!announced) {
+					// ask the holder to notify when it settles, then look once more: settled meanwhile
+					// means no notification is coming, but the second look sees the outcome
+					this.store.markWaited(request);
+					announced = true;
+					continue;
 				}
 				wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
 			}

@@ -16,9 +16,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 class IdempotencyStore {
 
-	/** Notifies {@link IdempotencyService#CHANNEL} with the settled key, in the settling statement. */
+	/**
+	 * Counts the settled rows and, in the settling statement, notifies {@link IdempotencyService#CHANNEL}
+	 * with the key of each one a duplicate is waiting for. Without waiters there is no notification:
+	 * PostgreSQL serializes the commits of notifying transactions.
+	 */
 	private static final String NOTIFY_SETTLED = """
-			SELECT count(pg_notify('%s', tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key))
+			SELECT count(*) + coalesce(sum(CASE WHEN has_waiters THEN length(pg_notify('%s',
+			           tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key)::text) END), 0)
 			FROM settled""".formatted(IdempotencyService.CHANNEL);
 
 	private static final String KEY_MATCHES = "tenant_scope = :scope AND pool_id = :pool AND idempotency_key = :key";
@@ -43,7 +48,7 @@ class IdempotencyStore {
 				SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
 				    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
 				    response_headers = NULL, response_body = NULL, expires_at = excluded.expires_at,
-				    created_at = now(), updated_at = now()
+				    has_waiters = false, created_at = now(), updated_at = now()
 				WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= now())
 				RETURNING r.owner_token""")
 			.params(keyParams(request))
@@ -53,6 +58,14 @@ class IdempotencyStore {
 			.query(UUID.class)
 			.optional()
 			.isPresent();
+	}
+
+	/** Marks the key's pending reservation as awaited, so settling it notifies. */
+	void markWaited(IdempotentRequest request) {
+		this.jdbc.sql("UPDATE eec_routing_idempotency SET has_waiters = true WHERE " + KEY_MATCHES
+				+ " AND status = 'pending' AND NOT has_waiters")
+			.params(keyParams(request))
+			.update();
 	}
 
 	/** @return the key's row as it is now, if there is one */
@@ -79,7 +92,7 @@ class IdempotencyStore {
 				        response_headers = :headers::jsonb, response_body = :body,
 				        expires_at = now() + :ttl * interval '1 microsecond', updated_at = now()
 				    WHERE %s AND owner_token = :token AND status IN ('pending', 'failed_before_commit')
-				    RETURNING tenant_scope, pool_id, idempotency_key)
+				    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
 				""".formatted(KEY_MATCHES) + NOTIFY_SETTLED)
 			.params(keyParams(reservation.request()))
 			.param("token", reservation.ownerToken())
@@ -120,7 +133,7 @@ class IdempotencyStore {
 				    UPDATE eec_routing_idempotency
 				    SET status = 'failed_before_commit', expires_at = now(), updated_at = now()
 				    WHERE %s
-				    RETURNING tenant_scope, pool_id, idempotency_key)
+				    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
 				""".formatted(where) + NOTIFY_SETTLED;
 	}
 

@@ -99,6 +99,7 @@ CREATE TABLE eec_routing_idempotency (
     response_status     integer,
     response_headers    jsonb,
     response_body       bytea,
+    has_waiters         boolean     NOT NULL DEFAULT false,
     expires_at          timestamptz NOT NULL,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),

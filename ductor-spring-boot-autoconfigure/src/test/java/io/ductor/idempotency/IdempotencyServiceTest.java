@@ -172,6 +172,44 @@ class IdempotencyServiceTest {
 	}
 
 	@Test
+	void settlingAKeyNotifiesOnlyWhenADuplicateIsWaitingForIt() throws Exception {
+		java.util.List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+		HikariDataSource otherPool = postgres.newDataSource(4);
+		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
+		otherListener.start();
+		try (PostgresNotificationListener.Subscription subscription = listener.subscribe(IdempotencyService.CHANNEL,
+				heard::add)) {
+			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
+					Duration.ofSeconds(30), Duration.ofHours(1)), otherListener);
+			awaitTrue(() -> listener.isConnected() && otherListener.isConnected());
+			// a listener takes up a new subscription within one receive timeout (500 ms)
+			Thread.sleep(1000);
+			String quiet = newKey();
+			service.complete(service.reserve(request(quiet)).reservation(), "d", StoredResponse.of(201, "x".getBytes()));
+
+			String awaited = newKey();
+			Reservation reservation = service.reserve(request(awaited)).reservation();
+			var waiting = java.util.concurrent.CompletableFuture
+				.supplyAsync(() -> other.reserve(request(awaited), DuplicatePolicy.WAIT));
+			org.springframework.jdbc.core.simple.JdbcClient jdbc = org.springframework.jdbc.core.simple.JdbcClient
+				.create(dataSource);
+			awaitTrue(() -> jdbc.sql("SELECT has_waiters FROM eec_routing_idempotency WHERE idempotency_key = ?")
+				.param(awaited)
+				.query(Boolean.class)
+				.single());
+			service.complete(reservation, "d", StoredResponse.of(201, "y".getBytes()));
+			assertThat(waiting.get(20, TimeUnit.SECONDS).result()).isEqualTo(Result.REPLAY);
+			awaitTrue(() -> heard.stream().anyMatch((payload) -> payload.endsWith(awaited)));
+			Thread.sleep(300);
+			assertThat(heard).noneMatch((payload) -> payload.endsWith(quiet));
+		}
+		finally {
+			otherListener.stop();
+			otherPool.close();
+		}
+	}
+
+	@Test
 	void aReservationWhoseOwnerCrashedIsSweptAfterItsTtlAndTheRetryRunsOnce() throws Exception {
 		IdempotencyService shortLived = service(dataSource,
 				settings(Duration.ofMillis(200), LONG, DuplicatePolicy.WAIT, Duration.ofSeconds(30)), listener);
