@@ -11,6 +11,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,13 +37,15 @@ class DrainerCrashTest {
 
 	private static final int KILLS = 5;
 
+	private Process running;
+
 	@Test
 	void killedDrainersLoseNothingAndTheDeduplicatingReceiverAppliesEachIntentOnce() throws Exception {
 		TestDatabase database = postgres.database();
 		try (HikariDataSource dataSource = database.newDataSource(2)) {
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			// the first run creates the schema and the receiver's tables; then the backlog arrives
-			Process first = launch(database, 0);
+			this.running = launch(database, 0);
 			await().atMost(Duration.ofMinutes(1))
 				.until(() -> tableExists(jdbc, "test_applied") && tableExists(jdbc, "eec_effect_intent"));
 			jdbc.sql("""
@@ -50,18 +53,17 @@ class DrainerCrashTest {
 					SELECT 'ship', 'ship:crash-' || n, jsonb_build_array('crash-' || n, '[]'::jsonb), 'f', 100
 					FROM generate_series(1, ?::int) AS n""").param(INTENTS).update();
 			Random random = new Random(7);
-			Process running = first;
 			int kills = 0;
 			for (int round = 1; round <= KILLS; round++) {
 				long before = calls(jdbc);
 				await().atMost(Duration.ofMinutes(1)).until(() -> calls(jdbc) > before);
 				Thread.sleep(100 + random.nextInt(400));
-				running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				kills++;
-				running = launch(database, round);
+				this.running = launch(database, round);
 			}
 			await().atMost(Duration.ofMinutes(3)).until(() -> completed(jdbc) == INTENTS);
-			running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+			this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 
 			Map<String, Object> result = jdbc.sql("""
 					SELECT (SELECT count(*) FROM eec_effect_intent WHERE status = 'completed') AS completed,
@@ -75,6 +77,14 @@ class DrainerCrashTest {
 				.containsEntry("applied", (long) INTENTS)
 				.containsEntry("distinct_calls", (long) INTENTS);
 			assertThat((Long) result.get("calls")).isGreaterThanOrEqualTo(INTENTS);
+		}
+	}
+
+	/** Never leave a drainer JVM behind, whatever the test's outcome. */
+	@AfterEach
+	void killTheDrainer() throws InterruptedException {
+		if (this.running != null) {
+			this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 		}
 	}
 
