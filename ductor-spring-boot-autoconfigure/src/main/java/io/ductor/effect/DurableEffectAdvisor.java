@@ -18,8 +18,18 @@ public class DurableEffectAdvisor extends AbstractPointcutAdvisor {
 
 	private final MethodInterceptor advice;
 
+	private volatile MethodInterceptor interceptor;
+
 	public DurableEffectAdvisor(ObjectProvider<DurableEffects> effects) {
-		this.advice = (invocation) -> effects.getObject().interceptor().invoke(invocation);
+		this.advice = (invocation) -> {
+			MethodInterceptor interceptor = this.interceptor;
+			if (interceptor == null) {
+				// resolved once, on the first call: every later call skips the bean factory
+				interceptor = effects.getObject().interceptor();
+				this.interceptor = interceptor;
+			}
+			return interceptor.invoke(invocation);
+		};
 	}
 
 	@Override

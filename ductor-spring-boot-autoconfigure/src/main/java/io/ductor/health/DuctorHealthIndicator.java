@@ -2,6 +2,7 @@ package io.ductor.health;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,6 +59,7 @@ public class DuctorHealthIndicator extends AbstractHealthIndicator {
 		backlog.put("pendingReservations", snapshot.pendingReservations());
 		builder.up().withDetail("backlog", backlog);
 
+		List<String> reasons = new ArrayList<>();
 		Map<String, Object> workers = new LinkedHashMap<>();
 		for (Supplier<WorkerStatus> supplier : this.workers) {
 			WorkerStatus status = supplier.get();
@@ -74,19 +76,21 @@ public class DuctorHealthIndicator extends AbstractHealthIndicator {
 			detail.put("stalled", stalled);
 			workers.put(status.name(), detail);
 			if (stalled) {
-				builder.down().withDetail("reason", "worker '" + status.name() + "' has not completed a round within "
-						+ "three of its intervals");
+				reasons.add("worker '" + status.name() + "' has not completed a round within three of its intervals");
 			}
 		}
 		builder.withDetail("workers", workers);
 
 		if (this.maxOldestAge != null && snapshot.oldestDueAge().compareTo(this.maxOldestAge) > 0) {
-			builder.down().withDetail("reason", "the oldest due intent has waited " + snapshot.oldestDueAge()
+			reasons.add("the oldest due intent has waited " + snapshot.oldestDueAge()
 					+ ", more than ductor.health.max-oldest-age (" + this.maxOldestAge + ")");
 		}
 		if (this.maxParked != null && snapshot.parked() > this.maxParked) {
-			builder.down().withDetail("reason", snapshot.parked() + " intents are failed or need a decision, more than "
+			reasons.add(snapshot.parked() + " intents are failed or need a decision, more than "
 					+ "ductor.health.max-parked (" + this.maxParked + ")");
+		}
+		if (!reasons.isEmpty()) {
+			builder.down().withDetail("reasons", reasons);
 		}
 	}
 

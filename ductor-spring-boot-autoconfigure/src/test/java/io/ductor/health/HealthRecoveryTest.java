@@ -68,7 +68,7 @@ class HealthRecoveryTest {
 						StalledWorker.class)) {
 			DuctorHealthIndicator health = context.getBean(DuctorHealthIndicator.class);
 			await().atMost(Duration.ofSeconds(30)).until(() -> status(health).equals("DOWN"));
-			assertThat(health.health(true).getDetails().get("reason")).asString().contains("worker 'stuck'");
+			assertThat(health.health(true).getDetails().get("reasons")).asString().contains("worker 'stuck'");
 			release.countDown();
 			await().atMost(Duration.ofSeconds(30)).until(() -> status(health).equals("UP"));
 		}

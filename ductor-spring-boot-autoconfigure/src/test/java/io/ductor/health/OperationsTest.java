@@ -175,7 +175,26 @@ class OperationsTest {
 			.until(() -> outbox.findByKey("send:" + doomed).orElseThrow().status() == EffectStatus.FAILED);
 		Health down = strict.health(true);
 		assertThat(down.getStatus().getCode()).isEqualTo("DOWN");
-		assertThat(down.getDetails().get("reason")).asString().contains("ductor.health.max-parked (0)");
+		assertThat(down.getDetails().get("reasons")).asString().contains("ductor.health.max-parked (0)");
+		DuctorHealthIndicator doublyStrict = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
+				Duration.ofNanos(1), 0);
+		// a due intent that waits makes the age threshold trip too: both reasons are reported, neither hides the other
+		tx.executeWithoutResult((status) -> effects.send("threshold-late-" + UUID.randomUUID()));
+		context.getBean(io.ductor.effect.EffectDrainer.class).stop();
+		try {
+			tx.executeWithoutResult((status) -> effects.send("ok-waiting-" + UUID.randomUUID()));
+			await().atMost(Duration.ofSeconds(10)).until(() -> doublyStrict.health(true)
+				.getDetails()
+				.getOrDefault("reasons", List.of())
+				.toString()
+				.contains("ductor.health.max-oldest-age"));
+			assertThat(doublyStrict.health(true).getDetails().get("reasons")).asString()
+				.contains("ductor.health.max-oldest-age")
+				.contains("ductor.health.max-parked (0)");
+		}
+		finally {
+			context.getBean(io.ductor.effect.EffectDrainer.class).start();
+		}
 		DuctorHealthIndicator lenient = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
 				Duration.ofHours(1), 1000);
 		assertThat(lenient.health(true).getStatus().getCode()).isEqualTo("UP");
