@@ -75,7 +75,8 @@ public final class DuctorEffectsAutoConfiguration {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
 		return new DurableEffects(dataSource, registry, mapper(jsonMapper), events,
-				new DurableEffects.Settings(drainer.notifyOnCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
+				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
+						effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease(), drainer.shutdownTimeout())),

@@ -164,12 +164,18 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * reconciler hands the intent to another attempt.
 	 * @param notifyOnCommit Whether committing a due intent sends pg_notify so drainers of other
 	 * instances wake at once.
+	 * @param notifyInTransaction Whether that pg_notify is sent inside the committing transaction
+	 * instead of right after the commit. Inside, it is delivered atomically with the commit even if
+	 * the JVM dies at that moment, but PostgreSQL commits notifying transactions one at a time, which
+	 * caps concurrent producers; after the commit, a notification lost with the JVM leaves the intent
+	 * to the other instances' next poll.
 	 * @param shutdownTimeout How long shutdown waits for running effects before leaving them to
 	 * the reconciler.
 	 */
 	public record Drainer(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration pollInterval,
 			@DefaultValue("100") int batchSize, @DefaultValue("8") int concurrency, @DefaultValue("30s") Duration lease,
-			@DefaultValue("true") boolean notifyOnCommit, @DefaultValue("30s") Duration shutdownTimeout) {
+			@DefaultValue("true") boolean notifyOnCommit, @DefaultValue("false") boolean notifyInTransaction,
+			@DefaultValue("30s") Duration shutdownTimeout) {
 
 		public Drainer {
 			requirePositive("ductor.drainer.poll-interval", pollInterval);

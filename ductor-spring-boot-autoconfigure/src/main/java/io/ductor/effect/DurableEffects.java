@@ -21,7 +21,7 @@ import io.ductor.worker.WorkerTask;
  * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger, sharing one
  * store of intents.
  */
-public final class DurableEffects {
+public final class DurableEffects implements AutoCloseable {
 
 	private final IntentStore store;
 
@@ -32,6 +32,8 @@ public final class DurableEffects {
 	private final EffectOutbox outbox;
 
 	private final DurableEffectInterceptor interceptor;
+
+	private final CommitNotifier notifier;
 
 	private final Settings settings;
 
@@ -54,8 +56,8 @@ public final class DurableEffects {
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
 		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer), this::settled,
 				settings.drainer(), observer);
-		this.writer = new EffectWriter(dataSource, this.store, payloads, settings.notifyOnCommit(), this.drainer::wakeUp,
-				observer);
+		this.notifier = new CommitNotifier(this.store, this.drainer.owner(), notifyMode(settings));
+		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp, observer);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
 	}
@@ -92,7 +94,9 @@ public final class DurableEffects {
 
 			@Override
 			public void notified(String payload) {
-				DurableEffects.this.drainer.wakeUp();
+				if (!DurableEffects.this.drainer.owner().equals(payload)) {
+					DurableEffects.this.drainer.wakeUp();
+				}
 			}
 
 			@Override
@@ -101,6 +105,12 @@ public final class DurableEffects {
 			}
 
 		});
+	}
+
+	/** Stops the thread that sends notifications after commits. */
+	@Override
+	public void close() {
+		this.notifier.close();
 	}
 
 	MethodInterceptor interceptor() {
@@ -120,17 +130,27 @@ public final class DurableEffects {
 		}
 	}
 
+	private static CommitNotifier.Mode notifyMode(Settings settings) {
+		if (!settings.notifyOnCommit()) {
+			return CommitNotifier.Mode.OFF;
+		}
+		return settings.notifyInTransaction() ? CommitNotifier.Mode.IN_TRANSACTION : CommitNotifier.Mode.AFTER_COMMIT;
+	}
+
 	/**
 	 * How the feature works.
 	 *
 	 * @param notifyOnCommit whether a commit that recorded a due intent sends {@code pg_notify} to wake
 	 * the drainers of other instances
+	 * @param notifyInTransaction whether that notification is sent inside the committing transaction
+	 * (delivered atomically with it, but PostgreSQL then commits notifying transactions one at a time)
+	 * rather than right after the commit
 	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
 	 * @param drainer how the drainer works
 	 */
-	public record Settings(boolean notifyOnCommit, long maxPayloadBytes, Duration retention, int reconcilerBatchSize,
+	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, long maxPayloadBytes, Duration retention, int reconcilerBatchSize,
 			EffectDrainer.Settings drainer) {
 	}
 

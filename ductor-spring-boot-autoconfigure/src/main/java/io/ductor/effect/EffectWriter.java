@@ -35,19 +35,19 @@ class EffectWriter {
 
 	private final EffectPayloads payloads;
 
-	private final boolean notify;
+	private final CommitNotifier notifier;
 
 	private final Runnable localWakeUp;
 
 	private final DuctorObserver observer;
 
-	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, boolean notify,
+	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
 			Runnable localWakeUp, DuctorObserver observer) {
 		this.observer = observer;
 		this.dataSource = dataSource;
 		this.store = store;
 		this.payloads = payloads;
-		this.notify = notify;
+		this.notifier = notifier;
 		this.localWakeUp = localWakeUp;
 	}
 
@@ -104,8 +104,8 @@ class EffectWriter {
 	}
 
 	/**
-	 * Notify other drainers once per transaction (when an intent is due at once) and, after the
-	 * commit, wake the local drainer and count what was scheduled.
+	 * After the commit, wake the local drainer, count what was scheduled and, when an intent is
+	 * due at once, have the drainers of other instances notified (once per transaction).
 	 */
 	private void onCommit(String effectName, boolean dueNow) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
@@ -121,14 +121,17 @@ class EffectWriter {
 					if (status == STATUS_COMMITTED) {
 						fresh.effects.forEach(EffectWriter.this.observer::effectScheduled);
 						EffectWriter.this.localWakeUp.run();
+						if (fresh.dueNow) {
+							EffectWriter.this.notifier.afterCommit();
+						}
 					}
 				}
 
 			});
 		}
-		if (this.notify && dueNow && !scheduled.notified) {
-			this.store.notifyDrainers();
-			scheduled.notified = true;
+		if (dueNow && !scheduled.dueNow) {
+			this.notifier.beforeCommit();
+			scheduled.dueNow = true;
 		}
 		scheduled.effects.add(effectName);
 	}
@@ -138,7 +141,7 @@ class EffectWriter {
 
 		private final List<String> effects = new ArrayList<>();
 
-		private boolean notified;
+		private boolean dueNow;
 
 	}
 

@@ -80,9 +80,12 @@ class IntentStore {
 		this.jdbc.sql("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))").param(lockName).query().singleRow();
 	}
 
-	/** Sends the wake-up notification, delivered when the caller's transaction commits. */
-	void notifyDrainers() {
-		this.jdbc.sql("SELECT pg_notify('" + CHANNEL + "', '')").query().singleRow();
+	/**
+	 * Sends the wake-up notification, signed by {@code sender}: delivered when the caller's
+	 * transaction commits, or at once without one.
+	 */
+	void notifyDrainers(String sender) {
+		this.jdbc.sql("SELECT pg_notify('" + CHANNEL + "', ?)").param(sender).query().singleRow();
 	}
 
 	int cancelPendingAlarm(String alarmName) {

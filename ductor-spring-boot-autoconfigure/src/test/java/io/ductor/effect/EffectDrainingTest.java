@@ -13,6 +13,8 @@ import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -51,11 +53,13 @@ class EffectDrainingTest {
 		}
 	}
 
-	@Test
-	void aCommitInOneInstanceWakesTheDrainerOfAnotherThroughNotifyEvenAfterItsConnectionsWereKilled() {
+	@ParameterizedTest(name = "notify-in-transaction={0}")
+	@ValueSource(booleans = { false, true })
+	void aCommitInOneInstanceWakesTheDrainerOfAnotherThroughNotifyEvenAfterItsConnectionsWereKilled(
+			boolean inTransaction) {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext writer = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.enabled=false");
+				"ductor.drainer.enabled=false", "ductor.drainer.notify-in-transaction=" + inTransaction);
 				ConfigurableApplicationContext drainer = EffectInstances.start(database, TestEffects.Config.class,
 						"ductor.drainer.poll-interval=1h",
 						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
