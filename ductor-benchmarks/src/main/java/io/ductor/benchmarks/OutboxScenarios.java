@@ -25,6 +25,9 @@ final class OutboxScenarios {
 
 	private final OutboxSystem.Kind modulith;
 
+	/** The raw producers with nobody draining: what the producers' own commits allow at most. */
+	private final OutboxSystem.Kind producersAlone;
+
 	private final Map<String, List<Double>> commitsPerEffect = new java.util.HashMap<>();
 
 	OutboxScenarios(Bench bench) {
@@ -32,6 +35,8 @@ final class OutboxScenarios {
 		this.ductor = DuctorSystem.kind(1);
 		this.raw = RawJdbcSystem.kind(bench.options.rawWorkers());
 		this.modulith = ModulithSystem.kind();
+		this.producersAlone = new OutboxSystem.Kind("producers alone",
+				(db, probe) -> new RawJdbcSystem(db, probe, 0, true));
 	}
 
 	/** One untimed small trial of each system, so the first measured trial does not pay for JIT and class loading. */
@@ -51,12 +56,19 @@ final class OutboxScenarios {
 		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
 		this.commitsPerEffect.clear();
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
-				List.of(this.ductor, this.raw, this.modulith), OutboxSystem.Kind::name, options.trials(),
-				(kind) -> throughput(kind, options.effects(), options.producers()));
+				List.of(this.ductor, this.raw, this.modulith, this.producersAlone), OutboxSystem.Kind::name,
+				options.trials(), (kind) -> (kind == this.producersAlone) ? commitRate(kind, options.effects(),
+						options.producers()) : throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
 		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get(this.ductor));
 		Report.Row rawRow = report.add(scenario, "raw JDBC", metric, "/s", results.get(this.raw));
 		Report.Row modulithRow = report.add(scenario, "Spring Modulith", metric, "/s", results.get(this.modulith));
+		Report.Row ceilingRow = report.add(scenario, "raw producers alone",
+				"commits/s, N=" + options.effects() + ", P=" + options.producers() + ", nothing drains: the ceiling",
+				"/s", results.get(this.producersAlone));
+		report.compare(ceilingRow, "Ductor " + Report.ratio(ductorRow.median() / ceilingRow.median()) + ", raw "
+				+ Report.ratio(rawRow.median() / ceilingRow.median()) + ", Modulith "
+				+ Report.ratio(modulithRow.median() / ceilingRow.median()) + " of it");
 		for (OutboxSystem.Kind kind : List.of(this.ductor, this.raw, this.modulith)) {
 			report.add(scenario, kind.name(), "database commits per effect (producer's included)", "",
 					this.commitsPerEffect.get(kind.name()));
@@ -137,6 +149,21 @@ final class OutboxScenarios {
 			this.commitsPerEffect.computeIfAbsent(kind.name(), (k) -> new java.util.ArrayList<>())
 				.add((Bench.commits(db) - commitsBefore) / (double) n);
 			return throughput;
+		});
+	}
+
+	/**
+	 * @return intents committed per second by the producers alone, first commit to last: no
+	 * system drains faster than its producers commit
+	 */
+	private double commitRate(OutboxSystem.Kind kind, int n, int producers) {
+		return this.bench.withDatabase((db) -> {
+			try (OutboxSystem system = kind.start(db, Probe.tracking(n))) {
+				Bench.sleep(300);
+				long start = System.nanoTime();
+				Bench.produceClosedLoop(system, n, producers);
+				return n / ((System.nanoTime() - start) / 1e9);
+			}
 		});
 	}
 

@@ -13,8 +13,9 @@ import org.apache.commons.logging.LogFactory;
  * {@code pg_notify} on {@link IntentStore#CHANNEL}, signed with the sender's drainer owner so that
  * the sender's own listener can skip it (its drainer is woken in process).
  * <p>
- * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own; commits
- * that arrive while a notification is being sent share the next one. A {@code pg_notify} inside
+ * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own, at most one
+ * every {@value #SPACING_MILLIS} ms: commits that arrive meanwhile share the next one, so a busy
+ * producer costs the database a few hundred notifications a second, not one per commit. A {@code pg_notify} inside
  * the committing transaction ({@link Mode#IN_TRANSACTION}) is delivered atomically with the
  * commit, but PostgreSQL then commits notifying transactions one at a time: it holds a
  * database-wide lock from before the commit record until after its flush. Sent afterwards, in a
@@ -39,6 +40,8 @@ final class CommitNotifier implements AutoCloseable {
 	}
 
 	private static final Log logger = LogFactory.getLog(CommitNotifier.class);
+
+	static final long SPACING_MILLIS = 2;
 
 	private final IntentStore store;
 
@@ -92,10 +95,14 @@ final class CommitNotifier implements AutoCloseable {
 		this.queued.set(false);
 		try {
 			this.store.notifyDrainers(this.sender);
+			Thread.sleep(SPACING_MILLIS);
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Could not notify the drainers of other instances; they find the intents at their next poll",
 					ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
