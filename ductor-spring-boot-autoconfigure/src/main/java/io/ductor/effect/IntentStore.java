@@ -33,6 +33,46 @@ class IntentStore {
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
 			created_at, updated_at, finished_at""";
 
+	/** Redrives expired leases: found by primary key, as the batch statements below. */
+	static final String REDRIVE_SQL = """
+			WITH expired AS (
+			    SELECT id FROM eec_effect_intent
+			    WHERE status = 'in_flight' AND lease_expires_at < now()
+			    ORDER BY lease_expires_at
+			    LIMIT :limit
+			    FOR UPDATE SKIP LOCKED)
+			UPDATE eec_effect_intent i
+			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
+			                  WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
+			    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
+			        || '; the outcome of that attempt is unknown',
+			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
+			WHERE i.id = ANY (ARRAY(SELECT id FROM expired))
+			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+
+	/**
+	 * Moves one batch of parked intents of one effect back to pending. The literal statuses let
+	 * even a generic plan read the parked index.
+	 */
+	static final String RETRY_BATCH_SQL = """
+			UPDATE eec_effect_intent
+			SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
+			    max_attempts = attempts + :budget, last_error = COALESCE(last_error, '') || ' (retried in bulk)'
+			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent
+			                      WHERE effect_name = :name AND status = :from AND status IN ('failed', 'needs_decision')
+			                      ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED))""";
+
+	/** Deletes one batch of finished intents past their retention. */
+	static final String PURGE_SQL = """
+			DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(
+			    SELECT id FROM eec_effect_intent
+			    WHERE status IN ('completed', 'cancelled')
+			      AND finished_at < now() - :retentionMs * interval '1 millisecond'
+			    ORDER BY finished_at
+			    LIMIT :batch
+			    FOR UPDATE SKIP LOCKED))""";
+
 	private final JdbcClient jdbc;
 
 	private final JdbcTemplate template;
@@ -102,7 +142,25 @@ class IntentStore {
 	 * key is still live.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
-		return this.jdbc.sql("""
+		return this.jdbc.sql(claimSql(commitTimestamps()))
+			.param("limit", limit)
+			.param("owner", owner)
+			.param("leaseMs", lease.toMillis())
+			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
+					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
+					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
+					rs.getObject("next_attempt_at", OffsetDateTime.class),
+					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class)))
+			.list();
+	}
+
+	/**
+	 * The claim. The update finds the claimed rows through an array of their ids, so it reads
+	 * them by primary key whatever the planner expects of the batch: joined on the CTE alone, a
+	 * large batch (or a generic plan) made it hash-join a scan of the whole table.
+	 */
+	static String claimSql(boolean commitTimestamps) {
+		return """
 				WITH due AS (
 				    SELECT i.id,
 				           CASE WHEN i.attempts = 0 THEN COALESCE(%s, i.created_at) END AS committed_at
@@ -118,21 +176,11 @@ class IntentStore {
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
 				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
-				FROM due WHERE t.id = due.id
+				FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
 				    (extract(epoch FROM clock_timestamp() - due.committed_at) * 1000)::float8 AS lag_ms"""
-				.formatted(commitTimestamps() ? "pg_xact_commit_timestamp(i.xmin)" : "NULL::timestamptz",
-						BLOCKING_STATUSES))
-			.param("limit", limit)
-			.param("owner", owner)
-			.param("leaseMs", lease.toMillis())
-			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
-					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
-					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
-					rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class)))
-			.list();
+			.formatted(commitTimestamps ? "pg_xact_commit_timestamp(i.xmin)" : "NULL::timestamptz", BLOCKING_STATUSES);
 	}
 
 	/**
@@ -266,22 +314,7 @@ class IntentStore {
 	 * expired attempt was the last.
 	 */
 	List<Settled> redriveExpired(int limit) {
-		return this.jdbc.sql("""
-				WITH expired AS (
-				    SELECT id FROM eec_effect_intent
-				    WHERE status = 'in_flight' AND lease_expires_at < now()
-				    ORDER BY lease_expires_at
-				    LIMIT :limit
-				    FOR UPDATE SKIP LOCKED)
-				UPDATE eec_effect_intent i
-				SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
-				                  WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
-				    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
-				        || '; the outcome of that attempt is unknown',
-				    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-				    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
-				FROM expired WHERE i.id = expired.id
-				RETURNING i.id, i.status, i.effect_name, i.idempotency_key""")
+		return this.jdbc.sql(REDRIVE_SQL)
 			.param("limit", limit)
 			.query((rs, row) -> settled(rs))
 			.list();
@@ -345,12 +378,7 @@ class IntentStore {
 	 * @return how many moved
 	 */
 	int retryBatch(String effectName, EffectStatus from, int budget, int batchSize) {
-		return this.jdbc.sql("""
-				UPDATE eec_effect_intent
-				SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
-				    max_attempts = attempts + :budget, last_error = COALESCE(last_error, '') || ' (retried in bulk)'
-				WHERE id IN (SELECT id FROM eec_effect_intent WHERE effect_name = :name AND status = :from
-				             ORDER BY id LIMIT :batch FOR UPDATE SKIP LOCKED)""")
+		return this.jdbc.sql(RETRY_BATCH_SQL)
 			.param("name", effectName)
 			.param("from", from.dbValue())
 			.param("budget", budget)
@@ -358,16 +386,13 @@ class IntentStore {
 			.update();
 	}
 
-	/** Deletes one batch of completed and cancelled intents finished longer ago than {@code retention}. */
+	/**
+	 * Deletes one batch of completed and cancelled intents finished longer ago than
+	 * {@code retention}, found by primary key ({@code IN (subquery)} became a scan of the whole table
+	 * for large batches).
+	 */
 	int purge(Duration retention, int batchSize) {
-		return this.jdbc.sql("""
-				DELETE FROM eec_effect_intent WHERE id IN (
-				    SELECT id FROM eec_effect_intent
-				    WHERE status IN ('completed', 'cancelled')
-				      AND finished_at < now() - :retentionMs * interval '1 millisecond'
-				    ORDER BY finished_at
-				    LIMIT :batch
-				    FOR UPDATE SKIP LOCKED)""")
+		return this.jdbc.sql(PURGE_SQL)
 			.param("retentionMs", retention.toMillis())
 			.param("batch", batchSize)
 			.update();

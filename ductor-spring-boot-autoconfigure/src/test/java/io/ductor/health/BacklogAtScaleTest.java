@@ -68,18 +68,6 @@ class BacklogAtScaleTest {
 		assertThat(snapshot.failed()).isZero();
 	}
 
-	@Test
-	void theDrainersClaimReadsTheDueIndexOnly() {
-		String plan = explain("""
-				SELECT i.id FROM eec_effect_intent i
-				WHERE i.status = 'pending' AND i.next_attempt_at <= now()
-				  AND (i.ordering_key IS NULL OR NOT EXISTS (
-				      SELECT 1 FROM eec_effect_intent o WHERE o.ordering_key = i.ordering_key AND o.id < i.id
-				        AND o.status IN ('pending', 'in_flight', 'failed', 'needs_decision')))
-				ORDER BY i.next_attempt_at, i.id LIMIT 100 FOR UPDATE OF i SKIP LOCKED""");
-		assertThat(plan).doesNotContain("Seq Scan on eec_effect_intent").contains("eec_effect_intent_due_idx");
-	}
-
 	private static String explain(String sql) {
 		List<String> lines = jdbc.sql("EXPLAIN (ANALYZE, BUFFERS) " + sql).query(String.class).list();
 		String plan = String.join("\n", lines);

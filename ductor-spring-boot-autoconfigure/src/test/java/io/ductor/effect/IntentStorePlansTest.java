@@ -1,0 +1,138 @@
+package io.ductor.effect;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.SchemaMode;
+import io.ductor.test.PostgresExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The outbox's batch statements at 1,000,000 finished and 100,000 live intents find their rows
+ * through indexes for every batch size a property allows, with the plan the server picks for one
+ * call and with the generic plan a prepared statement may settle on. Joined on their batch with
+ * {@code IN (subquery)} or {@code FROM cte}, large batches turned into scans of the whole table.
+ */
+class IntentStorePlansTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	static HikariDataSource dataSource;
+
+	@BeforeAll
+	static void fill() {
+		dataSource = postgres.newDataSource(2);
+		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, finished_at, next_attempt_at)
+				SELECT 'bulk', 'done-' || n, '[]', 'f', 1, 'completed', now() - interval '30 days', now() - interval '30 days'
+				FROM generate_series(1, 1000000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    next_attempt_at)
+				SELECT 'bulk', 'pending-' || n, '[]', 'f', 1, now() - interval '1 minute'
+				FROM generate_series(1, 90000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, lease_owner, lease_expires_at)
+				SELECT 'bulk', 'leased-' || n, '[]', 'f', 3, 'in_flight', 1, 'gone', now() - interval '1 minute'
+				FROM generate_series(1, 5000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, finished_at)
+				SELECT 'bulk', 'failed-' || n, '[]', 'f', 1, 'failed', 1, now() FROM generate_series(1, 5000) AS n""")
+			.update();
+		jdbc.sql("VACUUM ANALYZE eec_effect_intent").update();
+	}
+
+	@AfterAll
+	static void close() {
+		dataSource.close();
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 100, 1_000, 10_000 })
+	void theClaimReadsTheDueIndexAndThePrimaryKey(int batch) throws SQLException {
+		String plans = plans(IntentStore.claimSql(false), "int, text, bigint", batch + ", 'planner', 30000", "limit",
+				"owner", "leaseMs");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_due_idx")
+			.contains("eec_effect_intent_pkey");
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
+	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
+		String plans = plans(IntentStore.REDRIVE_SQL, "int", String.valueOf(batch), "limit");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx");
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 1_000, 10_000, 100_000 })
+	void retentionReadsTheFinishedIndexAndThePrimaryKey(int batch) throws SQLException {
+		String plans = plans(IntentStore.PURGE_SQL, "bigint, int", "86400000, " + batch, "retentionMs", "batch");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_finished_idx");
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 1_000, 10_000 })
+	void bulkRetryReadsTheParkedIndexAndThePrimaryKey(int batch) throws SQLException {
+		String plans = plans(IntentStore.RETRY_BATCH_SQL, "int, text, text, int", "3, 'bulk', 'failed', " + batch,
+				"budget", "name", "from", "batch");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_parked_idx");
+	}
+
+	/**
+	 * The custom plan, then the generic plan, of {@code sql} run with {@code values}, each in a
+	 * transaction that is rolled back.
+	 * @param parameters the named parameters of {@code sql}, in the order of {@code types}
+	 */
+	private static String plans(String sql, String types, String values, String... parameters) throws SQLException {
+		String positional = sql;
+		for (int i = 0; i < parameters.length; i++) {
+			positional = positional.replaceAll("(?<!:):" + parameters[i] + "\\b", "\\$" + (i + 1));
+		}
+		List<String> lines = new ArrayList<>();
+		try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+			statement.execute("PREPARE under_test(" + types + ") AS " + positional);
+			try {
+				for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+					connection.setAutoCommit(false);
+					statement.execute("SET LOCAL plan_cache_mode = " + mode);
+					lines.add("-- " + mode);
+					try (ResultSet plan = statement.executeQuery("EXPLAIN (ANALYZE) EXECUTE under_test(" + values + ")")) {
+						while (plan.next()) {
+							lines.add(plan.getString(1));
+						}
+					}
+					connection.rollback();
+					connection.setAutoCommit(true);
+				}
+			}
+			finally {
+				statement.execute("DEALLOCATE under_test");
+			}
+		}
+		String plans = String.join("\n", lines);
+		System.out.println(plans);
+		return plans;
+	}
+
+}
