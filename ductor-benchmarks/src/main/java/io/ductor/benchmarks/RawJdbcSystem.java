@@ -1,11 +1,5 @@
 package io.ductor.benchmarks;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
@@ -18,6 +12,9 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+
+import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.SchemaMode;
 
 /**
  * The raw JDBC baseline: the same {@code eec_effect_intent} table (Ductor's own migration), the
@@ -79,16 +76,9 @@ final class RawJdbcSystem implements OutboxSystem {
 		return new HikariDataSource(config);
 	}
 
-	/** Creates Ductor's tables with Ductor's own migration script, so both sides share one table shape. */
+	/** Creates Ductor's tables with Ductor's own migrations, so both sides share one table shape. */
 	static void createSchema(javax.sql.DataSource dataSource) {
-		try (InputStream script = RawJdbcSystem.class.getResourceAsStream("/db/ductor/migration/V1__ductor_tables.sql");
-				Connection connection = dataSource.getConnection();
-				Statement statement = connection.createStatement()) {
-			statement.execute(new String(script.readAllBytes(), StandardCharsets.UTF_8));
-		}
-		catch (IOException | SQLException ex) {
-			throw new IllegalStateException("Cannot create the raw baseline's tables", ex);
-		}
+		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
 	}
 
 	@Override

@@ -73,6 +73,30 @@ class IntentStore {
 			    LIMIT :batch
 			    FOR UPDATE SKIP LOCKED))""";
 
+	/** Records a batch of outcomes, each fenced by lease owner and attempt. */
+	static final String COMPLETE_SQL = """
+			UPDATE eec_effect_intent i
+			SET status = v.status,
+			    last_error = COALESCE(v.error, i.last_error),
+			    next_attempt_at = CASE WHEN v.status = 'pending'
+			        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
+			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    finished_at = CASE WHEN v.status IN ('completed', 'failed') THEN now() END
+			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
+			    AS v(id, attempt, status, error, delay_ms)
+			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+
+	/**
+	 * Settings of the transaction that records outcomes. It commits without waiting for the WAL
+	 * flush: a completion lost in a server crash looks like an expired lease, and the reconciler
+	 * redrives the intent (or parks it for a decision), which the at-least-once promise allows;
+	 * claims keep a durable commit. No nested loops: the planner believes almost nothing is in
+	 * flight (so the statistics say, between batches) and, left alone, loops over every in-flight
+	 * row once per outcome once the plan is generic.
+	 */
+	static final String COMPLETION_SETTINGS = "SET LOCAL synchronous_commit = off; SET LOCAL enable_nestloop = off";
+
 	private final JdbcClient jdbc;
 
 	private final JdbcTemplate template;
@@ -142,8 +166,7 @@ class IntentStore {
 	 * key is still live.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
-		return this.jdbc.sql(claimSql(commitTimestamps()))
-			.param("limit", limit)
+		return this.jdbc.sql(claimSql(commitTimestamps(), limit))
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
 			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
@@ -155,15 +178,23 @@ class IntentStore {
 	}
 
 	/**
-	 * The claim. The update finds the claimed rows through an array of their ids, so it reads
-	 * them by primary key whatever the planner expects of the batch: joined on the CTE alone, a
-	 * large batch (or a generic plan) made it hash-join a scan of the whole table.
+	 * The claim. The update finds the claimed rows through an array of their ids, so it reads them
+	 * by primary key whatever the planner expects of the batch (joined on the CTE, a large batch or a
+	 * generic plan made it hash-join a scan of the whole table). The lag of a first attempt runs from
+	 * the commit that recorded the intent when the server tracks commit timestamps (read before the
+	 * update replaces the row version), else from its creation. The limit is written into the
+	 * statement: a drainer always claims the same number, and with it known the server can keep one
+	 * plan for the prepared statement instead of planning every claim again.
 	 */
-	static String claimSql(boolean commitTimestamps) {
+	static String claimSql(boolean commitTimestamps, int limit) {
+		String due = commitTimestamps ? "i.id, CASE WHEN i.attempts = 0 "
+				+ "THEN COALESCE(pg_xact_commit_timestamp(i.xmin), i.created_at) END AS committed_at" : "i.id";
+		String rows = commitTimestamps ? "FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id"
+				: "WHERE t.id = ANY (ARRAY(SELECT id FROM due))";
+		String committedAt = commitTimestamps ? "due.committed_at" : "CASE WHEN t.attempts = 1 THEN t.created_at END";
 		return """
 				WITH due AS (
-				    SELECT i.id,
-				           CASE WHEN i.attempts = 0 THEN COALESCE(%s, i.created_at) END AS committed_at
+				    SELECT %s
 				    FROM eec_effect_intent i
 				    WHERE i.status = 'pending' AND i.next_attempt_at <= now()
 				      AND (i.ordering_key IS NULL OR NOT EXISTS (
@@ -171,16 +202,16 @@ class IntentStore {
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
 				            AND o.status IN (%s)))
 				    ORDER BY i.next_attempt_at, i.id
-				    LIMIT :limit
+				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
 				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
-				FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id
+				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
-				    (extract(epoch FROM clock_timestamp() - due.committed_at) * 1000)::float8 AS lag_ms"""
-			.formatted(commitTimestamps ? "pg_xact_commit_timestamp(i.xmin)" : "NULL::timestamptz", BLOCKING_STATUSES);
+				    (extract(epoch FROM clock_timestamp() - %s) * 1000)::float8 AS lag_ms"""
+			.formatted(due, BLOCKING_STATUSES, limit, rows, committedAt);
 	}
 
 	/**
@@ -218,19 +249,8 @@ class IntentStore {
 			errors[i] = completion.error();
 			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
 		}
-		return this.template.execute((Connection connection) -> withoutWaitingForFlush(connection, () -> {
-			try (PreparedStatement statement = connection.prepareStatement("""
-					UPDATE eec_effect_intent i
-					SET status = v.status,
-					    last_error = COALESCE(v.error, i.last_error),
-					    next_attempt_at = CASE WHEN v.status = 'pending'
-					        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
-					    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-					    finished_at = CASE WHEN v.status IN ('completed', 'failed') THEN now() END
-					FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
-					    AS v(id, attempt, status, error, delay_ms)
-					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
-					RETURNING i.id, i.status, i.effect_name, i.idempotency_key""")) {
+		return this.template.execute((Connection connection) -> inCompletionTransaction(connection, () -> {
+			try (PreparedStatement statement = connection.prepareStatement(COMPLETE_SQL)) {
 				statement.setArray(1, array(connection, "bigint", ids));
 				statement.setArray(2, array(connection, "int", attempts));
 				statement.setArray(3, array(connection, "text", statuses));
@@ -242,18 +262,13 @@ class IntentStore {
 		}));
 	}
 
-	/**
-	 * Runs {@code work} in a transaction of its own that commits without waiting for the WAL flush.
-	 * Only for completions: a completion lost in a server crash looks like an expired lease, and the
-	 * reconciler redrives the intent (or parks it for a decision), which the at-least-once promise
-	 * allows. Claims keep a durable commit.
-	 */
-	private static <T> T withoutWaitingForFlush(Connection connection, SqlWork<T> work) throws SQLException {
+	/** Runs {@code work} in a transaction of its own with the {@link #COMPLETION_SETTINGS}. */
+	private static <T> T inCompletionTransaction(Connection connection, SqlWork<T> work) throws SQLException {
 		boolean autoCommit = connection.getAutoCommit();
 		connection.setAutoCommit(false);
 		try {
 			try (Statement statement = connection.createStatement()) {
-				statement.execute("SET LOCAL synchronous_commit = off");
+				statement.execute(COMPLETION_SETTINGS);
 			}
 			T result = work.run();
 			connection.commit();

@@ -71,30 +71,46 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 100, 1_000, 10_000 })
 	void theClaimReadsTheDueIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.claimSql(false), "int, text, bigint", batch + ", 'planner', 30000", "limit",
-				"owner", "leaseMs");
+		String plans = plans(IntentStore.claimSql(false, batch), null, "text, bigint", "'planner', 30000", "owner",
+				"leaseMs");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_due_idx")
 			.contains("eec_effect_intent_pkey");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 100, 1_000, 5_000 })
+	void outcomesAreMatchedToTheirIntentsByHashNotByALoopOverEveryInFlightRow(int batch) throws SQLException {
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent WHERE status = 'in_flight' ORDER BY id LIMIT ?")
+			.param(batch)
+			.query(Long.class)
+			.list();
+		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
+		String values = idArray + ", array_fill(1, ARRAY[" + batch + "]), array_fill('completed'::text, ARRAY[" + batch
+				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch + "]), 'gone'";
+		String plans = plans(IntentStore.COMPLETE_SQL, IntentStore.COMPLETION_SETTINGS,
+				"bigint[], int[], text[], text[], bigint[], text", values);
+		assertThat(plans).doesNotContain("Seq Scan").doesNotContain("Nested Loop").contains("rows=" + batch);
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.REDRIVE_SQL, "int", String.valueOf(batch), "limit");
+		String plans = plans(IntentStore.REDRIVE_SQL, null, "int", String.valueOf(batch), "limit");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000, 100_000 })
 	void retentionReadsTheFinishedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.PURGE_SQL, "bigint, int", "86400000, " + batch, "retentionMs", "batch");
+		String plans = plans(IntentStore.PURGE_SQL, null, "bigint, int", "86400000, " + batch, "retentionMs", "batch");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_finished_idx");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000 })
 	void bulkRetryReadsTheParkedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.RETRY_BATCH_SQL, "int, text, text, int", "3, 'bulk', 'failed', " + batch,
+		String plans = plans(IntentStore.RETRY_BATCH_SQL, null, "int, text, text, int", "3, 'bulk', 'failed', " + batch,
 				"budget", "name", "from", "batch");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_parked_idx");
 	}
@@ -102,12 +118,18 @@ class IntentStorePlansTest {
 	/**
 	 * The custom plan, then the generic plan, of {@code sql} run with {@code values}, each in a
 	 * transaction that is rolled back.
-	 * @param parameters the named parameters of {@code sql}, in the order of {@code types}
+	 * @param settings what the statement's transaction sets first, or {@code null}
+	 * @param parameters the named parameters of {@code sql}, in the order of {@code types}; none when
+	 * it has positional ones
 	 */
-	private static String plans(String sql, String types, String values, String... parameters) throws SQLException {
+	private static String plans(String sql, String settings, String types, String values, String... parameters)
+			throws SQLException {
 		String positional = sql;
 		for (int i = 0; i < parameters.length; i++) {
 			positional = positional.replaceAll("(?<!:):" + parameters[i] + "\\b", "\\$" + (i + 1));
+		}
+		for (int i = 1; positional.contains("?"); i++) {
+			positional = positional.replaceFirst("\\?", "\\$" + i);
 		}
 		List<String> lines = new ArrayList<>();
 		try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
@@ -116,6 +138,9 @@ class IntentStorePlansTest {
 				for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
 					connection.setAutoCommit(false);
 					statement.execute("SET LOCAL plan_cache_mode = " + mode);
+					if (settings != null) {
+						statement.execute(settings);
+					}
 					lines.add("-- " + mode);
 					try (ResultSet plan = statement.executeQuery("EXPLAIN (ANALYZE) EXECUTE under_test(" + values + ")")) {
 						while (plan.next()) {
