@@ -67,7 +67,7 @@ final class BacklogScenario {
 
 	private double raw(int n) {
 		return this.bench.withDatabase((db) -> {
-			try (var pool = RawJdbcSystem.pool(db, 1)) {
+			try (var pool = RawJdbcSystem.pool(db, 2)) {
 				RawJdbcSystem.createSchema(pool);
 			}
 			fill(db, n);

@@ -76,7 +76,10 @@ final class RawJdbcSystem implements OutboxSystem {
 		return new HikariDataSource(config);
 	}
 
-	/** Creates Ductor's tables with Ductor's own migrations, so both sides share one table shape. */
+	/**
+	 * Creates Ductor's tables with Ductor's own migrations, so both sides share one table shape.
+	 * Flyway takes two connections from {@code dataSource}.
+	 */
 	static void createSchema(javax.sql.DataSource dataSource) {
 		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
 	}
