@@ -35,7 +35,7 @@ class IdempotencyStore {
 			           tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key)::text) END), 0)
 			FROM settled""".formatted(IdempotencyService.CHANNEL);
 
-	/** Binds the key as parameters 1 to 3. */
+	/** Three placeholders for the key, bound by {@link #bindKey}. */
 	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
 	/** Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6). */
