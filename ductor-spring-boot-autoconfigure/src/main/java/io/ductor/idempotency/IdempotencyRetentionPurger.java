@@ -4,8 +4,6 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
-import org.springframework.jdbc.core.simple.JdbcClient;
-
 import io.ductor.worker.RetentionPurger;
 
 /**
@@ -29,7 +27,7 @@ public class IdempotencyRetentionPurger implements RetentionPurger {
 		if (retention.isNegative() || retention.isZero()) {
 			throw new IllegalArgumentException("retention must be positive but was " + retention);
 		}
-		this.store = new IdempotencyStore(JdbcClient.create(dataSource));
+		this.store = new IdempotencyStore(dataSource);
 		this.retention = retention;
 	}
 

@@ -18,7 +18,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -99,7 +98,7 @@ public class IdempotencyService {
 	public IdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			IdempotencySettings settings, PostgresNotificationListener listener, DuctorObserver observer) {
 		this.observer = observer;
-		this.store = new IdempotencyStore(JdbcClient.create(dataSource));
+		this.store = new IdempotencyStore(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
 		this.settings = settings;
@@ -212,7 +211,8 @@ public class IdempotencyService {
 	 */
 	public void complete(Reservation reservation, String decisionId, StoredResponse response) {
 		Objects.requireNonNull(reservation, "reservation must not be null");
-		String headers = (response != null) ? this.json.write(response.headers(), "stored response headers") : null;
+		String headers = (response == null) ? null
+				: response.headers().isEmpty() ? "{}" : this.json.write(response.headers(), "stored response headers");
 		if (this.store.complete(reservation, decisionId, response, headers, this.settings.completedTtl()) == 0) {
 			throw new ReservationLostException(describe(reservation.request()) + " is no longer held by reservation "
 					+ reservation.ownerToken() + ": it was pending longer than ductor.idempotency.pending-ttl ("

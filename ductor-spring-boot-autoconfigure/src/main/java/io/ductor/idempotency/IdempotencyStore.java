@@ -1,18 +1,27 @@
 package io.ductor.idempotency;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-import org.springframework.jdbc.core.simple.JdbcClient;
+import javax.sql.DataSource;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.PreparedStatementSetter;
 
 /**
  * The SQL behind ingress idempotency: {@code eec_routing_idempotency}. Every time is the
  * database's {@code now()}; every statement is a single short one.
+ * <p>
+ * Reserve and complete run once per request, so their SQL is built once and their parameters are
+ * bound by position with explicit types: no per-call SQL formatting, named-parameter rewriting or
+ * type guessing, which on a small machine cost a visible share of the CPU the database needs.
  */
 class IdempotencyStore {
 
@@ -26,12 +35,71 @@ class IdempotencyStore {
 			           tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key)::text) END), 0)
 			FROM settled""".formatted(IdempotencyService.CHANNEL);
 
-	private static final String KEY_MATCHES = "tenant_scope = :scope AND pool_id = :pool AND idempotency_key = :key";
+	/** Three placeholders for the key, bound by {@link #bindKey}. */
+	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
-	private final JdbcClient jdbc;
+	/** Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6). */
+	private static final String RESERVE = """
+			INSERT INTO eec_routing_idempotency AS r
+			    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
+			VALUES (?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond')
+			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
+			SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
+			    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
+			    response_headers = NULL, response_body = NULL, expires_at = excluded.expires_at,
+			    has_waiters = false, created_at = now(), updated_at = now()
+			WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= now())
+			RETURNING r.owner_token""";
 
-	IdempotencyStore(JdbcClient jdbc) {
-		this.jdbc = jdbc;
+	/** Key (1-3). */
+	private static final String MARK_WAITED = "UPDATE eec_routing_idempotency SET has_waiters = true WHERE "
+			+ KEY_MATCHES + " AND status = 'pending' AND NOT has_waiters";
+
+	/** Key (1-3). */
+	private static final String FIND = """
+			SELECT status, request_fingerprint, decision_id, response_status, response_headers::text AS headers,
+			       response_body, updated_at, expires_at, expires_at <= now() AS expired
+			FROM eec_routing_idempotency WHERE\s""" + KEY_MATCHES;
+
+	/** Decision (1), status (2), headers (3), body (4), completed TTL in microseconds (5), key (6-8), token (9). */
+	private static final String COMPLETE = """
+			WITH settled AS (
+			    UPDATE eec_routing_idempotency
+			    SET status = 'completed', decision_id = ?, response_status = ?,
+			        response_headers = ?::jsonb, response_body = ?,
+			        expires_at = now() + ? * interval '1 microsecond', updated_at = now()
+			    WHERE %s AND owner_token = ? AND status IN ('pending', 'failed_before_commit')
+			    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
+			""".formatted(KEY_MATCHES) + NOTIFY_SETTLED;
+
+	/** Key (1-3), token (4). */
+	private static final String FAIL = release(KEY_MATCHES + " AND owner_token = ? AND status = 'pending'");
+
+	/** Batch size (1). */
+	private static final String SWEEP = release("""
+			ctid IN (SELECT ctid FROM eec_routing_idempotency
+			         WHERE status = 'pending' AND expires_at <= now()
+			         ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
+			AND status = 'pending' AND expires_at <= now()""");
+
+	/** Retention in microseconds (1), batch size (2), retention in microseconds (3). */
+	private static final String PURGE;
+
+	static {
+		String purgeable = """
+				status IN ('completed', 'failed_before_commit')
+				AND updated_at < now() - ? * interval '1 microsecond' AND expires_at <= now()""";
+		PURGE = """
+				DELETE FROM eec_routing_idempotency
+				WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency WHERE %s
+				               ORDER BY updated_at LIMIT ? FOR UPDATE SKIP LOCKED)
+				AND %s""".formatted(purgeable, purgeable);
+	}
+
+	private final JdbcTemplate jdbc;
+
+	IdempotencyStore(DataSource dataSource) {
+		this.jdbc = new JdbcTemplate(dataSource);
 	}
 
 	/**
@@ -40,43 +108,23 @@ class IdempotencyStore {
 	 * @return whether {@code token} owns the key now
 	 */
 	boolean reserve(IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return this.jdbc.sql("""
-				INSERT INTO eec_routing_idempotency AS r
-				    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-				VALUES (:scope, :pool, :key, 'pending', :fingerprint, :token, now() + :ttl * interval '1 microsecond')
-				ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
-				SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
-				    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
-				    response_headers = NULL, response_body = NULL, expires_at = excluded.expires_at,
-				    has_waiters = false, created_at = now(), updated_at = now()
-				WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= now())
-				RETURNING r.owner_token""")
-			.params(keyParams(request))
-			.param("fingerprint", request.fingerprint())
-			.param("token", token)
-			.param("ttl", micros(pendingTtl))
-			.query(UUID.class)
-			.optional()
-			.isPresent();
+		return Boolean.TRUE.equals(this.jdbc.query(RESERVE, (ps) -> {
+			bindKey(ps, 1, request);
+			ps.setString(4, request.fingerprint());
+			ps.setObject(5, token);
+			ps.setLong(6, micros(pendingTtl));
+		}, ResultSet::next));
 	}
 
 	/** Marks the key's pending reservation as awaited, so settling it notifies. */
 	void markWaited(IdempotentRequest request) {
-		this.jdbc.sql("UPDATE eec_routing_idempotency SET has_waiters = true WHERE " + KEY_MATCHES
-				+ " AND status = 'pending' AND NOT has_waiters")
-			.params(keyParams(request))
-			.update();
+		this.jdbc.update(MARK_WAITED, (ps) -> bindKey(ps, 1, request));
 	}
 
 	/** @return the key's row as it is now, if there is one */
 	Optional<Row> find(IdempotentRequest request) {
-		return this.jdbc.sql("""
-				SELECT status, request_fingerprint, decision_id, response_status, response_headers::text AS headers,
-				       response_body, updated_at, expires_at, expires_at <= now() AS expired
-				FROM eec_routing_idempotency WHERE\s""" + KEY_MATCHES)
-			.params(keyParams(request))
-			.query(IdempotencyStore::mapRow)
-			.optional();
+		List<Row> rows = this.jdbc.query(FIND, (ps) -> bindKey(ps, 1, request), IdempotencyStore::mapRow);
+		return rows.stream().findFirst();
 	}
 
 	/**
@@ -85,45 +133,34 @@ class IdempotencyStore {
 	 */
 	int complete(Reservation reservation, String decisionId, StoredResponse response, String headersJson,
 			Duration completedTtl) {
-		return this.jdbc.sql("""
-				WITH settled AS (
-				    UPDATE eec_routing_idempotency
-				    SET status = 'completed', decision_id = :decision, response_status = :status,
-				        response_headers = :headers::jsonb, response_body = :body,
-				        expires_at = now() + :ttl * interval '1 microsecond', updated_at = now()
-				    WHERE %s AND owner_token = :token AND status IN ('pending', 'failed_before_commit')
-				    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
-				""".formatted(KEY_MATCHES) + NOTIFY_SETTLED)
-			.params(keyParams(reservation.request()))
-			.param("token", reservation.ownerToken())
-			.param("decision", decisionId)
-			.param("status", (response != null) ? response.status() : null)
-			.param("headers", headersJson)
-			.param("body", (response != null) ? response.body() : null)
-			.param("ttl", micros(completedTtl))
-			.query(Integer.class)
-			.single();
+		return count(COMPLETE, (ps) -> {
+			ps.setString(1, decisionId);
+			if (response != null) {
+				ps.setInt(2, response.status());
+				ps.setBytes(4, response.body());
+			}
+			else {
+				ps.setNull(2, Types.INTEGER);
+				ps.setNull(4, Types.BINARY);
+			}
+			ps.setString(3, headersJson);
+			ps.setLong(5, micros(completedTtl));
+			bindKey(ps, 6, reservation.request());
+			ps.setObject(9, reservation.ownerToken());
+		});
 	}
 
 	/** @return 1 when the pending reservation held by {@code token} was released, else 0 */
 	int fail(Reservation reservation) {
-		return this.jdbc.sql(release(KEY_MATCHES + " AND owner_token = :token AND status = 'pending'"))
-			.params(keyParams(reservation.request()))
-			.param("token", reservation.ownerToken())
-			.query(Integer.class)
-			.single();
+		return count(FAIL, (ps) -> {
+			bindKey(ps, 1, reservation.request());
+			ps.setObject(4, reservation.ownerToken());
+		});
 	}
 
 	/** Release at most {@code batchSize} pending reservations past their TTL; rows locked elsewhere are skipped. */
 	int sweep(int batchSize) {
-		return this.jdbc.sql(release("""
-				ctid IN (SELECT ctid FROM eec_routing_idempotency
-				         WHERE status = 'pending' AND expires_at <= now()
-				         ORDER BY expires_at LIMIT :batch FOR UPDATE SKIP LOCKED)
-				AND status = 'pending' AND expires_at <= now()"""))
-			.param("batch", batchSize)
-			.query(Integer.class)
-			.single();
+		return count(SWEEP, (ps) -> ps.setInt(1, batchSize));
 	}
 
 	/** Moves the rows matching {@code where} to failed_before_commit and announces each of them. */
@@ -142,32 +179,37 @@ class IdempotencyStore {
 	 * and no longer replayed; rows locked elsewhere are skipped.
 	 */
 	int purge(Duration retention, int batchSize) {
-		String purgeable = """
-				status IN ('completed', 'failed_before_commit')
-				AND updated_at < now() - :retention * interval '1 microsecond' AND expires_at <= now()""";
-		return this.jdbc.sql("""
-				DELETE FROM eec_routing_idempotency
-				WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency WHERE %s
-				               ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED)
-				AND %s""".formatted(purgeable, purgeable))
-			.param("retention", micros(retention))
-			.param("batch", batchSize)
-			.update();
+		return this.jdbc.update(PURGE, (ps) -> {
+			ps.setLong(1, micros(retention));
+			ps.setInt(2, batchSize);
+			ps.setLong(3, micros(retention));
+		});
 	}
 
 	/** @return the current {@code lock_timeout} of this transaction's session */
 	String lockTimeout() {
-		return this.jdbc.sql("SELECT current_setting('lock_timeout')").query(String.class).single();
+		return this.jdbc.queryForObject("SELECT current_setting('lock_timeout')", String.class);
 	}
 
 	/** Set {@code lock_timeout} until the end of the current transaction. */
 	void setLocalLockTimeout(String value) {
-		this.jdbc.sql("SELECT set_config('lock_timeout', :value, true)").param("value", value).query(String.class)
-			.single();
+		this.jdbc.query("SELECT set_config('lock_timeout', ?, true)", (ps) -> ps.setString(1, value),
+				ResultSet::next);
 	}
 
-	private static Map<String, String> keyParams(IdempotentRequest request) {
-		return Map.of("scope", request.tenantScope(), "pool", request.pool(), "key", request.key());
+	/** Runs a statement answering with one count. */
+	private int count(String sql, PreparedStatementSetter parameters) {
+		Integer count = this.jdbc.query(sql, parameters, (rs) -> rs.next() ? rs.getInt(1) : null);
+		if (count == null) {
+			throw new IllegalStateException("No count returned by " + sql);
+		}
+		return count;
+	}
+
+	private static void bindKey(PreparedStatement ps, int first, IdempotentRequest request) throws SQLException {
+		ps.setString(first, request.tenantScope());
+		ps.setString(first + 1, request.pool());
+		ps.setString(first + 2, request.key());
 	}
 
 	private static long micros(Duration duration) {

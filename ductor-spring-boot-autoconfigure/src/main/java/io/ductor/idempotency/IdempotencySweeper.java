@@ -2,8 +2,6 @@ package io.ductor.idempotency;
 
 import javax.sql.DataSource;
 
-import org.springframework.jdbc.core.simple.JdbcClient;
-
 import io.ductor.worker.WorkerTask;
 
 /**
@@ -28,7 +26,7 @@ public class IdempotencySweeper implements WorkerTask {
 		if (batchSize < 1) {
 			throw new IllegalArgumentException("batchSize must be at least 1 but was " + batchSize);
 		}
-		this.store = new IdempotencyStore(JdbcClient.create(dataSource));
+		this.store = new IdempotencyStore(dataSource);
 		this.batchSize = batchSize;
 	}
 

@@ -1,6 +1,7 @@
 package io.ductor.idempotency;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -265,6 +266,30 @@ class IdempotencyServiceTest {
 		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed")
 			.containsEntry("expired", false)
 			.containsEntry("body", "{\"orderId\":\"c\",\"amount\":2}");
+	}
+
+	@Test
+	void aCompletionStoresExactlyWhatItWasGivenAndDuplicatesReplayIt() {
+		StoredResponse withHeaders = new StoredResponse(201,
+				Map.of("Location", List.of("/orders/7"), "X-Trace", List.of("a", "b")), "created".getBytes());
+		StoredResponse bare = StoredResponse.of(204, new byte[0]);
+		Map<String, StoredResponse> responses = new HashMap<>();
+		responses.put("headers", withHeaders);
+		responses.put("no headers", bare);
+		responses.put("no response", null);
+		responses.forEach((name, response) -> {
+			String key = newKey();
+			String decisionId = name.equals("headers") ? "order-7" : null;
+			service.complete(service.reserve(request(key)).reservation(), decisionId, response);
+
+			ReserveOutcome replay = service.reserve(request(key));
+			assertThat(replay.result()).as(name).isEqualTo(Result.REPLAY);
+			assertThat(replay.decision().decisionId()).as(name).isEqualTo(decisionId);
+			assertThat(replay.decision().response()).as(name).isEqualTo(response);
+			assertThat(rows.row("", "orders", key)).as(name)
+				.containsEntry("status", "completed")
+				.containsEntry("ttl_millis", 600_000L);
+		});
 	}
 
 	@Test
