@@ -12,6 +12,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -44,6 +45,8 @@ public class EffectDrainer implements SmartLifecycle {
 	private static final Log logger = LogFactory.getLog(EffectDrainer.class);
 
 	private static final int MAX_COMPLETION_BATCH = 1000;
+
+	private static final long CLAIM_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private static final Duration CLAIM_STOP_TIMEOUT = Duration.ofSeconds(2);
 
@@ -188,12 +191,14 @@ public class EffectDrainer implements SmartLifecycle {
 		long lastHeartbeat = System.nanoTime();
 		while (!this.stopping) {
 			boolean more = false;
+			boolean partial = false;
 			try {
 				if (roomForBatch()) {
 					int limit = this.settings.batchSize();
 					List<ClaimedIntent> claimed = this.store.claim(this.owner, this.settings.lease(), limit);
 					claimed.forEach(this::submit);
 					more = claimed.size() == limit;
+					partial = !more && !claimed.isEmpty();
 				}
 				if (System.nanoTime() - lastHeartbeat >= heartbeatNanos && this.outstanding.get() > 0) {
 					this.store.extendLeases(this.owner, this.settings.lease());
@@ -205,6 +210,10 @@ public class EffectDrainer implements SmartLifecycle {
 				logger.warn("Ductor's drainer could not claim intents; retrying in " + this.settings.pollInterval(), ex);
 				roundEnded(ex);
 				more = false;
+			}
+			if (partial) {
+				// under a trickle, let commits gather for a moment rather than claim them one at a time
+				LockSupport.parkNanos(CLAIM_GATHER_NANOS);
 			}
 			if (!more || !roomForBatch()) {
 				long poll = this.settings.pollInterval().toNanos();
