@@ -15,13 +15,13 @@ import org.apache.commons.logging.LogFactory;
  * <p>
  * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own, at most one
  * every {@value #SPACING_MILLIS} ms: commits that arrive meanwhile share the next one, so a busy
- * producer costs the database a few hundred notifications a second, not one per commit. A {@code pg_notify} inside
- * the committing transaction ({@link Mode#IN_TRANSACTION}) is delivered atomically with the
- * commit, but PostgreSQL then commits notifying transactions one at a time: it holds a
- * database-wide lock from before the commit record until after its flush. Sent afterwards, in a
- * transaction that writes nothing, the notification costs no flush and holds up no commit; if the
- * JVM dies between a commit and its notification, the other instances find the intent at their
- * next poll.
+ * producer costs the database a few hundred notifications a second, not one per commit. A
+ * {@code pg_notify} inside the committing transaction ({@link Mode#IN_TRANSACTION}) is delivered
+ * atomically with the commit, but PostgreSQL then commits notifying transactions one at a time: it
+ * holds a database-wide lock from before the commit record until after its flush. Sent afterwards,
+ * in a transaction of its own that does not wait for the flush, the notification holds up no
+ * commit; if the JVM dies between a commit and its notification, the other instances find the
+ * intent at their next poll.
  */
 final class CommitNotifier implements AutoCloseable {
 
@@ -94,7 +94,7 @@ final class CommitNotifier implements AutoCloseable {
 		// cleared first, so a commit during the send asks for another notification
 		this.queued.set(false);
 		try {
-			this.store.notifyDrainers(this.sender);
+			this.store.notifyDrainersNow(this.sender);
 			Thread.sleep(SPACING_MILLIS);
 		}
 		catch (RuntimeException ex) {

@@ -145,11 +145,23 @@ class IntentStore {
 	}
 
 	/**
-	 * Sends the wake-up notification, signed by {@code sender}: delivered when the caller's
-	 * transaction commits, or at once without one.
+	 * Sends the wake-up notification, signed by {@code sender}, inside the caller's transaction:
+	 * delivered when it commits.
 	 */
 	void notifyDrainers(String sender) {
 		this.jdbc.sql("SELECT pg_notify('" + CHANNEL + "', ?)").param(sender).query().singleRow();
+	}
+
+	/**
+	 * Sends the wake-up notification, signed by {@code sender}, in a transaction of its own that
+	 * commits without waiting for the WAL flush: queuing a notification gives the transaction an id
+	 * and so a commit record, and a hint needs no durability.
+	 */
+	void notifyDrainersNow(String sender) {
+		this.jdbc.sql("SELECT set_config('synchronous_commit', 'off', true), pg_notify('" + CHANNEL + "', ?)")
+			.param(sender)
+			.query()
+			.singleRow();
 	}
 
 	int cancelPendingAlarm(String alarmName) {
