@@ -150,8 +150,8 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
 	 * @param drainer how the drainer works
 	 */
-	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, long maxPayloadBytes, Duration retention, int reconcilerBatchSize,
-			EffectDrainer.Settings drainer) {
+	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, long maxPayloadBytes,
+			Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer) {
 	}
 
 }
