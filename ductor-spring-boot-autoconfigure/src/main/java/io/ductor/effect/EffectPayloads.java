@@ -1,5 +1,6 @@
 package io.ductor.effect;
 
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -7,10 +8,10 @@ import java.util.HexFormat;
 import java.util.List;
 
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonGenerator;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ArrayNode;
 
 /**
  * Writes an effect's arguments as a JSON array using the method's generic parameter types, proves
@@ -67,12 +68,17 @@ class EffectPayloads {
 		return json;
 	}
 
+	/** Each argument written with its parameter's type, into one array, in one pass. */
 	private String write(List<JavaType> types, Object[] args) {
-		ArrayNode array = this.mapper.createArrayNode();
-		for (int i = 0; i < args.length; i++) {
-			array.add(this.mapper.readTree(this.mapper.writerFor(types.get(i)).writeValueAsString(args[i])));
+		StringWriter out = new StringWriter();
+		try (JsonGenerator generator = this.mapper.createGenerator(out)) {
+			generator.writeStartArray();
+			for (int i = 0; i < args.length; i++) {
+				this.mapper.writerFor(types.get(i)).writeValue(generator, args[i]);
+			}
+			generator.writeEndArray();
 		}
-		return this.mapper.writeValueAsString(array);
+		return out.toString();
 	}
 
 	/** The stored JSON array read back into the parameter types. */

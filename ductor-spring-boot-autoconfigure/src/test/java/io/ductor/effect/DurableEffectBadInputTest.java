@@ -103,6 +103,14 @@ class DurableEffectBadInputTest {
 	}
 
 	@Test
+	void argumentsThatChangeOnTheWayBackAreRefusedAtTheCall() {
+		assertThatThrownBy(() -> inTransaction(() -> inputs.label(Trimmed.of(" padded "))))
+			.isInstanceOf(DurableEffectException.class)
+			.hasMessageContaining("The arguments of effect 'label' do not survive a JSON round trip")
+			.hasMessageContaining("stored [{\"name\":\" padded \"}] but read back [{\"name\":\"padded\"}]");
+	}
+
+	@Test
 	void argumentsThatCannotBeWrittenAreRefusedAtTheCall() {
 		assertThatThrownBy(() -> inTransaction(() -> inputs.keyed("k", List.of(new Unwritable()))))
 			.isInstanceOf(DurableEffectException.class)
@@ -147,6 +155,27 @@ class DurableEffectBadInputTest {
 	public record Circle(double radius) implements Shape {
 	}
 
+	/** Reads back other than it was written. */
+	public static final class Trimmed {
+
+		private String name;
+
+		static Trimmed of(String name) {
+			Trimmed trimmed = new Trimmed();
+			trimmed.name = name;
+			return trimmed;
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name.trim();
+		}
+
+	}
+
 	public static final class Unwritable {
 
 		public String getBroken() {
@@ -171,6 +200,10 @@ class DurableEffectBadInputTest {
 
 		@DurableEffect(name = "draw")
 		public void draw(Shape shape) {
+		}
+
+		@DurableEffect(name = "label")
+		public void label(Trimmed label) {
 		}
 
 		@Configuration(proxyBeanMethods = false)
