@@ -349,11 +349,15 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			String target = request.getRequestURI()
 					+ ((request.getQueryString() != null) ? "?" + request.getQueryString() : "");
 			if (isForm(request)) {
-				// the container parses form bodies into parameters: fingerprint those, leave the stream alone
-				StringBuilder form = new StringBuilder();
-				new TreeMap<>(request.getParameterMap())
-					.forEach((name, values) -> form.append(name).append('=').append(List.of(values)).append('&'));
-				return new BufferedRequest(request, Fingerprints.sha256(request.getMethod(), target, form.toString()));
+				// the container parses form bodies into parameters: fingerprint those, leave the stream alone;
+				// every name and value a part of its own, so no two different forms share a fingerprint
+				List<String> parts = new ArrayList<>(List.of(request.getMethod(), target));
+				new TreeMap<>(request.getParameterMap()).forEach((name, values) -> {
+					parts.add(name);
+					parts.add(Integer.toString(values.length));
+					parts.addAll(List.of(values));
+				});
+				return new BufferedRequest(request, Fingerprints.sha256(parts.toArray(String[]::new)));
 			}
 			byte[] body = request.getInputStream().readAllBytes();
 			String fingerprint = IdempotencyFilter.fingerprint(request.getMethod(), target, body);

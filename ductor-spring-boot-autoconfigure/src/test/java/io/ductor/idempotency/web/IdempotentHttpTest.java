@@ -251,6 +251,19 @@ class IdempotentHttpTest {
 	}
 
 	@Test
+	void formPostsAreFingerprintedByTheirParametersSoADifferentFormUnderTheSameKeyIs422() throws Exception {
+		String key = newKey();
+		assertThat(sendForm(key, "a=x%2C%20y").statusCode()).isEqualTo(200);
+		assertThat(sendForm(key, "a=x%2C%20y").headers().firstValue("Idempotency-Replayed")).hasValue("true");
+		// one value "x, y" against two values "x" and "y"; a name=value boundary moved
+		assertProblem(sendForm(key, "a=x&a=y"), 422, "was already used for a different request");
+		String other = newKey();
+		sendForm(other, "a=x%5D%26b%3D%5By");
+		assertProblem(sendForm(other, "a=x&b=y"), 422, "was already used for a different request");
+		assertThat(shop.runs("/orders/form")).isEqualTo(2);
+	}
+
+	@Test
 	void whereTheKeyIsOptionalAMissingOrEmptyKeyOptsOut() throws Exception {
 		assertThat(send("/orders/optional", null, "{}").statusCode()).isEqualTo(200);
 		assertThat(send("/orders/optional", "", "{}").statusCode()).isEqualTo(200);
@@ -276,6 +289,15 @@ class IdempotentHttpTest {
 
 	static HttpResponse<String> send(String path, String key, String body, String... headers) throws Exception {
 		return http.send(request(path, key, body, headers), HttpResponse.BodyHandlers.ofString());
+	}
+
+	static HttpResponse<String> sendForm(String key, String form) throws Exception {
+		return http.send(HttpRequest.newBuilder(URI.create(base + "/orders/form"))
+			.timeout(Duration.ofSeconds(90))
+			.header("Content-Type", "application/x-www-form-urlencoded")
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.ofString(form))
+			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	static CompletableFuture<HttpResponse<String>> sendAsync(String path, String key, String body) {
@@ -407,6 +429,13 @@ class IdempotentHttpTest {
 				return ResponseEntity.internalServerError().body("try again");
 			}
 			return ResponseEntity.ok("done");
+		}
+
+		@PostMapping(path = "/orders/form", consumes = "application/x-www-form-urlencoded")
+		@Idempotent
+		String form(@org.springframework.web.bind.annotation.RequestParam
+				org.springframework.util.MultiValueMap<String, String> fields) {
+			return "run " + this.shop.run("/orders/form") + " of " + fields;
 		}
 
 		@PostMapping("/orders/optional")
