@@ -43,6 +43,8 @@ public class DuctorBacklog {
 
 	private volatile Snapshot cached;
 
+	private volatile Failure failed;
+
 	/**
 	 * @param dataSource the database holding Ductor's tables
 	 * @param cacheTtl how long {@link #snapshot()} reuses a snapshot
@@ -55,16 +57,25 @@ public class DuctorBacklog {
 	}
 
 	/**
-	 * A snapshot at most the cache TTL old.
+	 * A snapshot at most the cache TTL old. A failure to read one is also kept for the cache TTL.
 	 * @return the snapshot
 	 * @throws org.springframework.dao.DataAccessException when the database cannot be read
 	 */
 	public Snapshot snapshot() {
 		Snapshot snapshot = this.cached;
-		if (snapshot == null || snapshot.takenAt().plus(this.cacheTtl).isBefore(Instant.now())) {
-			snapshot = refresh();
+		if (snapshot != null && !isStale(snapshot.takenAt())) {
+			return snapshot;
 		}
-		return snapshot;
+		// an unreachable database is not asked again by every gauge of one scrape
+		Failure failure = this.failed;
+		if (failure != null && !isStale(failure.at())) {
+			throw failure.error();
+		}
+		return refresh();
+	}
+
+	private boolean isStale(Instant takenAt) {
+		return takenAt.plus(this.cacheTtl).isBefore(Instant.now());
 	}
 
 	/**
@@ -73,7 +84,20 @@ public class DuctorBacklog {
 	 * @throws org.springframework.dao.DataAccessException when the database cannot be read
 	 */
 	public Snapshot refresh() {
-		Snapshot snapshot = this.jdbc.sql(SQL)
+		try {
+			Snapshot snapshot = query();
+			this.cached = snapshot;
+			this.failed = null;
+			return snapshot;
+		}
+		catch (RuntimeException ex) {
+			this.failed = new Failure(ex, Instant.now());
+			throw ex;
+		}
+	}
+
+	private Snapshot query() {
+		return this.jdbc.sql(SQL)
 			.param("cap", this.countLimit)
 			.query((rs, row) -> {
 				long pending = rs.getLong("pending");
@@ -88,8 +112,9 @@ public class DuctorBacklog {
 						rs.getLong("needs_decision"), rs.getLong("pending_reservations"), Instant.now());
 			})
 			.single();
-		this.cached = snapshot;
-		return snapshot;
+	}
+
+	private record Failure(RuntimeException error, Instant at) {
 	}
 
 	/**
