@@ -76,12 +76,19 @@ public final class Tick {
 	}
 
 	<S> S apply(TickStep<S> step, S state) {
+		// a step may tick another run; when that returns, this tick is current again
+		Tick outer = CURRENT.get();
 		CURRENT.set(this);
 		try {
 			return step.apply(state, this);
 		}
 		finally {
-			CURRENT.remove();
+			if (outer != null) {
+				CURRENT.set(outer);
+			}
+			else {
+				CURRENT.remove();
+			}
 		}
 	}
 

@@ -307,6 +307,20 @@ class TickServiceTest {
 		assertThat(tables.sideRows(runId + "-undone")).isZero();
 	}
 
+	@Test
+	void aStepThatTicksAnotherRunIsTheCurrentTickAgainAfterIt() {
+		String outerRun = newRun();
+		String innerRun = newRun();
+		List<String> seen = new ArrayList<>();
+		ticks.tick(outerRun, "outer", Counter.class, (state, tick) -> {
+			addOne(innerRun, "inner");
+			seen.add(Tick.current().map(Tick::runId).orElse("none"));
+			return state.plus(1);
+		});
+		assertThat(seen).containsExactly(outerRun);
+		assertThat(Tick.current()).isEmpty();
+	}
+
 	static <T> T await(java.util.concurrent.Future<T> future) {
 		try {
 			return future.get();
