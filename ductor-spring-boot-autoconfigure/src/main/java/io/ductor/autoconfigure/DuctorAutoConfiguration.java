@@ -49,7 +49,8 @@ import io.ductor.worker.RetentionTask;
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class DuctorAutoConfiguration {
 
-	private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+	/** How long stopping waits for a periodic worker's round. */
+	static final Duration WORKER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
 	/**
 	 * Runs after the application's own database initializers (its Flyway or Liquibase
@@ -74,8 +75,7 @@ public final class DuctorAutoConfiguration {
 	TickService tickService(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
 			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
-		return new TickService(dataSource,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+		return new TickService(dataSource, transactionManager(transactionManager, dataSource), json,
 				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(), observer(observer));
 	}
 
@@ -91,8 +91,14 @@ public final class DuctorAutoConfiguration {
 	PeriodicWorker ductorRetentionWorker(DuctorSchema schema, ObjectProvider<RetentionPurger> purgers,
 			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
-		return new PeriodicWorker("retention", retention.interval(), SHUTDOWN_TIMEOUT,
+		return new PeriodicWorker("retention", retention.interval(), WORKER_SHUTDOWN_TIMEOUT,
 				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), observer(observer));
+	}
+
+	/** The application's transaction manager, or one of Ductor's own on {@code dataSource}. */
+	static PlatformTransactionManager transactionManager(ObjectProvider<PlatformTransactionManager> transactionManager,
+			DataSource dataSource) {
+		return transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource));
 	}
 
 	/** The observer Ductor's components report to: Ductor's meters, the application's own, or none. */

@@ -1,12 +1,9 @@
 package io.ductor.autoconfigure;
 
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 import javax.sql.DataSource;
-
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -29,6 +26,7 @@ import io.ductor.effect.EffectRegistry;
 import io.ductor.effect.EffectRetrySettings;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
@@ -42,8 +40,6 @@ import io.ductor.worker.RetentionPurger;
 @ConditionalOnBean(DuctorSchema.class)
 @Import(AutoProxyRegistrar.class)
 public final class DuctorEffectsAutoConfiguration {
-
-	private static final Duration RECONCILER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -61,20 +57,20 @@ public final class DuctorEffectsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	EffectRegistry ductorEffectRegistry(EffectMethods methods, BeanFactory beanFactory,
-			ObjectProvider<JsonMapper> jsonMapper, DuctorProperties properties) {
-		return new EffectRegistry(methods, beanFactory, mapper(jsonMapper).getTypeFactory(),
+	EffectRegistry ductorEffectRegistry(EffectMethods methods, BeanFactory beanFactory, JsonCodec json,
+			DuctorProperties properties) {
+		return new EffectRegistry(methods, beanFactory, json.mapper().getTypeFactory(),
 				retrySettings(properties.effects()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
-			ObjectProvider<JsonMapper> jsonMapper, ApplicationEventPublisher events,
-			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
+			JsonCodec json, ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
+			DuctorProperties properties) {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
-		return new DurableEffects(dataSource, registry, mapper(jsonMapper), events,
+		return new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
 						effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
@@ -105,17 +101,14 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
 	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
 			DuctorProperties properties) {
-		return new PeriodicWorker("reconciler", properties.reconciler().interval(), RECONCILER_SHUTDOWN_TIMEOUT,
+		return new PeriodicWorker("reconciler", properties.reconciler().interval(), DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
 				effects.reconciler(), DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean
+	@ConditionalOnMissingBean(name = "ductorEffectRetentionPurger")
 	RetentionPurger ductorEffectRetentionPurger(DurableEffects effects) {
 		return effects.retentionPurger();
-	}
-
-	private static JsonMapper mapper(ObjectProvider<JsonMapper> jsonMapper) {
-		return jsonMapper.getIfUnique(() -> JsonMapper.builder().findAndAddModules().build());
 	}
 
 	private static EffectRetrySettings retrySettings(DuctorProperties.Effects effects) {

@@ -1,22 +1,16 @@
 package io.ductor.autoconfigure;
 
-import java.time.Duration;
-
 import javax.sql.DataSource;
-
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
@@ -27,8 +21,8 @@ import io.ductor.idempotency.web.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.metrics.DuctorObserver;
 import io.ductor.json.JsonCodec;
+import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.PeriodicWorker;
 
 /**
@@ -37,12 +31,8 @@ import io.ductor.worker.PeriodicWorker;
  * idempotency records and, in Spring MVC applications, {@code @Idempotent} handler methods.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
-@ConditionalOnClass({ DataSource.class, JdbcClient.class, JsonMapper.class })
-@ConditionalOnSingleCandidate(DataSource.class)
-@ConditionalOnBooleanProperty(name = "ductor.enabled", matchIfMissing = true)
+@ConditionalOnBean(DuctorSchema.class)
 public final class DuctorIdempotencyAutoConfiguration {
-
-	private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final int SWEEP_BATCH_SIZE = 1000;
 
@@ -52,8 +42,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
 			DuctorProperties properties) {
-		return new IdempotencyService(dataSource,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+		return new IdempotencyService(dataSource, DuctorAutoConfiguration.transactionManager(transactionManager, dataSource),
+				json,
 				properties.idempotency().toSettings(), listener.getIfAvailable(), DuctorAutoConfiguration.observer(observer));
 	}
 
@@ -62,7 +52,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.sweeper.enabled", matchIfMissing = true)
 	PeriodicWorker ductorSweeperWorker(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
-		return new PeriodicWorker("sweeper", properties.sweeper().interval(), SHUTDOWN_TIMEOUT,
+		return new PeriodicWorker("sweeper", properties.sweeper().interval(),
+				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
 				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE), DuctorAutoConfiguration.observer(observer));
 	}
 

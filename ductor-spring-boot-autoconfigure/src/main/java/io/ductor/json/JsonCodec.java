@@ -16,6 +16,11 @@ public class JsonCodec {
 		this.mapper = mapper;
 	}
 
+	/** @return the mapper this codec reads and writes with */
+	public JsonMapper mapper() {
+		return this.mapper;
+	}
+
 	/**
 	 * Write {@code value} as JSON.
 	 * @param value the value, may be {@code null} (written as JSON {@code null})

@@ -143,6 +143,16 @@ class DuctorIdempotencyAutoConfigurationTest {
 	}
 
 	@Test
+	void backsOffWithoutTheBaseConfigurationInsteadOfFailingStartUp() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+					JacksonAutoConfiguration.class, DuctorIdempotencyAutoConfiguration.class))
+			.withPropertyValues(datasource())
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyService.class));
+	}
+
+	@Test
 	void theSweeperCanBeTurnedOffAndDuctorEnabledFalseTurnsEverythingOff() {
 		this.runner.withPropertyValues("ductor.sweeper.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()

@@ -1,0 +1,60 @@
+package io.ductor.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.ductor.effect.DurableEffects;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.test.PostgresExtension;
+import io.ductor.worker.RetentionPurger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DuctorEffectsAutoConfigurationTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
+		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
+				"spring.datasource.username=" + postgres.username(),
+				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
+				"spring.datasource.hikari.maximum-pool-size=4", "ductor.drainer.enabled=false");
+
+	@Test
+	void theEffectRetentionPurgerBacksOffByNameAndTheIdempotencyOneDoesNotHideIt() {
+		this.runner.withUserConfiguration(UserPurger.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean("ductorEffectRetentionPurger")).isSameAs(UserPurger.PURGER);
+		});
+		this.runner.run((context) -> assertThat(context).hasNotFailed()
+			.hasBean("ductorEffectRetentionPurger")
+			.hasSingleBean(EffectOutbox.class)
+			.hasSingleBean(DurableEffects.class));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserPurger {
+
+		static final RetentionPurger PURGER = (batchSize) -> 0;
+
+		@Bean
+		RetentionPurger ductorEffectRetentionPurger() {
+			return PURGER;
+		}
+
+	}
+
+}
