@@ -416,6 +416,11 @@ class IdempotencyServiceTest {
 		// the bound applied to the reservation only: the session's lock_timeout is back to its default
 		assertThat(impatient.executeInTransaction(request(key), Placed.class, () -> new Placed("third", 3)).value())
 			.isEqualTo(new Placed("first", 1));
+		// and the caller's own work after the reservation, in the same transaction, runs without it
+		assertThat(impatient.executeInTransaction(request(newKey()), String.class, () -> JdbcClient.create(dataSource)
+			.sql("SELECT current_setting('lock_timeout')")
+			.query(String.class)
+			.single()).value()).isEqualTo("0");
 	}
 
 	@Test
