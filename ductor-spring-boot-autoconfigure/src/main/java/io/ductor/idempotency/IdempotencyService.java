@@ -187,7 +187,10 @@ public class IdempotencyService {
 					announced = true;
 					continue;
 				}
-				wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
+				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
+					// settled or released: a reclaim clears the mark, so a new holder must be asked again
+					announced = false;
+				}
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
