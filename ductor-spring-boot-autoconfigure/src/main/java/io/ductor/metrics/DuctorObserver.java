@@ -53,7 +53,8 @@ public interface DuctorObserver {
 
 	/**
 	 * A reservation call returned.
-	 * @param outcome {@code reserved}, {@code replay}, {@code in_flight}, {@code mismatch} or {@code opted_out}
+	 * @param outcome {@code reserved}, {@code replay}, {@code in_flight}, {@code fingerprint_mismatch} or
+	 * {@code opted_out}
 	 */
 	default void reservation(String outcome) {
 	}

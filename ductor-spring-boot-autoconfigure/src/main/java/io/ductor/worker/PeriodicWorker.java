@@ -101,6 +101,8 @@ public class PeriodicWorker implements SmartLifecycle {
 				new CustomizableThreadFactory("ductor-" + this.name + "-"));
 		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		this.startedAt = Instant.now();
+		// a round queued when the last stop cut the executor off never ran and never will
+		this.pending.set(false);
 		// published before the first round is scheduled: trigger() and runRounds() ignore a null executor
 		this.executor = executor;
 		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
