@@ -383,13 +383,18 @@ public class IdempotencyService {
 	private ReserveOutcome reserveOnce(IdempotentRequest request) {
 		for (int attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
 			UUID token = UUID.randomUUID();
-			if (this.store.reserve(request, token, this.settings.pendingTtl())) {
+			if (this.store.reserveNew(request, token, this.settings.pendingTtl())) {
 				return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
 			}
 			Row row = this.store.find(request).orElse(null);
-			if (row == null || row.reclaimable()) {
-				// purged or released between the two statements: try to take it again
-				continue;
+			if (row == null) {
+				continue; // purged between the two statements
+			}
+			if (row.reclaimable()) {
+				if (this.store.reserveOrReclaim(request, token, this.settings.pendingTtl())) {
+					return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
+				}
+				continue; // another request took it first
 			}
 			if (!row.fingerprint().equals(request.fingerprint())) {
 				return ReserveOutcome.of(Result.FINGERPRINT_MISMATCH, request);

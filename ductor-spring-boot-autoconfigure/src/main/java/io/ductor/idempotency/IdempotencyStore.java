@@ -38,11 +38,26 @@ class IdempotencyStore {
 	/** Three placeholders for the key, bound by {@link #bindKey}. */
 	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
-	/** Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6). */
-	private static final String RESERVE = """
+	private static final String INSERT = """
 			INSERT INTO eec_routing_idempotency AS r
 			    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
 			VALUES (?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond')
+			""";
+
+	/**
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6). A new key only: on a
+	 * conflict it neither waits for nor locks the existing row (beyond a row still being inserted).
+	 */
+	private static final String RESERVE_NEW = INSERT + """
+			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
+			RETURNING r.owner_token""";
+
+	/**
+	 * Same parameters. A new key, or takes over a released or expired one atomically. On any
+	 * conflict PostgreSQL locks the existing row, reclaimable or not, until the transaction ends:
+	 * only for keys seen to be reclaimable, so replays and waiting duplicates lock nothing.
+	 */
+	private static final String RESERVE = INSERT + """
 			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
 			SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
 			    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
@@ -102,13 +117,22 @@ class IdempotencyStore {
 		this.jdbc = new JdbcTemplate(dataSource);
 	}
 
+	/** @return whether {@code token} holds the key now: it was new */
+	boolean reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl) {
+		return reserve(RESERVE_NEW, request, token, pendingTtl);
+	}
+
 	/**
 	 * Insert a pending reservation, or take over a released one or a completed one past its TTL,
 	 * in one statement.
-	 * @return whether {@code token} owns the key now
+	 * @return whether {@code token} holds the key now
 	 */
-	boolean reserve(IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return Boolean.TRUE.equals(this.jdbc.query(RESERVE, (ps) -> {
+	boolean reserveOrReclaim(IdempotentRequest request, UUID token, Duration pendingTtl) {
+		return reserve(RESERVE, request, token, pendingTtl);
+	}
+
+	private boolean reserve(String sql, IdempotentRequest request, UUID token, Duration pendingTtl) {
+		return Boolean.TRUE.equals(this.jdbc.query(sql, (ps) -> {
 			bindKey(ps, 1, request);
 			ps.setString(4, request.fingerprint());
 			ps.setObject(5, token);

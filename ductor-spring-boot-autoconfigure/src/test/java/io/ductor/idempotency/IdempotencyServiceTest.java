@@ -424,6 +424,30 @@ class IdempotencyServiceTest {
 	}
 
 	@Test
+	void aReplayInsideAnOpenTransactionLocksNothingSoAnotherReplayIsNotHeldUp() throws Exception {
+		IdempotencyService rejecting = service(dataSource,
+				settings(LONG, LONG, DuplicatePolicy.REJECT, Duration.ofMillis(200)), null);
+		String key = newKey();
+		Placed first = rejecting.executeInTransaction(request(key), Placed.class, () -> new Placed("first", 1)).value();
+		new org.springframework.transaction.support.TransactionTemplate(
+				new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource))
+			.executeWithoutResult((status) -> {
+				assertThat(rejecting.executeInTransaction(request(key), Placed.class, () -> new Placed("again", 2))
+					.value()).isEqualTo(first);
+				// the transaction that replayed is still open: another one replays at once, not "in flight"
+				var other = java.util.concurrent.CompletableFuture.supplyAsync(() -> rejecting
+					.executeInTransaction(request(key), Placed.class, () -> new Placed("other", 3))
+					.value());
+				try {
+					assertThat(other.get(20, TimeUnit.SECONDS)).isEqualTo(first);
+				}
+				catch (Exception ex) {
+					throw new AssertionError("the second replay failed", ex);
+				}
+			});
+	}
+
+	@Test
 	void anEmptyKeyOptsOutAndWritesNothing() {
 		AtomicInteger runs = new AtomicInteger();
 		for (int i = 0; i < 2; i++) {
