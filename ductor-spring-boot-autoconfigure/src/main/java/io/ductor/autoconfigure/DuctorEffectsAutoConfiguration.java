@@ -101,8 +101,9 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
 	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
 			DuctorProperties properties) {
-		return new PeriodicWorker("reconciler", properties.reconciler().interval(), DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
-				effects.reconciler(), DuctorAutoConfiguration.observer(observer));
+		return new PeriodicWorker("reconciler", properties.reconciler().interval(),
+				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT, effects.reconciler(),
+				DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean

@@ -31,12 +31,14 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.RequestPath;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
@@ -96,7 +98,11 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	private volatile List<RequestMappingHandlerMapping> mappings;
 
-	private volatile Set<Method> idempotentMethods;
+	/** The {@link Idempotent} handler methods and their annotations. */
+	private volatile Map<Method, Idempotent> idempotentMethods;
+
+	/** The HTTP methods they answer, or {@code null} when one of them answers any. */
+	private volatile Set<String> idempotentHttpMethods;
 
 	/**
 	 * Create the filter.
@@ -128,38 +134,49 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	@Override
 	public void afterSingletonsInstantiated() {
 		List<RequestMappingHandlerMapping> mappings = this.mappingProvider.orderedStream().toList();
-		Set<Method> methods = new java.util.HashSet<>();
+		Map<Method, Idempotent> methods = new java.util.HashMap<>();
+		Set<String> httpMethods = new java.util.HashSet<>();
+		boolean anyHttpMethod = false;
 		for (RequestMappingHandlerMapping mapping : mappings) {
-			for (HandlerMethod handler : mapping.getHandlerMethods().values()) {
-				if (handler.hasMethodAnnotation(Idempotent.class)) {
-					Class<?> returnType = handler.getMethod().getReturnType();
-					if (ASYNC_TYPES.stream().anyMatch((type) -> type.isAssignableFrom(returnType))) {
-						throw new IllegalStateException("@Idempotent handler " + handler.getShortLogMessage()
-								+ " returns " + returnType.getSimpleName() + ", but @Idempotent needs a handler"
-								+ " that answers synchronously");
-					}
-					methods.add(handler.getMethod());
+			for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : mapping.getHandlerMethods().entrySet()) {
+				HandlerMethod handler = entry.getValue();
+				Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
+				if (idempotent == null) {
+					continue;
 				}
+				Class<?> returnType = handler.getMethod().getReturnType();
+				if (ASYNC_TYPES.stream().anyMatch((type) -> type.isAssignableFrom(returnType))) {
+					throw new IllegalStateException("@Idempotent handler " + handler.getShortLogMessage() + " returns "
+							+ returnType.getSimpleName() + ", but @Idempotent needs a handler that answers synchronously");
+				}
+				methods.put(handler.getMethod(), idempotent);
+				Set<RequestMethod> mapped = entry.getKey().getMethodsCondition().getMethods();
+				anyHttpMethod |= mapped.isEmpty();
+				mapped.forEach((method) -> httpMethods.add(method.name()));
 			}
 		}
 		this.mappings = mappings;
-		this.idempotentMethods = Set.copyOf(methods);
+		this.idempotentHttpMethods = anyHttpMethod ? null : Set.copyOf(httpMethods);
+		this.idempotentMethods = Map.copyOf(methods);
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		Set<Method> methods = this.idempotentMethods;
-		if (methods == null || methods.isEmpty()) {
+		Map<Method, Idempotent> methods = this.idempotentMethods;
+		Set<String> httpMethods = this.idempotentHttpMethods;
+		// most requests (GET pages, assets, actuator) cannot reach an @Idempotent handler: no lookup for them
+		if (methods == null || methods.isEmpty()
+				|| (httpMethods != null && !httpMethods.contains(request.getMethod()))) {
 			chain.doFilter(request, response);
 			return;
 		}
 		HandlerMethod handler = handlerMethod(request);
-		if (handler == null || !methods.contains(handler.getMethod())) {
+		Idempotent idempotent = (handler != null) ? methods.get(handler.getMethod()) : null;
+		if (idempotent == null) {
 			chain.doFilter(request, response);
 			return;
 		}
-		Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
 		String key;
 		try {
 			key = key(request, idempotent.required());
