@@ -21,6 +21,8 @@ import org.postgresql.PGNotification;
 
 import org.springframework.context.SmartLifecycle;
 
+import io.ductor.worker.Backoff;
+
 /**
  * Receives PostgreSQL notifications ({@code LISTEN}/{@code NOTIFY}) on one dedicated connection
  * and hands them to the handlers subscribed to their channel.
@@ -43,7 +45,7 @@ public class PostgresNotificationListener implements SmartLifecycle {
 
 	private final Duration receiveTimeout;
 
-	private final Duration maxReconnectDelay;
+	private final Backoff reconnectBackoff;
 
 	private final Map<String, List<NotificationHandler>> handlers = new ConcurrentHashMap<>();
 
@@ -70,7 +72,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay) {
 		this.dataSource = dataSource;
 		this.receiveTimeout = receiveTimeout;
-		this.maxReconnectDelay = maxReconnectDelay;
+		// jittered, so instances that lost the database together do not reconnect in lockstep
+		this.reconnectBackoff = new Backoff(min(Duration.ofMillis(100), maxReconnectDelay), maxReconnectDelay, 2.0);
 	}
 
 	/**
@@ -209,8 +212,11 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	}
 
 	private Duration reconnectDelay(long failures) {
-		long millis = 100L << Math.min(failures - 1, 10);
-		return Duration.ofMillis(Math.min(millis, this.maxReconnectDelay.toMillis()));
+		return this.reconnectBackoff.delay((int) Math.min(failures, 64));
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
 	private static void sleep(Duration delay) {
