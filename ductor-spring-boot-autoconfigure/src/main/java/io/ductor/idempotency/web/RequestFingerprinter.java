@@ -32,9 +32,10 @@ import io.ductor.idempotency.Fingerprints;
  * <li>a form ({@code application/x-www-form-urlencoded}, any method): the parameters as the
  * container or Spring's {@code FormContentFilter} parsed them, sorted by name, then any body bytes
  * still unread (where no filter parsed the form), buffered for the handler;</li>
- * <li>{@code multipart/form-data}: the parts as the container parsed them, sorted by name, each
- * with its submitted file name, content type and bytes. The raw stream is left to the container,
- * so the handler receives its parts.</li>
+ * <li>{@code multipart/*} (as Spring's multipart resolver reads it): the parts as the container
+ * parsed them, sorted by name, each with its submitted file name, content type and bytes. The raw
+ * stream is left to the container, so the handler receives its parts. Where the container has no
+ * multipart support ({@code spring.servlet.multipart.enabled=false}), the raw bytes.</li>
  * </ul>
  * A request is too large when its {@code Content-Length} exceeds the limit, or, when it declares
  * none, when its body bytes, the sum of its parts' sizes or its parameters' bytes do. At most the
@@ -67,10 +68,10 @@ final class RequestFingerprinter {
 				+ ((request.getQueryString() != null) ? "?" + request.getQueryString() : "");
 		long declared = request.getContentLengthLong();
 		if (declared > this.maxBytes) {
-			throw tooLarge("declares " + declared + " bytes");
+			throw tooLarge("declares a body of " + declared + " bytes");
 		}
 		MediaType contentType = contentType(request);
-		if (contentType != null && MediaType.MULTIPART_FORM_DATA.includes(contentType)) {
+		if (contentType != null && "multipart".equalsIgnoreCase(contentType.getType())) {
 			Collection<Part> parts = parts(request);
 			if (parts != null) {
 				return new FingerprintedRequest(request, multipart(request.getMethod(), target, parts));
@@ -105,7 +106,14 @@ final class RequestFingerprinter {
 	 */
 	private FingerprintedRequest form(HttpServletRequest request, String target)
 			throws RejectedRequestException, IOException {
-		Map<String, String[]> parameters = new TreeMap<>(request.getParameterMap());
+		Map<String, String[]> parameters;
+		try {
+			parameters = new TreeMap<>(request.getParameterMap());
+		}
+		catch (IllegalStateException ex) {
+			// Tomcat refuses a form beyond its own limits (server.tomcat.max-http-form-post-size) this way
+			throw unreadable("form", ex);
+		}
 		List<String> parts = new ArrayList<>(List.of(request.getMethod(), target));
 		long size = 0;
 		for (Map.Entry<String, String[]> parameter : parameters.entrySet()) {
@@ -143,13 +151,10 @@ final class RequestFingerprinter {
 		}
 		List<Part> sorted = new ArrayList<>(parts);
 		// stable: parts of one name keep their order
-		sorted.sort(Comparator.comparing(Part::getName));
-		Fingerprints.Builder fingerprint = Fingerprints.builder()
-			.part(method)
-			.part(target)
-			.part(MediaType.MULTIPART_FORM_DATA_VALUE);
+		sorted.sort(Comparator.comparing(Part::getName, Comparator.nullsFirst(Comparator.naturalOrder())));
+		Fingerprints.Builder fingerprint = Fingerprints.builder().part(method).part(target).part("multipart");
 		for (Part part : sorted) {
-			fingerprint.part(part.getName())
+			fingerprint.part(optional(part.getName()))
 				.part(optional(part.getSubmittedFileName()))
 				.part(optional(part.getContentType()));
 			try (InputStream bytes = part.getInputStream()) {
@@ -173,28 +178,40 @@ final class RequestFingerprinter {
 			if (ex.getCause() == null && !isSizeLimit(ex)) {
 				return null;
 			}
-			throw unreadable(ex);
+			throw unreadable("multipart", ex);
 		}
 		catch (IOException | ServletException ex) {
-			throw unreadable(ex);
+			throw unreadable("multipart", ex);
 		}
 	}
 
-	private static RejectedRequestException unreadable(Exception ex) {
+	/**
+	 * The container could not parse the body: beyond one of its own limits
+	 * ({@code spring.servlet.multipart.*}, {@code server.tomcat.max-http-form-post-size}) it is
+	 * 413, otherwise 400. Answered here, before anything is reserved, rather than left to the
+	 * dispatcher, which under {@code spring.servlet.multipart.resolve-lazily} might still run the
+	 * handler.
+	 */
+	private static RejectedRequestException unreadable(String kind, Exception ex) {
 		if (isSizeLimit(ex)) {
 			return new RejectedRequestException(HttpStatus.CONTENT_TOO_LARGE,
-					"The multipart body of this request exceeds the server's upload limits: " + rootMessage(ex), ex);
+					"The " + kind + " body of this request exceeds the server's limits: " + rootMessage(ex), ex);
 		}
 		return new RejectedRequestException(HttpStatus.BAD_REQUEST,
-				"The multipart body of this request could not be read: " + rootMessage(ex), ex);
+				"The " + kind + " body of this request could not be read: " + rootMessage(ex), ex);
 	}
 
-	/** Tomcat's {@code SizeException}s and Jetty's "exceeds max..." messages, as Spring tells them. */
+	/**
+	 * Tomcat's {@code SizeException}s and size messages ("exceeded", "too big"), Jetty's "exceeds
+	 * max...": containers tell a size limit by no common type, so this reads them the way
+	 * Spring's {@code StandardMultipartHttpServletRequest} does.
+	 */
 	private static boolean isSizeLimit(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			String name = cause.getClass().getSimpleName();
 			String message = (cause.getMessage() != null) ? cause.getMessage().toLowerCase(Locale.ROOT) : "";
-			if (name.contains("LimitExceeded") || name.equals("SizeException") || message.contains("exceed")) {
+			if (name.contains("LimitExceeded") || name.equals("SizeException") || message.contains("exceed")
+					|| message.contains("too big") || message.contains("too large")) {
 				return true;
 			}
 		}
@@ -213,15 +230,15 @@ final class RequestFingerprinter {
 	private byte[] readAtMost(InputStream stream, long max) throws RejectedRequestException, IOException {
 		byte[] body = stream.readNBytes((int) Math.min(max + 1, Integer.MAX_VALUE - 8));
 		if (body.length > max) {
-			throw tooLarge("has more than " + this.maxBytes + " bytes");
+			throw tooLarge("has a body of more than " + this.maxBytes + " bytes");
 		}
 		return body;
 	}
 
 	private RejectedRequestException tooLarge(String what) {
 		return new RejectedRequestException(HttpStatus.CONTENT_TOO_LARGE, "This request " + what
-				+ ", more than the " + this.maxBytes + " bytes an @Idempotent endpoint accepts"
-				+ " (ductor.idempotency.max-request-size)", null);
+				+ "; an @Idempotent endpoint accepts at most " + this.maxBytes
+				+ " bytes (ductor.idempotency.max-request-size)", null);
 	}
 
 	private static MediaType contentType(HttpServletRequest request) {

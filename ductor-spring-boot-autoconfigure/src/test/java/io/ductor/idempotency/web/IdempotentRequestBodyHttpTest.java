@@ -69,7 +69,7 @@ class IdempotentRequestBodyHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = start("ductor.idempotency.max-request-size=" + LIMIT + "B");
+		app = start("ductor.idempotency.max-request-size=" + LIMIT + "B", "spring.servlet.multipart.max-file-size=2KB");
 		bare = start("ductor.idempotency.max-request-size=" + LIMIT + "B", "spring.mvc.formcontent.filter.enabled=false",
 				"spring.servlet.multipart.enabled=false");
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -188,8 +188,11 @@ class IdempotentRequestBodyHttpTest {
 	void aRequestLargerThanTheLimitIs413BeforeItsHandlerRunsAndNothingIsStored() throws Exception {
 		String json = "{\"note\":\"" + "x".repeat(LIMIT) + "\"}";
 		String form = "note=" + "x".repeat(LIMIT);
-		Multipart upload = new Multipart().part("file", "big.bin", "application/octet-stream", "x".repeat(LIMIT))
-			.field("title", "big");
+		// every part within spring.servlet.multipart.max-file-size (2KB), together beyond the limit
+		Multipart upload = new Multipart().field("title", "big")
+			.part("meta", null, "application/json", "{\"pad\":\"" + "x".repeat(1500) + "\"}")
+			.part("file", "big-1.bin", "application/octet-stream", "x".repeat(1500))
+			.part("file", "big-2.bin", "application/octet-stream", "x".repeat(1500));
 		for (boolean chunked : new boolean[] { false, true }) {
 			String what = chunked ? "chunked" : "with Content-Length";
 			assertTooLarge(send(app, "POST", "/orders", newKey(), "application/json", body(json), chunked), what);
@@ -201,6 +204,46 @@ class IdempotentRequestBodyHttpTest {
 		}
 		assertThat(counter.runs()).isZero();
 		assertThat(bareCounter.runs()).isZero();
+	}
+
+	@Test
+	void aBodyTheContainerCannotParseIsAProblemBeforeItsHandlerRunsAndNothingIsStored() throws Exception {
+		Multipart overFileSize = new Multipart().field("title", "big")
+			.part("meta", null, "application/json", "{}")
+			.part("file", "big.bin", "application/octet-stream", "x".repeat(3000));
+		Multipart good = new Multipart().field("title", "t").part("meta", null, "application/json", "{}")
+			.part("file", "a.txt", "text/plain", "abc");
+		byte[] truncated = java.util.Arrays.copyOf(good.body(), good.body().length - 10);
+		for (boolean chunked : new boolean[] { false, true }) {
+			assertRefused(send(app, "POST", "/documents", newKey(), overFileSize.contentType(), overFileSize.body(),
+					chunked), 413, "The multipart body of this request exceeds the server's limits");
+			assertRefused(send(app, "POST", "/documents", newKey(), good.contentType(), truncated, chunked), 400,
+					"The multipart body of this request could not be read: Stream ended unexpectedly");
+			assertRefused(send(app, "POST", "/documents", newKey(), "multipart/form-data", good.body(), chunked), 400,
+					"no multipart boundary was found");
+		}
+		// beyond Tomcat's own form limit (server.tomcat.max-http-form-post-size, 2MB), sent without a length
+		try (ConfigurableApplicationContext large = start("ductor.idempotency.max-request-size=10MB")) {
+			assertRefused(send(large, "POST", "/transfers", newKey(), FORM,
+					body("amount=1&to=" + "x".repeat(3 * 1024 * 1024)), true), 413,
+					"The form body of this request exceeds the server's limits");
+			assertThat(large.getBean(Counter.class).runs()).isZero();
+		}
+		assertThat(counter.runs()).isZero();
+	}
+
+	@Test
+	void aMultipartBodyOfAnotherSubtypeIsFingerprintedByItsPartsToo() throws Exception {
+		String key = newKey();
+		Multipart bundle = new Multipart().field("a", "first");
+		String mixed = bundle.contentType().replace("form-data", "mixed");
+		HttpResponse<String> first = send(app, "POST", "/bundles", key, mixed, bundle.body());
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.body()).isEqualTo("run 1: first");
+		assertThat(send(app, "POST", "/bundles", key, mixed, bundle.body()).headers()
+			.firstValue("Idempotency-Replayed")).hasValue("true");
+		assertProblem(send(app, "POST", "/bundles", key, mixed, new Multipart().field("a", "other").body()), 422,
+				"was already used for a different request");
 	}
 
 	@Test
@@ -233,10 +276,16 @@ class IdempotentRequestBodyHttpTest {
 		assertThat(response.statusCode()).as(response.uri() + " " + what).isEqualTo(413);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(response.body()).contains("\"status\":413")
-			.contains("more than the " + LIMIT + " bytes an @Idempotent endpoint accepts")
+			.contains("an @Idempotent endpoint accepts at most " + LIMIT + " bytes")
 			.contains("ductor.idempotency.max-request-size");
 		String key = response.request().headers().firstValue("Idempotency-Key").orElseThrow();
 		assertThat(rows.count("idempotency_key = ?", key)).as(what).isZero();
+	}
+
+	private static void assertRefused(HttpResponse<String> response, int status, String detail) {
+		assertProblem(response, status, detail);
+		String key = response.request().headers().firstValue("Idempotency-Key").orElseThrow();
+		assertThat(rows.count("idempotency_key = ?", key)).isZero();
 	}
 
 	private static void assertProblem(HttpResponse<String> response, int status, String detail) {
@@ -368,6 +417,12 @@ class IdempotentRequestBodyHttpTest {
 			return "run " + this.counter.run("POST /documents") + ": " + title + " " + meta + " "
 					+ file.getOriginalFilename() + " " + file.getContentType() + " "
 					+ new String(file.getBytes(), StandardCharsets.UTF_8);
+		}
+
+		@PostMapping(path = "/bundles", consumes = "multipart/mixed")
+		@Idempotent
+		String bundle(@RequestPart("a") String a) {
+			return "run " + this.counter.run("POST /bundles") + ": " + a;
 		}
 
 		@PostMapping("/raw-uploads")
