@@ -37,7 +37,7 @@ class RequestFingerprinterTest {
 		request.setContentType("application/json");
 		assertThatExceptionOfType(RejectedRequestException.class).isThrownBy(() -> this.fingerprinter.read(request))
 			.satisfies((ex) -> assertThat(ex.status()).isEqualTo(HttpStatus.CONTENT_TOO_LARGE))
-			.withMessageContaining("has more than 4096 bytes");
+			.withMessageContaining("has a body of more than 4096 bytes");
 		assertThat(read.get()).isEqualTo(4097);
 	}
 
@@ -59,7 +59,7 @@ class RequestFingerprinterTest {
 		};
 		request.setContentType("application/x-www-form-urlencoded");
 		assertThatExceptionOfType(RejectedRequestException.class).isThrownBy(() -> this.fingerprinter.read(request))
-			.withMessageContaining("declares 5000000000 bytes");
+			.withMessageContaining("declares a body of 5000000000 bytes");
 		assertThat(read.get()).isZero();
 	}
 
