@@ -79,7 +79,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 		IdempotencyFilter ductorIdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants,
 				JsonCodec json, DuctorProperties properties,
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
-			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings);
+			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings,
+					properties.idempotency().maxRequestSize());
 		}
 
 	}

@@ -204,11 +204,15 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * in-flight error.
 	 * @param pollInterval How often a waiting duplicate looks again when no notification woke it.
 	 * @param headerName The HTTP request header that carries the idempotency key.
+	 * @param maxRequestSize Largest request an @Idempotent endpoint accepts: its body (by
+	 * Content-Length when declared), the sum of its multipart parts or the bytes of its form
+	 * parameters. The body is read into memory for the fingerprint, so a larger request gets 413
+	 * before the handler runs and nothing is stored. At most 1GB.
 	 */
 	public record Idempotency(@DefaultValue("5m") Duration pendingTtl, @DefaultValue("24h") Duration completedTtl,
 			@DefaultValue("7d") Duration retention, @DefaultValue("wait") DuplicatePolicy duplicatePolicy,
 			@DefaultValue("10s") Duration waitTimeout, @DefaultValue("1s") Duration pollInterval,
-			@DefaultValue("Idempotency-Key") String headerName) {
+			@DefaultValue("Idempotency-Key") String headerName, @DefaultValue("1MB") DataSize maxRequestSize) {
 
 		public Idempotency {
 			requirePositive("ductor.idempotency.pending-ttl", pendingTtl);
@@ -228,6 +232,10 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 				throw new IllegalArgumentException(
 						"ductor.idempotency.header-name must be an HTTP header name (letters, digits and"
 								+ " !#$%&'*+-.^_`|~) but was '" + headerName + "'");
+			}
+			if (maxRequestSize.toBytes() < 1 || maxRequestSize.toBytes() > 1024L * 1024 * 1024) {
+				throw new IllegalArgumentException(
+						"ductor.idempotency.max-request-size must be between 1B and 1GB but was " + maxRequestSize);
 			}
 		}
 

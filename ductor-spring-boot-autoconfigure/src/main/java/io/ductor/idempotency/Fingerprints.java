@@ -1,5 +1,7 @@
 package io.ductor.idempotency;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -19,19 +21,11 @@ public final class Fingerprints {
 	 * @return the lower-case hex SHA-256 of the parts
 	 */
 	public static String sha256(byte[]... parts) {
-		MessageDigest digest;
-		try {
-			digest = MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-		}
+		Builder builder = builder();
 		for (byte[] part : parts) {
-			digest.update(Integer.toString(part.length).getBytes(StandardCharsets.US_ASCII));
-			digest.update((byte) ':');
-			digest.update(part);
+			builder.part(part);
 		}
-		return HexFormat.of().formatHex(digest.digest());
+		return builder.sha256();
 	}
 
 	/**
@@ -44,6 +38,84 @@ public final class Fingerprints {
 			bytes[i] = parts[i].getBytes(StandardCharsets.UTF_8);
 		}
 		return sha256(bytes);
+	}
+
+	/**
+	 * @return a builder that adds parts one at a time, for parts too large to hold in memory
+	 * together; the same parts give the same fingerprint as {@link #sha256(byte[]...)}
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/** Adds length-prefixed parts to a SHA-256 digest, one at a time. */
+	public static final class Builder {
+
+		private final MessageDigest digest;
+
+		private Builder() {
+			try {
+				this.digest = MessageDigest.getInstance("SHA-256");
+			}
+			catch (NoSuchAlgorithmException ex) {
+				throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+			}
+		}
+
+		/**
+		 * @param part the next part
+		 * @return this builder
+		 */
+		public Builder part(byte[] part) {
+			prefix(part.length);
+			this.digest.update(part);
+			return this;
+		}
+
+		/**
+		 * @param part the next part, as text (encoded as UTF-8)
+		 * @return this builder
+		 */
+		public Builder part(String part) {
+			return part(part.getBytes(StandardCharsets.UTF_8));
+		}
+
+		/**
+		 * Digests a part as it is read, without holding it in memory.
+		 * @param part the next part's bytes
+		 * @param length how many bytes the part has
+		 * @return this builder
+		 * @throws IOException when the stream fails or holds more or fewer than {@code length}
+		 * bytes
+		 */
+		public Builder part(InputStream part, long length) throws IOException {
+			prefix(length);
+			byte[] buffer = new byte[8192];
+			long read = 0;
+			for (int n = part.read(buffer); n != -1; n = part.read(buffer)) {
+				read += n;
+				if (read > length) {
+					break;
+				}
+				this.digest.update(buffer, 0, n);
+			}
+			if (read != length) {
+				throw new IOException("a part declared to have " + length + " bytes had "
+						+ ((read > length) ? "more" : read));
+			}
+			return this;
+		}
+
+		/** @return the lower-case hex SHA-256 of the parts added */
+		public String sha256() {
+			return HexFormat.of().formatHex(this.digest.digest());
+		}
+
+		private void prefix(long length) {
+			this.digest.update(Long.toString(length).getBytes(StandardCharsets.US_ASCII));
+			this.digest.update((byte) ':');
+		}
+
 	}
 
 }

@@ -20,6 +20,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
@@ -91,6 +92,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 			.run((context) -> {
 				DuctorProperties properties = context.getBean(DuctorProperties.class);
 				assertThat(properties.idempotency().headerName()).isEqualTo("X-Request-Key");
+				assertThat(properties.idempotency().maxRequestSize()).isEqualTo(DataSize.ofMegabytes(1));
 				assertThat(properties.idempotency().retention()).isEqualTo(Duration.ofHours(2));
 				assertThat(properties.sweeper().interval()).isEqualTo(Duration.ofSeconds(5));
 				assertThat(context.getBean(IdempotencyService.class).settings())
@@ -179,6 +181,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 		assertStartupFails("ductor.idempotency.duplicate-policy=maybe", "ductor.idempotency.duplicate-policy");
 		assertStartupFails("ductor.idempotency.header-name=Idempotency Key",
 				"ductor.idempotency.header-name must be an HTTP header name");
+		assertStartupFails("ductor.idempotency.max-request-size=0B",
+				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 0B");
+		assertStartupFails("ductor.idempotency.max-request-size=2GB",
+				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 2147483648B");
 		assertStartupFails("ductor.sweeper.interval=0s", "ductor.sweeper.interval must be positive");
 	}
 

@@ -1,6 +1,5 @@
 package io.ductor.idempotency.web;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
@@ -10,16 +9,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,6 +26,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.RequestPath;
+import org.springframework.util.unit.DataSize;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
@@ -46,7 +42,6 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 import io.ductor.idempotency.DuplicatePolicy;
-import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
@@ -63,8 +58,9 @@ import io.ductor.json.JsonCodec;
  * store them. No connection or lock is held while the handler runs: the reservation commits
  * first, the completion afterwards.
  * <p>
- * The fingerprint is SHA-256 over the method, the path with its query string and the raw body
- * (for form posts, the sorted form parameters). Stored headers: {@value #STORED_HEADERS_DOC}.
+ * What the fingerprint covers, for which content types, is {@link RequestFingerprinter}'s; a
+ * request larger than {@code ductor.idempotency.max-request-size} gets 413 before it is reserved.
+ * Stored headers: {@value #STORED_HEADERS_DOC}.
  */
 public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
 
@@ -96,6 +92,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	private final ObjectProvider<RequestMappingHandlerMapping> mappingProvider;
 
+	private final RequestFingerprinter fingerprinter;
+
 	private volatile List<RequestMappingHandlerMapping> mappings;
 
 	/** The {@link Idempotent} handler methods and their annotations. */
@@ -112,14 +110,16 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
 	 * @param mappings the application's annotated-controller mappings, looked up once the
 	 * context is refreshed
+	 * @param maxRequestSize the largest request body read for the fingerprint
 	 */
 	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
-			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings) {
+			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize) {
 		this.service = service;
 		this.tenants = tenants;
 		this.json = json;
 		this.headerName = headerName;
 		this.mappingProvider = mappings;
+		this.fingerprinter = new RequestFingerprinter(maxRequestSize);
 	}
 
 	@Override
@@ -191,7 +191,14 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 		String pool = idempotent.pool().isEmpty() ? request.getMethod() + " " + pattern(request, handler)
 				: idempotent.pool();
-		BufferedRequest buffered = BufferedRequest.of(request);
+		FingerprintedRequest buffered;
+		try {
+			buffered = this.fingerprinter.read(request);
+		}
+		catch (RejectedRequestException ex) {
+			writeProblem(request, response, ex.status(), ex.getMessage());
+			return;
+		}
 		IdempotentRequest idempotentRequest = new IdempotentRequest(this.tenants.tenantScope(request), pool, key,
 				buffered.fingerprint());
 		DuplicatePolicy policy = this.service.settings().resolve(idempotent.duplicatePolicy());
@@ -346,96 +353,6 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
-	}
-
-	/**
-	 * @param method the request method
-	 * @param target the path with its query string
-	 * @param body the raw body
-	 * @return the request's fingerprint
-	 */
-	static String fingerprint(String method, String target, byte[] body) {
-		return Fingerprints.sha256(method.getBytes(StandardCharsets.UTF_8), target.getBytes(StandardCharsets.UTF_8),
-				body);
-	}
-
-	/** The request with its body read once, for the fingerprint and again for the handler. */
-	private record BufferedRequest(HttpServletRequest request, String fingerprint) {
-
-		static BufferedRequest of(HttpServletRequest request) throws IOException {
-			String target = request.getRequestURI()
-					+ ((request.getQueryString() != null) ? "?" + request.getQueryString() : "");
-			if (isForm(request)) {
-				// the container parses form bodies into parameters: fingerprint those, leave the stream alone;
-				// every name and value a part of its own, so no two different forms share a fingerprint
-				List<String> parts = new ArrayList<>(List.of(request.getMethod(), target));
-				new TreeMap<>(request.getParameterMap()).forEach((name, values) -> {
-					parts.add(name);
-					parts.add(Integer.toString(values.length));
-					parts.addAll(List.of(values));
-				});
-				return new BufferedRequest(request, Fingerprints.sha256(parts.toArray(String[]::new)));
-			}
-			byte[] body = request.getInputStream().readAllBytes();
-			String fingerprint = IdempotencyFilter.fingerprint(request.getMethod(), target, body);
-			return new BufferedRequest(new HttpServletRequestWrapper(request) {
-
-				@Override
-				public ServletInputStream getInputStream() {
-					return new BodyStream(body);
-				}
-
-				@Override
-				public java.io.BufferedReader getReader() {
-					String encoding = (getCharacterEncoding() != null) ? getCharacterEncoding() : "UTF-8";
-					return new java.io.BufferedReader(new java.io.InputStreamReader(new ByteArrayInputStream(body),
-							java.nio.charset.Charset.forName(encoding)));
-				}
-
-			}, fingerprint);
-		}
-
-		private static boolean isForm(HttpServletRequest request) {
-			String contentType = request.getContentType();
-			return contentType != null && "POST".equals(request.getMethod())
-					&& MediaType.APPLICATION_FORM_URLENCODED.includes(MediaType.parseMediaType(contentType));
-		}
-
-	}
-
-	private static final class BodyStream extends ServletInputStream {
-
-		private final ByteArrayInputStream body;
-
-		BodyStream(byte[] body) {
-			this.body = new ByteArrayInputStream(body);
-		}
-
-		@Override
-		public int read() {
-			return this.body.read();
-		}
-
-		@Override
-		public int read(byte[] buffer, int offset, int length) {
-			return this.body.read(buffer, offset, length);
-		}
-
-		@Override
-		public boolean isFinished() {
-			return this.body.available() == 0;
-		}
-
-		@Override
-		public boolean isReady() {
-			return true;
-		}
-
-		@Override
-		public void setReadListener(ReadListener listener) {
-			throw new UnsupportedOperationException("the body of an @Idempotent request is already buffered");
-		}
-
 	}
 
 }

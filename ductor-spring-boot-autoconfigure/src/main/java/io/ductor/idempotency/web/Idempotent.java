@@ -14,8 +14,10 @@ import io.ductor.idempotency.DuplicatePolicy;
  * repeated request gets the stored status, body and content headers with
  * {@code Idempotency-Replayed: true}.
  * <p>
- * Answers of {@link IdempotencyFilter} itself, all {@code application/problem+json}: 400 when a
- * required key is missing, empty, sent twice or malformed; 409 while the first request with the
+ * Answers of {@link IdempotencyFilter} itself, all {@code application/problem+json}, none stored:
+ * 400 when a required key is missing, empty, sent twice or malformed, or a multipart body cannot
+ * be parsed; 413 when the request is larger than {@code ductor.idempotency.max-request-size} (or
+ * the server's own multipart or form limits); 409 while the first request with the
  * key is in flight (under {@link DuplicatePolicy#REJECT}, or after the wait timeout under
  * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request (method,
  * path or body). Responses below 500 are stored and replayed; a 5xx answer or an exception

@@ -147,7 +147,7 @@ class IdempotentHttpTest {
 		String body = "{\"customer\":\"carol\"}";
 		// an earlier attempt of this very request reserved the key, then its instance died
 		ReserveOutcome crashed = service.reserve(new IdempotentRequest("", "POST /orders", key,
-				IdempotencyFilter.fingerprint("POST", "/orders", body.getBytes(StandardCharsets.UTF_8))));
+				RequestFingerprinter.fingerprint("POST", "/orders", body.getBytes(StandardCharsets.UTF_8))));
 		assertThat(crashed.result()).isEqualTo(ReserveOutcome.Result.RESERVED);
 
 		// the client's retry waits for the dead owner
