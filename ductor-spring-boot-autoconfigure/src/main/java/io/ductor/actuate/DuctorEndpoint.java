@@ -10,6 +10,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -29,9 +30,18 @@ import io.ductor.worker.WorkerStatus;
  * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel} or
  * {@code resolve} and a {@code resolution}), or retry every failed or undecided intent of an effect
  * ({@code POST /actuator/ductor} with {@code effect} and {@code status}). Every write is logged.
+ * <p>
+ * Every text the caller sends (action, resolution, effect, status) is at most
+ * {@value #MAX_TEXT_LENGTH} characters without control characters or line separators, so that
+ * what reaches the audit line is one line the caller cannot forge; anything else is refused with
+ * a 400 naming the field, before anything is read or changed. For {@code retry} and
+ * {@code cancel}, a {@code resolution} is an operator's note logged with the action.
  */
 @Endpoint(id = "ductor")
 public class DuctorEndpoint {
+
+	/** The longest text a caller may send in one field. */
+	public static final int MAX_TEXT_LENGTH = 200;
 
 	private static final Log logger = LogFactory.getLog(DuctorEndpoint.class);
 
@@ -57,11 +67,14 @@ public class DuctorEndpoint {
 
 	@ReadOperation
 	public List<EffectIntent> intents(@Selector String status, @Nullable Long afterId, @Nullable Integer limit) {
+		requireOneLine("status", status);
 		return this.outbox.list(status(status), (afterId != null) ? afterId : 0, (limit != null) ? limit : 50);
 	}
 
 	@WriteOperation
 	public EffectIntent act(@Selector long id, String action, @Nullable String resolution) {
+		requireOneLine("action", action);
+		requireOneLine("resolution", resolution);
 		EffectIntent before = this.outbox.find(id).orElse(null);
 		EffectIntent after = switch (action.toLowerCase(Locale.ROOT)) {
 			case "retry" -> this.outbox.retry(id);
@@ -78,9 +91,37 @@ public class DuctorEndpoint {
 
 	@WriteOperation
 	public Map<String, Object> retryAll(String effect, String status) {
+		requireOneLine("effect", effect);
+		requireOneLine("status", status);
 		int retried = this.outbox.retryAll(effect, status(status));
 		logger.info("ductor endpoint: retried " + retried + " " + status + " intent(s) of effect '" + effect + "'");
 		return Map.of("effect", effect, "status", status, "retried", retried);
+	}
+
+	/**
+	 * Refuses a field that could break the audit line: longer than {@value #MAX_TEXT_LENGTH}
+	 * characters, or with a control character (CR, LF, TAB, ESC, ...) or a Unicode line or
+	 * paragraph separator. The message never repeats the text.
+	 */
+	private static void requireOneLine(String field, @Nullable String value) {
+		if (value == null) {
+			return;
+		}
+		if (value.length() > MAX_TEXT_LENGTH) {
+			refuse(field + " must be at most " + MAX_TEXT_LENGTH + " characters but has " + value.length());
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			int type = Character.getType(c);
+			if (Character.isISOControl(c) || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR) {
+				refuse(field + " must be one line of text without control characters, found U+%04X at index %d"
+					.formatted((int) c, i));
+			}
+		}
+	}
+
+	private static void refuse(String message) {
+		throw new InvalidEndpointRequestException(message, message);
 	}
 
 	private static EffectStatus status(String status) {

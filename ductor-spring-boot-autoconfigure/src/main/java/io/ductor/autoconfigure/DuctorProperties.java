@@ -16,6 +16,12 @@ import io.ductor.worker.Backoff;
 /**
  * Ductor's configuration, under the {@code ductor} prefix. Every value is checked when the
  * application starts; a bad one fails start-up with a message naming the property.
+ * <p>
+ * Every duration must be positive and at most {@link #MAX_DURATION} (36500d, 100 years): Ductor
+ * adds durations to and subtracts them from {@code now()} in PostgreSQL, whose
+ * {@code timestamptz} ends in 4713 BC, and converts them to nanoseconds, which a {@code long}
+ * holds for 292 years. To keep finished rows for ever, turn the retention worker off
+ * ({@code ductor.retention.enabled=false}) rather than setting a retention of centuries.
  *
  * @param enabled Whether Ductor is enabled. false turns every Ductor bean off.
  * @param schema How Ductor's tables are managed.
@@ -37,6 +43,12 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler, @DefaultValue Idempotency idempotency,
 		@DefaultValue Sweeper sweeper, @DefaultValue Health health, @DefaultValue Backlog backlog,
 		@DefaultValue Metrics metrics) {
+
+	/**
+	 * The longest duration any Ductor property accepts: 100 years, far inside what
+	 * {@code now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can hold.
+	 */
+	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
 	/** An HTTP field name: an RFC 9110 token. */
 	private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
@@ -90,7 +102,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * @param maxAttempts Attempts before an intent is marked failed, unless the effect says otherwise.
 	 * @param backoff The jittered wait between attempts of an effect.
 	 * @param retention How long completed and cancelled intents are kept. Scheduling an effect again
-	 * with the same key within this window records nothing new.
+	 * with the same key within this window records nothing new. At most 36500d; to keep them for
+	 * ever, set ductor.retention.enabled=false.
 	 * @param maxPayloadSize Largest JSON payload of an effect's arguments.
 	 * @param overrides Per-effect overrides of max-attempts and backoff, by effect name.
 	 */
@@ -184,6 +197,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
 				throw new IllegalArgumentException("ductor.drainer.lease must be at least 1s but was " + lease);
 			}
+			requireAtMostMax("ductor.drainer.lease", lease);
 			requirePositive("ductor.drainer.shutdown-timeout", shutdownTimeout);
 		}
 
@@ -197,7 +211,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * @param completedTtl How long a completed decision is replayed to repeated requests; after
 	 * it the same key runs again.
 	 * @param retention How long settled records are kept after their last change before the
-	 * retention worker deletes them. Not shorter than the completed TTL.
+	 * retention worker deletes them. Not shorter than the completed TTL, at most 36500d; to keep
+	 * them for ever, set ductor.retention.enabled=false.
 	 * @param duplicatePolicy What a request gets while another request with its key is in flight:
 	 * wait for its outcome (wait) or an in-flight error at once (reject).
 	 * @param waitTimeout The longest a duplicate waits under the wait policy before it gets an
@@ -338,6 +353,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 
 	static void checkBackoff(String prefix, Duration initial, Duration max, double multiplier) {
 		requirePositive(prefix + ".initial", initial);
+		requireAtMostMax(prefix + ".max", max);
 		if (max.compareTo(initial) < 0) {
 			throw new IllegalArgumentException(prefix + ".max must not be shorter than " + prefix + ".initial ("
 					+ initial + ") but was " + max);
@@ -347,10 +363,27 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 		}
 	}
 
+	/** Checks that {@code value} is positive and at most {@link #MAX_DURATION}. */
 	static void requirePositive(String property, Duration value) {
 		if (value.isNegative() || value.isZero()) {
 			throw new IllegalArgumentException(property + " must be positive but was " + value);
 		}
+		requireAtMostMax(property, value);
+	}
+
+	static void requireAtMostMax(String property, Duration value) {
+		if (value.compareTo(MAX_DURATION) > 0) {
+			String forEver = property.endsWith(".retention")
+					? "; to keep rows for ever, set ductor.retention.enabled=false instead" : "";
+			throw new IllegalArgumentException(property + " must be at most 36500d (100 years), the longest duration"
+					+ " Ductor accepts, but was " + describe(value) + forEver);
+		}
+	}
+
+	/** A duration as a user would have written it: {@code 3650000d} for whole days. */
+	private static String describe(Duration value) {
+		boolean wholeDays = value.getNano() == 0 && value.getSeconds() % Duration.ofDays(1).getSeconds() == 0;
+		return wholeDays ? value.toDays() + "d" : value.toString();
 	}
 
 	/**

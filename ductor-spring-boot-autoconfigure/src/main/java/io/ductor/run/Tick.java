@@ -17,15 +17,28 @@ public final class Tick {
 
 	private final int attempt;
 
+	private final Object database;
+
+	private final Object ownTransaction;
+
+	private Tick enclosing;
+
 	private RunStatus outcome = RunStatus.ACTIVE;
 
 	private String failureReason;
 
-	Tick(String runId, String stamp, long seq, int attempt) {
+	/**
+	 * @param database the {@code DataSource} the run lives in
+	 * @param ownTransaction the transaction resource bound to that {@code DataSource} when this tick
+	 * opened its own transaction; {@code null} when it joined one
+	 */
+	Tick(String runId, String stamp, long seq, int attempt, Object database, Object ownTransaction) {
 		this.runId = runId;
 		this.stamp = stamp;
 		this.seq = seq;
 		this.attempt = attempt;
+		this.database = database;
+		this.ownTransaction = ownTransaction;
 	}
 
 	/** @return the run being advanced */
@@ -75,9 +88,33 @@ public final class Tick {
 		return Optional.ofNullable(CURRENT.get());
 	}
 
+	/**
+	 * The tick whose step is running {@code runId}'s tick on this thread, directly or through
+	 * other ticks, if any.
+	 */
+	static Optional<Tick> enclosing(Object database, String runId) {
+		for (Tick tick = CURRENT.get(); tick != null; tick = tick.enclosing) {
+			if (tick.database == database && tick.runId.equals(runId)) {
+				return Optional.of(tick);
+			}
+		}
+		return Optional.empty();
+	}
+
+	/** The enclosing tick that opened {@code transaction}, if a tick on this thread did. */
+	static Optional<Tick> owning(Object transaction) {
+		for (Tick tick = CURRENT.get(); tick != null; tick = tick.enclosing) {
+			if (tick.ownTransaction != null && tick.ownTransaction == transaction) {
+				return Optional.of(tick);
+			}
+		}
+		return Optional.empty();
+	}
+
 	<S> S apply(TickStep<S> step, S state) {
 		// a step may tick another run; when that returns, this tick is current again
 		Tick outer = CURRENT.get();
+		this.enclosing = outer;
 		CURRENT.set(this);
 		try {
 			return step.apply(state, this);

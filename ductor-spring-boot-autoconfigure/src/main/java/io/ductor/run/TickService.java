@@ -14,6 +14,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -39,17 +40,35 @@ import io.ductor.worker.Backoff;
  * racing every newcomer again, so a busy run cannot starve one of its ticks. The conditional
  * update on {@code record_version} stays the authority either way.
  * <p>
- * Called inside an existing transaction, a tick joins it: its writes commit with the caller's,
+ * Called inside a transaction on Ductor's {@code DataSource} (one that has that
+ * {@code DataSource} bound, as {@code DataSourceTransactionManager} and
+ * {@code JpaTransactionManager} on it do), a tick joins it: its writes commit with the caller's,
  * and a conflict is not retried (the caller's transaction is marked rollback-only and
- * {@link TickConflictException} is thrown) because only the caller can redo its own work.
+ * {@link TickConflictException} is thrown) because only the caller can redo its own work. Called
+ * inside a transaction of another resource only (another {@code DataSource}'s transaction
+ * manager), a tick runs in a transaction of its own, commits before it returns whatever the
+ * caller's transaction does later, and retries conflicts as it does outside any transaction.
+ * <p>
+ * A step may tick another run. That nested tick joins the enclosing tick's transaction, so both
+ * runs advance together or not at all; when the nested run was advanced concurrently, the
+ * enclosing tick that opened the transaction rolls it back and recomputes its own step (which
+ * ticks the nested run again), within its own {@code ductor.ticks.max-attempts}. A step may not
+ * tick its own run, directly or through other runs' steps: that tick is refused at once with an
+ * {@link IllegalStateException} and nothing is written.
  */
 public class TickService {
 
 	private static final Log logger = LogFactory.getLog(TickService.class);
 
+	private final DataSource dataSource;
+
 	private final RunStore store;
 
+	/** Joins a transaction on Ductor's {@code DataSource}, or opens one. */
 	private final TransactionTemplate transactions;
+
+	/** Opens a transaction of the tick's own while another resource's transaction is active. */
+	private final TransactionTemplate separateTransactions;
 
 	private final JsonCodec json;
 
@@ -86,8 +105,11 @@ public class TickService {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
+		this.dataSource = dataSource;
 		this.store = new RunStore(JdbcClient.create(dataSource));
 		this.transactions = new TransactionTemplate(transactionManager);
+		this.separateTransactions = new TransactionTemplate(transactionManager);
+		this.separateTransactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.json = json;
 		this.maxAttempts = maxAttempts;
 		this.backoff = backoff;
@@ -142,38 +164,96 @@ public class TickService {
 	 * @param step the state change
 	 * @param <S> the state type
 	 * @return applied, duplicate or terminal, with the run's state after the call
+	 * @throws TickConflictException when concurrent ticks kept winning, or won while this tick ran
+	 * inside the caller's transaction
+	 * @throws IllegalStateException when called from the step of a tick of the same run
 	 */
 	public <S> TickOutcome<S> tick(String runId, String stamp, Object input, Class<S> stateType, TickStep<S> step) {
 		Ids.require("runId", runId);
 		Ids.require("stamp", stamp);
 		Objects.requireNonNull(stateType, "stateType must not be null");
 		Objects.requireNonNull(step, "step must not be null");
+		refuseTickFromItsOwnRun(runId, stamp);
 		String inputJson = (input != null) ? this.json.write(input, "input of tick '" + stamp + "'") : null;
-		boolean joined = TransactionSynchronizationManager.isActualTransactionActive();
+		Object joined = joinableTransaction();
+		if (joined != null) {
+			return tickInJoinedTransaction(runId, stamp, inputJson, stateType, step, joined);
+		}
+		// a transaction of another resource is not this tick's: it runs in one of its own
+		TransactionTemplate transactions = TransactionSynchronizationManager.isActualTransactionActive()
+				? this.separateTransactions : this.transactions;
+		Object[] opened = new Object[1];
 		for (int attempt = 1;; attempt++) {
 			int current = attempt;
+			String conflictOn;
 			try {
-				TickOutcome<S> outcome = this.transactions
-					.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, current));
+				TickOutcome<S> outcome = transactions.execute((status) -> {
+					opened[0] = TransactionSynchronizationManager.getResource(this.dataSource);
+					return tickOnce(runId, stamp, inputJson, stateType, step, current, opened[0]);
+				});
 				this.observer.tick(outcome.result().name().toLowerCase(Locale.ROOT), current);
 				return outcome;
 			}
 			catch (VersionConflict ex) {
-				if (joined || attempt >= this.maxAttempts) {
-					this.observer.tick("conflict", attempt);
-				}
-				if (joined) {
-					throw new TickConflictException("Run '" + runId + "' was advanced by a concurrent tick while tick '"
-							+ stamp + "' ran inside the caller's transaction; retry the caller's transaction");
-				}
-				if (attempt >= this.maxAttempts) {
-					throw new TickConflictException("Tick '" + stamp + "' on run '" + runId + "' lost to concurrent ticks "
-							+ attempt + " times (ductor.ticks.max-attempts=" + this.maxAttempts
-							+ "); nothing was written and re-submitting the same stamp is safe");
-				}
-				pause(this.backoff.delay(attempt), runId);
+				conflictOn = runId;
 			}
+			catch (NestedTickConflict ex) {
+				if (opened[0] == null || ex.transaction != opened[0]) {
+					// the transaction of an enclosing tick of another DataSource's run: its tick retries
+					throw ex;
+				}
+				conflictOn = ex.runId;
+			}
+			if (attempt >= this.maxAttempts) {
+				this.observer.tick("conflict", attempt);
+				throw new TickConflictException("Tick '" + stamp + "' on run '" + runId + "' lost to concurrent ticks "
+						+ attempt + " times (ductor.ticks.max-attempts=" + this.maxAttempts + ")"
+						+ (conflictOn.equals(runId) ? ""
+								: ", the last time on run '" + conflictOn + "' which its step ticked")
+						+ "; nothing was written and re-submitting the same stamp is safe");
+			}
+			pause(this.backoff.delay(attempt), runId);
 		}
+	}
+
+	/**
+	 * A tick that joins a transaction it did not open: the caller's, or that of an enclosing tick
+	 * whose step ticks this run. It is computed once; only the transaction's owner can redo the
+	 * work around it.
+	 */
+	private <S> TickOutcome<S> tickInJoinedTransaction(String runId, String stamp, String inputJson,
+			Class<S> stateType, TickStep<S> step, Object transaction) {
+		try {
+			TickOutcome<S> outcome = this.transactions
+				.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, 1, null));
+			this.observer.tick(outcome.result().name().toLowerCase(Locale.ROOT), 1);
+			return outcome;
+		}
+		catch (VersionConflict ex) {
+			Tick owner = Tick.owning(transaction).orElse(null);
+			if (owner != null) {
+				throw new NestedTickConflict(runId, stamp, owner, transaction);
+			}
+			this.observer.tick("conflict", 1);
+			throw new TickConflictException("Run '" + runId + "' was advanced by a concurrent tick while tick '" + stamp
+					+ "' ran inside the caller's transaction; the caller's transaction is marked rollback-only:"
+					+ " retry the caller's transaction");
+		}
+	}
+
+	/** @return the transaction on Ductor's {@code DataSource} this thread is in, or {@code null} */
+	private Object joinableTransaction() {
+		return TransactionSynchronizationManager.isActualTransactionActive()
+				? TransactionSynchronizationManager.getResource(this.dataSource) : null;
+	}
+
+	private void refuseTickFromItsOwnRun(String runId, String stamp) {
+		Tick.enclosing(this.dataSource, runId).ifPresent((tick) -> {
+			throw new IllegalStateException("Tick '" + stamp + "' on run '" + runId + "' was called from the step of"
+					+ " tick '" + tick.stamp() + "' on the same run; a step may not tick its own run (it would"
+					+ " conflict with the tick running it every time). Return the new state from the step instead,"
+					+ " or tick the run after the step's tick returns. Nothing was written");
+		});
 	}
 
 	/**
@@ -198,7 +278,7 @@ public class TickService {
 	}
 
 	private <S> TickOutcome<S> tickOnce(String runId, String stamp, String inputJson, Class<S> stateType,
-			TickStep<S> step, int attempt) {
+			TickStep<S> step, int attempt, Object ownTransaction) {
 		RunRow row = this.store.findForTick(runId, stamp, attempt > 1)
 			.orElseThrow(() -> new UnknownRunException(runId));
 		if (row.stampApplied() || row.status().isTerminal()) {
@@ -206,7 +286,7 @@ public class TickService {
 			return new TickOutcome<>(result, runId, readState(row, stateType), row.status(), row.recordVersion(),
 					row.lastTransitionSeq(), attempt);
 		}
-		Tick tick = new Tick(runId, stamp, row.lastTransitionSeq() + 1, attempt);
+		Tick tick = new Tick(runId, stamp, row.lastTransitionSeq() + 1, attempt, this.dataSource, ownTransaction);
 		S next = tick.apply(step, readState(row, stateType));
 		String nextJson = this.json.write(next, "state of run '" + runId + "'");
 		try {
@@ -241,6 +321,27 @@ public class TickService {
 		if (logger.isTraceEnabled()) {
 			logger.trace("Retrying a tick on run '" + runId + "' after " + delay);
 		}
+	}
+
+	/**
+	 * A tick nested in another tick's step lost the race for its run: the enclosing tick that
+	 * opened the transaction rolls it back and recomputes. Should the step catch it, the
+	 * transaction is rollback-only all the same.
+	 */
+	private static final class NestedTickConflict extends TickConflictException {
+
+		private final String runId;
+
+		private final transient Object transaction;
+
+		NestedTickConflict(String runId, String stamp, Tick owner, Object transaction) {
+			super("Run '" + runId + "' was advanced by a concurrent tick while tick '" + stamp
+					+ "' ran in the step of tick '" + owner.stamp() + "' on run '" + owner.runId() + "'; tick '"
+					+ owner.stamp() + "' rolls back and recomputes its step");
+			this.runId = runId;
+			this.transaction = transaction;
+		}
+
 	}
 
 	/** Rolls the tick's transaction back when its conditional update matched no row. */

@@ -4,8 +4,9 @@ package io.ductor.run;
  * The work of one tick: computes a run's next state from its current one. It runs inside the
  * tick's transaction, so whatever it writes through the same {@code DataSource} (including
  * recorded effects) commits with the tick or not at all. It may run more than once when a
- * concurrent tick wins the race; only the run that commits counts, so it must not call other
- * systems directly (record an effect instead).
+ * concurrent tick wins the race, for its run or for another run it ticks; only the run that
+ * commits counts, so it must not call other systems directly (record an effect instead). It may
+ * tick other runs, which then advance in the same transaction, but never its own run.
  *
  * @param <S> the state type
  */
