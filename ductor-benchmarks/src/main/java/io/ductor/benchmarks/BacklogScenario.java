@@ -161,7 +161,7 @@ final class BacklogScenario {
 
 	/** The child JVM: drain the backlog already in the database, report, exit. */
 	static void child(Options options) {
-		Db db = new Db(options.jdbcUrl(), options.jdbcUser(), options.jdbcPassword());
+		Db db = new Db(options.jdbcUrl(), options.jdbcUser(), options.jdbcPassword(), null);
 		int n = options.bigBacklog();
 		Probe probe = Probe.counting(n);
 		try (DuctorSystem system = new DuctorSystem(db, probe, 1)) {
