@@ -1,19 +1,12 @@
 package io.ductor.effect;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 
 import javax.sql.DataSource;
 
-import org.springframework.context.expression.MethodBasedEvaluationContext;
-import org.springframework.core.DefaultParameterNameDiscoverer;
-import org.springframework.core.ParameterNameDiscoverer;
-import org.springframework.expression.EvaluationException;
-import org.springframework.expression.Expression;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -26,8 +19,6 @@ import io.ductor.run.Tick;
  * the key to it, and arranges for the drainers to wake when the transaction commits.
  */
 class EffectWriter {
-
-	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final DataSource dataSource;
 
@@ -64,24 +55,24 @@ class EffectWriter {
 	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName) {
 		requireTransaction(effect.name());
-		String payload = this.payloads.write(effect, args);
-		String resolvedKey = (key != null) ? key : evaluate(effect, effect.key(), "key", args);
+		EffectPayloads.Payload payload = this.payloads.encode(effect, args);
+		String resolvedKey = (key != null) ? key : evaluate(effect.key(), args);
 		resolvedKey = (resolvedKey != null) ? requireKey("idempotency key", resolvedKey, effect)
 				: UUID.randomUUID().toString();
-		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect, effect.orderingKey(), "orderingKey", args);
+		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect.orderingKey(), args);
 		if (ordering != null) {
 			requireKey("ordering key", ordering, effect);
 			// same-key writers commit one after the other, so id order is commit order
 			this.store.lockUntilCommit("ductor.ordering:" + ordering);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
-		String fingerprint = EffectPayloads.fingerprint(effect.name(), payload);
-		Optional<Long> id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload, fingerprint,
-				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
-				Tick.current().map(Tick::runId).orElse(null)));
-		if (id.isEmpty()) {
+		Tick tick = Tick.current().orElse(null);
+		long id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
+				(tick != null) ? tick.runId() : null));
+		if (id == 0) {
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
-			if (!binding[1].equals(fingerprint)) {
+			if (!binding[1].equals(payload.fingerprint())) {
 				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
 			}
 			return resolvedKey;
@@ -110,59 +101,61 @@ class EffectWriter {
 	private void onCommit(String effectName, boolean dueNow) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
-			Scheduled fresh = new Scheduled();
-			scheduled = fresh;
-			TransactionSynchronizationManager.bindResource(this, fresh);
-			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-
-				@Override
-				public void afterCompletion(int status) {
-					TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
-					if (status == STATUS_COMMITTED) {
-						fresh.effects.forEach(EffectWriter.this.observer::effectScheduled);
-						EffectWriter.this.localWakeUp.run();
-						if (fresh.dueNow) {
-							EffectWriter.this.notifier.afterCommit();
-						}
-					}
-				}
-
-			});
+			scheduled = new Scheduled(effectName);
+			TransactionSynchronizationManager.bindResource(this, scheduled);
+			TransactionSynchronizationManager.registerSynchronization(scheduled);
+		}
+		else {
+			scheduled.add(effectName);
 		}
 		if (dueNow && !scheduled.dueNow) {
 			this.notifier.beforeCommit();
 			scheduled.dueNow = true;
 		}
-		scheduled.effects.add(effectName);
 	}
 
-	/** What one transaction has recorded so far. */
-	private static final class Scheduled {
+	/**
+	 * What one transaction has recorded so far, and what happens when it completes: one object per
+	 * transaction, however many intents it records.
+	 */
+	private final class Scheduled implements TransactionSynchronization {
 
-		private final List<String> effects = new ArrayList<>();
+		private final String first;
+
+		private List<String> more;
 
 		private boolean dueNow;
 
+		Scheduled(String first) {
+			this.first = first;
+		}
+
+		void add(String effectName) {
+			if (this.more == null) {
+				this.more = new ArrayList<>();
+			}
+			this.more.add(effectName);
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+			if (status == STATUS_COMMITTED) {
+				EffectWriter.this.observer.effectScheduled(this.first);
+				if (this.more != null) {
+					this.more.forEach(EffectWriter.this.observer::effectScheduled);
+				}
+				EffectWriter.this.localWakeUp.run();
+				if (this.dueNow) {
+					EffectWriter.this.notifier.afterCommit();
+				}
+			}
+		}
+
 	}
 
-	private static String evaluate(EffectDefinition effect, Expression expression, String attribute, Object[] args) {
-		if (expression == null) {
-			return null;
-		}
-		Method method = effect.method();
-		Object value;
-		try {
-			value = expression.getValue(new MethodBasedEvaluationContext(null, method, args, parameterNames));
-		}
-		catch (EvaluationException ex) {
-			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
-					+ "' of effect '" + effect.name() + "' failed: " + ex.getMessage(), ex);
-		}
-		if (value == null) {
-			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
-					+ "' of effect '" + effect.name() + "' evaluated to null");
-		}
-		return value.toString();
+	private static String evaluate(EffectExpression expression, Object[] args) {
+		return (expression != null) ? expression.evaluate(args) : null;
 	}
 
 	private static String requireKey(String what, String key, EffectDefinition effect) {

@@ -108,27 +108,35 @@ class IntentStore {
 		this.jdbc = JdbcClient.create(this.template);
 	}
 
-	/** @return the new intent's id, or empty when the key is taken */
-	Optional<Long> insert(NewIntent intent) {
-		return this.jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-				    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
-				VALUES (:name, :key, :payload::jsonb, :fingerprint, :receiver, :maxAttempts,
-				    now() + :delayMs * interval '1 millisecond', :orderingKey, :alarmName, :runId)
-				ON CONFLICT (idempotency_key) DO NOTHING
-				RETURNING id""")
-			.param("name", intent.effectName())
-			.param("key", intent.key())
-			.param("payload", intent.payloadJson())
-			.param("fingerprint", intent.fingerprint())
-			.param("receiver", intent.receiver().name())
-			.param("maxAttempts", intent.maxAttempts())
-			.param("delayMs", intent.delay().toMillis())
-			.param("orderingKey", intent.orderingKey())
-			.param("alarmName", intent.alarmName())
-			.param("runId", intent.runId())
-			.query(Long.class)
-			.optional();
+	/**
+	 * Records one intent; bound by position, with the statement text fixed, so that a call builds
+	 * no SQL and the driver reuses one server-side prepared statement per connection.
+	 */
+	static final String INSERT_SQL = """
+			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+			    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?)
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING id""";
+
+	/** @return the new intent's id, or 0 when the key is taken */
+	long insert(NewIntent intent) {
+		Long id = this.template.execute(INSERT_SQL, (PreparedStatement statement) -> {
+			statement.setString(1, intent.effectName());
+			statement.setString(2, intent.key());
+			statement.setString(3, intent.payloadJson());
+			statement.setString(4, intent.fingerprint());
+			statement.setString(5, intent.receiver().name());
+			statement.setInt(6, intent.maxAttempts());
+			statement.setLong(7, intent.delay().toMillis());
+			statement.setString(8, intent.orderingKey());
+			statement.setString(9, intent.alarmName());
+			statement.setString(10, intent.runId());
+			try (ResultSet row = statement.executeQuery()) {
+				return row.next() ? row.getLong(1) : 0L;
+			}
+		});
+		return (id != null) ? id : 0;
 	}
 
 	/** @return the effect name and payload fingerprint the key is bound to */

@@ -1,8 +1,11 @@
 package io.ductor.metrics;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -28,6 +31,8 @@ public class DuctorMetrics implements DuctorObserver {
 	private final DuctorBacklog backlog;
 
 	private final MeterRegistry registry;
+
+	private final Map<String, Counter> scheduled = new ConcurrentHashMap<>();
 
 	/**
 	 * Register Ductor's gauges in {@code registry} and count into it from now on.
@@ -83,7 +88,13 @@ public class DuctorMetrics implements DuctorObserver {
 
 	@Override
 	public void effectScheduled(String effect) {
-		this.registry.counter("ductor.effects.scheduled", "effect", effect).increment();
+		// found once per effect: every commit that records an intent counts here
+		Counter counter = this.scheduled.get(effect);
+		if (counter == null) {
+			counter = this.registry.counter("ductor.effects.scheduled", "effect", effect);
+			this.scheduled.put(effect, counter);
+		}
+		counter.increment();
 	}
 
 	@Override
