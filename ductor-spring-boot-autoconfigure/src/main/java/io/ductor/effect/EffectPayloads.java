@@ -21,12 +21,15 @@ import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.util.ClassUtils;
+
 /**
  * Writes an effect's arguments as a JSON array using the method's generic parameter types, proves
  * they read back, and reads them again for dispatch.
  * <p>
- * What can be prepared once per effect is, on its first use: a writer and a reader per parameter,
- * and the digest of the effect's name that every fingerprint starts with. When every parameter is
+ * What can be prepared once per effect is, on its first use: a writer and a reader per parameter
+ * (for strings, booleans and integers the generator itself, once the mapper is shown to write
+ * sample values the same way), and the name every fingerprint starts with. When every parameter is
  * of a type that survives JSON by construction ({@code String}, {@code boolean}, the integral
  * primitives and their wrappers) and the application's mapper is shown, once, to write and read
  * sample values of those types unchanged (a custom serializer or deserializer would not be), the
@@ -38,6 +41,9 @@ class EffectPayloads {
 	/** Types whose values JSON carries unchanged, if the mapper treats them as Jackson does by default. */
 	private static final Set<Class<?>> EXACT_TYPES = Set.of(String.class, boolean.class, Boolean.class, byte.class,
 			Byte.class, short.class, Short.class, int.class, Integer.class, long.class, Long.class);
+
+	/** One SHA-256 per thread, reset by every digest: a fingerprint allocates only its result. */
+	private static final ThreadLocal<MessageDigest> sha256 = ThreadLocal.withInitial(EffectPayloads::sha256);
 
 	private final JsonMapper mapper;
 
@@ -193,10 +199,15 @@ class EffectPayloads {
 		/** Whether every parameter's values are shown to survive JSON unchanged: no check per call. */
 		private final boolean exact;
 
-		/** The digest of the name and its terminator; each fingerprint continues a clone of it. */
-		private final MessageDigest named;
+		/** The effect's name in UTF-8, where every fingerprint starts. */
+		private final byte[] name;
 
-		private final boolean cloneable;
+		/**
+		 * Per parameter, the class whose values (and {@code null}) are written with the generator
+		 * directly, as the mapper was shown to write them; {@code null} where the parameter's
+		 * writer runs.
+		 */
+		private final Class<?>[] direct;
 
 		Arguments(EffectDefinition effect, JsonMapper mapper) {
 			this.effect = effect;
@@ -209,10 +220,14 @@ class EffectPayloads {
 				this.readers[i] = mapper.readerFor(types.get(i));
 			}
 			this.exact = types.stream().allMatch((type) -> survivesUnchanged(mapper, type));
-			this.named = sha256();
-			this.named.update(effect.name().getBytes(StandardCharsets.UTF_8));
-			this.named.update((byte) 0);
-			this.cloneable = isCloneable(this.named);
+			this.direct = new Class<?>[types.size()];
+			for (int i = 0; i < this.direct.length; i++) {
+				JavaType type = types.get(i);
+				if (EXACT_TYPES.contains(type.getRawClass()) && writesAsGenerator(mapper, type)) {
+					this.direct[i] = ClassUtils.resolvePrimitiveIfNecessary(type.getRawClass());
+				}
+			}
+			this.name = effect.name().getBytes(StandardCharsets.UTF_8);
 		}
 
 		/** Each argument written with its parameter's type, into one array, in one pass. */
@@ -221,11 +236,61 @@ class EffectPayloads {
 			try (JsonGenerator generator = this.mapper.createGenerator(out)) {
 				generator.writeStartArray();
 				for (int i = 0; i < args.length; i++) {
-					this.writers[i].writeValue(generator, args[i]);
+					Object arg = args[i];
+					if (this.direct[i] != null && (arg == null || arg.getClass() == this.direct[i])) {
+						writeDirectly(generator, arg);
+					}
+					else {
+						// other types, and values of another class than the parameter's (refused as before)
+						this.writers[i].writeValue(generator, arg);
+					}
 				}
 				generator.writeEndArray();
 			}
 			return out.toString();
+		}
+
+		private static void writeDirectly(JsonGenerator generator, Object value) {
+			if (value == null) {
+				generator.writeNull();
+			}
+			else if (value instanceof String text) {
+				generator.writeString(text);
+			}
+			else if (value instanceof Boolean flag) {
+				generator.writeBoolean(flag);
+			}
+			else {
+				generator.writeNumber(((Number) value).longValue());
+			}
+		}
+
+		/** Whether the mapper's writer for {@code type} writes every sample as the generator alone does. */
+		private static boolean writesAsGenerator(JsonMapper mapper, JavaType type) {
+			ObjectWriter writer = mapper.writerFor(type);
+			try {
+				for (Object sample : samples(type.getRawClass())) {
+					StringWriter byWriter = new StringWriter();
+					StringWriter byGenerator = new StringWriter();
+					try (JsonGenerator generator = mapper.createGenerator(byWriter)) {
+						generator.writeStartArray();
+						writer.writeValue(generator, sample);
+						generator.writeEndArray();
+					}
+					try (JsonGenerator generator = mapper.createGenerator(byGenerator)) {
+						generator.writeStartArray();
+						writeDirectly(generator, sample);
+						generator.writeEndArray();
+					}
+					if (!byWriter.toString().equals(byGenerator.toString())) {
+						return false;
+					}
+				}
+				return true;
+			}
+			catch (JacksonException | ClassCastException ex) {
+				return false;
+			}
 		}
 
 		/** @return the arguments, or {@code null} when the JSON is not an array of one value per parameter */
@@ -253,32 +318,12 @@ class EffectPayloads {
 		}
 
 		String fingerprint(byte[] payload) {
-			MessageDigest digest;
-			if (this.cloneable) {
-				try {
-					digest = (MessageDigest) this.named.clone();
-				}
-				catch (CloneNotSupportedException ex) {
-					throw new IllegalStateException(ex);
-				}
-			}
-			else {
-				digest = sha256();
-				digest.update(this.effect.name().getBytes(StandardCharsets.UTF_8));
-				digest.update((byte) 0);
-			}
+			MessageDigest digest = sha256.get();
+			digest.reset();
+			digest.update(this.name);
+			digest.update((byte) 0);
 			digest.update(payload);
 			return HexFormat.of().formatHex(digest.digest());
-		}
-
-		private static boolean isCloneable(MessageDigest digest) {
-			try {
-				digest.clone();
-				return true;
-			}
-			catch (CloneNotSupportedException ex) {
-				return false;
-			}
 		}
 
 		/**

@@ -8,12 +8,15 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.JsonParser;
 import tools.jackson.databind.DeserializationContext;
 import tools.jackson.databind.JavaType;
+import tools.jackson.databind.SerializationContext;
 import tools.jackson.databind.deser.std.StdDeserializer;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.module.SimpleModule;
+import tools.jackson.databind.ser.std.StdSerializer;
 
 import io.ductor.effect.TestEffects.Item;
 
@@ -98,6 +101,24 @@ class EffectPayloadsTest {
 			.isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("The arguments of effect 'text' do not survive a JSON round trip")
 			.hasMessageContaining("stored [\" padded \"] but read back [\"padded\"]");
+	}
+
+	@Test
+	void aSerializerTheApplicationRegisteredForAStringIsStillTheOneThatWritesIt() {
+		JsonMapper shouting = JsonMapper.builder().addModule(new SimpleModule().addSerializer(String.class,
+				new StdSerializer<String>(String.class) {
+
+					@Override
+					public void serialize(String value, JsonGenerator generator, SerializationContext context) {
+						generator.writeString(value.toUpperCase(java.util.Locale.ROOT));
+					}
+
+				})).build();
+		EffectPayloads payloads = new EffectPayloads(shouting, 1 << 20);
+		EffectDefinition text = definition(shouting, "text", "text");
+
+		assertThat(payloads.isExact(text)).isFalse();
+		assertThat(payloads.write(text, new Object[] { "quiet" })).isEqualTo("[\"QUIET\"]");
 	}
 
 	@Test
