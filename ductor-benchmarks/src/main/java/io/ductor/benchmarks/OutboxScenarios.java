@@ -52,7 +52,8 @@ final class OutboxScenarios {
 
 	/**
 	 * Scenario 1 with the headline effect, 1m with the minimal one: end-to-end throughput of each
-	 * system, and the producers' own commit rate (raw's producers with nobody draining).
+	 * system, and the producers' own commit rate with nobody draining (raw's, and Ductor's with its
+	 * drainer off).
 	 */
 	void endToEnd(Shape shape) {
 		Options options = this.bench.options;
@@ -63,9 +64,12 @@ final class OutboxScenarios {
 		OutboxSystem.Kind raw = RawJdbcSystem.kind(shape, options.rawWorkers());
 		OutboxSystem.Kind modulith = ModulithSystem.kind(shape);
 		OutboxSystem.Kind producersAlone = producersAlone(shape);
+		OutboxSystem.Kind ductorAlone = new OutboxSystem.Kind("Ductor producers alone",
+				(db, probe) -> new DuctorSystem(shape, db, probe, 1, "ductor.drainer.enabled=false"));
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
-				List.of(ductor, raw, modulith, producersAlone), OutboxSystem.Kind::name, options.trials(),
-				(kind) -> (kind == producersAlone) ? commitRate(kind, options.effects(), options.producers())
+				List.of(ductor, raw, modulith, producersAlone, ductorAlone), OutboxSystem.Kind::name, options.trials(),
+				(kind) -> (kind == producersAlone || kind == ductorAlone)
+						? commitRate(kind, options.effects(), options.producers())
 						: throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
 		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get(ductor));
@@ -77,6 +81,12 @@ final class OutboxScenarios {
 		report.compare(ceilingRow, "Ductor " + Report.ratio(ductorRow.median() / ceilingRow.median()) + ", raw "
 				+ Report.ratio(rawRow.median() / ceilingRow.median()) + ", Modulith "
 				+ Report.ratio(modulithRow.median() / ceilingRow.median()) + " of it");
+		Report.Row ductorAloneRow = report.add(scenario, "Ductor producers alone",
+				"commits/s, N=" + options.effects() + ", P=" + options.producers() + ", drainer off", "/s",
+				results.get(ductorAlone));
+		double ownCommits = ductorAloneRow.median() / ceilingRow.median();
+		report.judge(ductorAloneRow, Report.ratio(ownCommits) + " raw producers alone", "≥ 0.85× raw's",
+				ownCommits >= 0.85);
 		for (OutboxSystem.Kind kind : List.of(ductor, raw, modulith)) {
 			report.add(scenario, kind.name(), "database commits per effect (producer's included)", "",
 					this.commitsPerEffect.get(kind.name()));
