@@ -16,6 +16,11 @@ import org.springframework.expression.TypeComparator;
 import org.springframework.expression.TypeConverter;
 import org.springframework.expression.TypeLocator;
 import org.springframework.expression.TypedValue;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.OpPlus;
+import org.springframework.expression.spel.ast.StringLiteral;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
@@ -25,6 +30,12 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
  * one shared {@link StandardEvaluationContext}. The variables are those of Spring's
  * {@code MethodBasedEvaluationContext}: each parameter by name, {@code #p0}, {@code #a0}; the root
  * object is {@code null}.
+ * <p>
+ * The commonest keys ({@code #orderId}, {@code 'ship:' + #orderId}, {@code #a + ':' + #b}) are
+ * variables and string literals joined by {@code +}. For those, a call whose variables are strings,
+ * integers, booleans, characters or {@code null} is evaluated without SpEL's interpreter, giving
+ * what SpEL gives (each value as {@code String.valueOf} writes it); any other value, two numbers
+ * added, or any other expression goes through SpEL.
  */
 final class EffectExpression {
 
@@ -39,6 +50,9 @@ final class EffectExpression {
 
 	private final String[] parameterNames;
 
+	/** The expression as a concatenation of literals and variables, or {@code null} when it is another kind. */
+	private final Part concatenation;
+
 	/**
 	 * @param expression the parsed expression
 	 * @param attribute the annotation attribute it comes from ({@code key}, {@code orderingKey})
@@ -50,6 +64,7 @@ final class EffectExpression {
 		this.attribute = attribute;
 		this.effectName = effectName;
 		this.parameterNames = parameterNames;
+		this.concatenation = (expression instanceof SpelExpression spel) ? part(spel.getAST()) : null;
 	}
 
 	/** @return the expression's text */
@@ -63,6 +78,15 @@ final class EffectExpression {
 	 * @throws DurableEffectException when the expression fails or gives {@code null}
 	 */
 	String evaluate(Object[] args) {
+		if (this.concatenation != null) {
+			Object value = this.concatenation.value(this.parameterNames, args);
+			if (value != INTERPRET) {
+				if (value == null) {
+					throw evaluatedToNull();
+				}
+				return value.toString();
+			}
+		}
 		Object value;
 		try {
 			value = this.expression.getValue(new Arguments(this.parameterNames, args));
@@ -72,10 +96,74 @@ final class EffectExpression {
 					+ this.effectName + "' failed: " + ex.getMessage(), ex);
 		}
 		if (value == null) {
-			throw new DurableEffectException("The " + this.attribute + " expression '" + text() + "' of effect '"
-					+ this.effectName + "' evaluated to null");
+			throw evaluatedToNull();
 		}
 		return value.toString();
+	}
+
+	private DurableEffectException evaluatedToNull() {
+		return new DurableEffectException("The " + this.attribute + " expression '" + text() + "' of effect '"
+				+ this.effectName + "' evaluated to null");
+	}
+
+	/** What a part gives when it cannot tell what SpEL would: the whole expression goes to SpEL. */
+	private static final Object INTERPRET = new Object();
+
+	/** A literal, a variable, or two parts joined by {@code +}. */
+	private interface Part {
+
+		/** @return the value, or {@link #INTERPRET} */
+		Object value(String[] names, Object[] args);
+
+	}
+
+	/** @return the node as a concatenation part, or {@code null} when it is something else */
+	private static Part part(SpelNode node) {
+		if (node instanceof StringLiteral literal) {
+			Object text = literal.getLiteralValue().getValue();
+			return (names, args) -> text;
+		}
+		if (node instanceof VariableReference variable) {
+			String name = variable.toStringAST().substring(1);
+			if (name.equals("this") || name.equals("root")) {
+				return null;
+			}
+			return (names, args) -> Arguments.lookup(names, args, name);
+		}
+		if (node instanceof OpPlus plus && plus.getChildCount() == 2) {
+			Part left = part(plus.getLeftOperand());
+			Part right = part(plus.getRightOperand());
+			if (left == null || right == null) {
+				return null;
+			}
+			return (names, args) -> {
+				Object one = left.value(names, args);
+				if (one == INTERPRET || !isPlain(one)) {
+					return INTERPRET;
+				}
+				Object two = right.value(names, args);
+				if (two == INTERPRET || !isPlain(two)) {
+					return INTERPRET;
+				}
+				if (!(one instanceof String) && !(two instanceof String)) {
+					return INTERPRET; // numbers add, anything else is SpEL's to decide
+				}
+				String joined = String.valueOf(one) + two;
+				// SpEL refuses strings past its limit; let it say so
+				return (joined.length() <= MAX_JOINED_LENGTH) ? joined : INTERPRET;
+			};
+		}
+		return null;
+	}
+
+	/** Well under SpEL's own limit on a concatenated string. */
+	private static final int MAX_JOINED_LENGTH = 10_000;
+
+	/** Values SpEL's {@code +} turns into text as {@code String.valueOf} does. */
+	private static boolean isPlain(Object value) {
+		return value == null || value instanceof String || value instanceof Long || value instanceof Integer
+				|| value instanceof Short || value instanceof Byte || value instanceof Boolean
+				|| value instanceof Character;
 	}
 
 	private static StandardEvaluationContext shared() {
@@ -110,18 +198,23 @@ final class EffectExpression {
 			if (this.assigned != null && this.assigned.containsKey(name)) {
 				return this.assigned.get(name);
 			}
-			// as MethodBasedEvaluationContext: a parameter name wins over #p0 and #a0
-			for (int i = this.names.length - 1; i >= 0; i--) {
-				if (name.equals(this.names[i])) {
-					return argument(i);
+			return lookup(this.names, this.args, name);
+		}
+
+		/** The argument a variable name refers to, as MethodBasedEvaluationContext resolves it. */
+		static Object lookup(String[] names, Object[] args, String name) {
+			// a parameter name wins over #p0 and #a0
+			for (int i = names.length - 1; i >= 0; i--) {
+				if (name.equals(names[i])) {
+					return argument(args, i);
 				}
 			}
 			int index = positional(name);
-			return (index >= 0 && index < this.names.length) ? argument(index) : null;
+			return (index >= 0 && index < names.length) ? argument(args, index) : null;
 		}
 
-		private Object argument(int index) {
-			return (index < this.args.length) ? this.args[index] : null;
+		private static Object argument(Object[] args, int index) {
+			return (index < args.length) ? args[index] : null;
 		}
 
 		/** @return {@code n} for {@code pn} or {@code an}, else -1 */
