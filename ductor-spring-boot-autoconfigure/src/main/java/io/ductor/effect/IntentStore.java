@@ -95,6 +95,20 @@ class IntentStore {
 	/** Moves one batch of parked intents of one effect back to pending. */
 	static final String RETRY_BATCH_SQL = RETRY_UPDATE_SQL.formatted("ARRAY(" + PARKED_SQL + ")");
 
+	/**
+	 * Supersedes the live occurrences of one alarm, found through the alarm's live index: the
+	 * pending one is cancelled, the others are marked.
+	 */
+	static final String SUPERSEDE_ALARM_SQL = """
+			UPDATE eec_effect_intent
+			SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
+			    superseded_at = COALESCE(superseded_at, now()),
+			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
+			    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END,
+			    finished_at = CASE WHEN status = 'pending' THEN now() ELSE finished_at END
+			WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'failed', 'needs_decision')
+			RETURNING status""";
+
 	/** One batch of the finished intents past their retention, oldest first. */
 	private static final String PURGEABLE_SQL = """
 			SELECT id FROM eec_effect_intent
@@ -116,7 +130,7 @@ class IntentStore {
 			UPDATE eec_effect_intent i
 			SET status = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL THEN 'cancelled' ELSE v.status END,
 			    last_error = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL
-			        THEN 'superseded by a rescheduled occurrence; not retried after: ' || COALESCE(v.error, i.last_error, '?')
+			        THEN 'superseded by a rescheduled occurrence; not retried after: ' || COALESCE(v.error, i.last_error, 'no error recorded')
 			        ELSE COALESCE(v.error, i.last_error) END,
 			    next_attempt_at = CASE WHEN v.status = 'pending' AND i.superseded_at IS NULL
 			        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
@@ -214,15 +228,7 @@ class IntentStore {
 	 * @return how many pending occurrences were cancelled
 	 */
 	int supersedeAlarm(String alarmName) {
-		return (int) this.jdbc.sql("""
-				UPDATE eec_effect_intent
-				SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
-				    superseded_at = COALESCE(superseded_at, now()),
-				    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
-				    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END,
-				    finished_at = CASE WHEN status = 'pending' THEN now() ELSE finished_at END
-				WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'failed', 'needs_decision')
-				RETURNING status""")
+		return (int) this.jdbc.sql(SUPERSEDE_ALARM_SQL)
 			.param(alarmName)
 			.query(String.class)
 			.list()

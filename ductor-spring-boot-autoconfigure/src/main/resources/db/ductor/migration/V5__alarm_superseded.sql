@@ -3,7 +3,7 @@
 -- but it never returns to pending beside the newer occurrence (it is cancelled instead). Adding a
 -- nullable column without a default changes only the catalog.
 ALTER TABLE eec_effect_intent ADD COLUMN superseded_at timestamptz;
--- rescheduling finds the occurrences of an alarm that are not pending (pending ones are in
--- eec_effect_intent_alarm_idx); alarms are a small part of the outbox, and so is this index
+-- rescheduling finds every live occurrence of an alarm in one index scan (the unique index holds
+-- only the pending one); alarms are a small part of the outbox, and so is this index
 CREATE INDEX eec_effect_intent_alarm_live_idx ON eec_effect_intent (alarm_name)
-    WHERE alarm_name IS NOT NULL AND status IN ('in_flight', 'failed', 'needs_decision');
+    WHERE alarm_name IS NOT NULL AND status IN ('pending', 'in_flight', 'failed', 'needs_decision');
