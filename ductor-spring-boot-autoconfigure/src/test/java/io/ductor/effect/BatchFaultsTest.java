@@ -13,13 +13,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.DuctorEndpoint;
+import io.ductor.actuate.DuctorEndpointWebExtension;
 import io.ductor.effect.IntentStore.Completion;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;
@@ -199,10 +199,11 @@ class BatchFaultsTest {
 		assertThatThrownBy(() -> outbox.retry(offender)).isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("Intent " + offender + " is an occurrence of alarm '" + alarm + "'")
 			.hasMessageContaining("intent " + newer + " (key 'newer-" + tag + "') is its pending occurrence");
-		DuctorEndpoint endpoint = new DuctorEndpoint(outbox, null, List.of());
-		assertThatThrownBy(() -> endpoint.act(offender, "retry", null))
-			.isInstanceOf(InvalidEndpointRequestException.class)
-			.hasMessageContaining("intent " + newer);
+		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(new DuctorEndpoint(outbox, null, List.of()));
+		assertThat(endpoint.act(offender, "retry", null)).satisfies((response) -> {
+			assertThat(response.getStatus()).isEqualTo(409);
+			assertThat(response.getBody()).asString().contains("intent " + newer);
+		});
 		assertThat(outbox.find(offender).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
 
 		assertThat(outbox.retryAll(effect, EffectStatus.FAILED)).isEqualTo(2);
