@@ -117,6 +117,65 @@ class BatchFaultsTest {
 	}
 
 	@Test
+	void anOutcomeRacingWithAnUncommittedRescheduleWaitsForItAndThenSeesTheOccurrenceSuperseded() throws Exception {
+		String alarm = "raced-" + UUID.randomUUID();
+		String running = "running-" + UUID.randomUUID();
+		CountDownLatch gate = new CountDownLatch(1);
+		CountDownLatch started = new CountDownLatch(1);
+		TestEffects.gates.put(running, gate);
+		TestEffects.started.put(running, started);
+		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
+		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
+				EffectRequest.of("scripted", running)));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		CountDownLatch rescheduled = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		java.util.concurrent.CompletableFuture<String> second = java.util.concurrent.CompletableFuture
+			.supplyAsync(() -> tx.execute((status) -> {
+				String key = outbox.scheduleAlarm(alarm, Duration.ofHours(1),
+						EffectRequest.of("scripted", "next-" + UUID.randomUUID()));
+				rescheduled.countDown();
+				try {
+					commit.await(20, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return key;
+			}));
+		assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
+		// the attempt fails while the reschedule has not committed: its outcome waits for the reschedule
+		gate.countDown();
+		Thread.sleep(500);
+		assertThat(outbox.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
+		commit.countDown();
+		String newer = second.get(20, TimeUnit.SECONDS);
+		assertThat(awaitStatus(first, EffectStatus.CANCELLED).lastError()).contains("superseded");
+		assertThat(outbox.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
+	}
+
+	@Test
+	void aRolledBackRescheduleLeavesTheRunningOccurrenceToBeRetriedAsBefore() throws Exception {
+		String alarm = "rolledback-" + UUID.randomUUID();
+		String running = "running-" + UUID.randomUUID();
+		CountDownLatch gate = new CountDownLatch(1);
+		CountDownLatch started = new CountDownLatch(1);
+		TestEffects.gates.put(running, gate);
+		TestEffects.started.put(running, started);
+		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
+		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
+				EffectRequest.of("scripted", running)));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		tx.executeWithoutResult((status) -> {
+			outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("scripted", "never"));
+			status.setRollbackOnly();
+		});
+		gate.countDown();
+		EffectIntent retried = awaitStatus(first, EffectStatus.COMPLETED);
+		assertThat(retried.attempts()).isEqualTo(2);
+	}
+
+	@Test
 	void aCancelledAlarmsRunningOccurrenceMayCompleteButIsNotRetried() throws Exception {
 		String alarm = "cancelled-" + UUID.randomUUID();
 		String running = "running-" + UUID.randomUUID();
