@@ -10,6 +10,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 
@@ -500,27 +501,68 @@ class IntentStore {
 			.update();
 	}
 
-	/** Returns claimed intents whose attempt never started, undoing the attempt count. */
+	/**
+	 * Returns claimed intents whose attempt never started, undoing the attempt count. A superseded
+	 * alarm occurrence is cancelled instead: the newer occurrence holds the alarm's pending place.
+	 */
+	static final String HAND_BACK_SQL = """
+			UPDATE eec_effect_intent i
+			SET status = CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
+			    attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    last_error = CASE WHEN i.superseded_at IS NOT NULL
+			        THEN 'superseded by a rescheduled occurrence before its attempt started' ELSE i.last_error END,
+			    finished_at = CASE WHEN i.superseded_at IS NOT NULL THEN now() END
+			FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
+			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+			RETURNING i.id""";
+
+	/**
+	 * Returns claimed intents whose attempt never started, undoing the attempt count. When one of
+	 * them breaks a constraint, they are handed back one by one, each in a savepoint, and the
+	 * offender is failed with the reason.
+	 * @return how many were handed back
+	 */
 	int handBack(String owner, List<ClaimedIntent> intents) {
 		if (intents.isEmpty()) {
 			return 0;
 		}
+		try {
+			Integer count = this.template.execute((Connection connection) -> handBackBatch(connection, owner, intents));
+			return (count != null) ? count : 0;
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		Integer count = this.template.execute((Connection connection) -> inTransaction(connection, null, () -> {
+			int handedBack = 0;
+			for (ClaimedIntent intent : intents) {
+				handedBack += eachInSavepoint(connection,
+						() -> Collections.nCopies(handBackBatch(connection, owner, List.of(intent)), intent.id()),
+						(fault) -> {
+							failInFlight(connection, intent.id(), owner, intent.attempt(),
+									"Ductor could not hand back attempt " + intent.attempt()
+											+ ", which never started: " + fault);
+							return List.<Long>of();
+						})
+					.size();
+			}
+			return handedBack;
+		}));
+		return (count != null) ? count : 0;
+	}
+
+	private static int handBackBatch(Connection connection, String owner, List<ClaimedIntent> intents)
+			throws SQLException {
 		Long[] ids = intents.stream().map(ClaimedIntent::id).toArray(Long[]::new);
 		Integer[] attempts = intents.stream().map(ClaimedIntent::attempt).toArray(Integer[]::new);
-		Integer count = this.template.execute((Connection connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement("""
-					UPDATE eec_effect_intent i
-					SET status = 'pending', attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL,
-					    updated_at = now()
-					FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
-					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt""")) {
-				statement.setArray(1, array(connection, "bigint", ids));
-				statement.setArray(2, array(connection, "int", attempts));
-				statement.setString(3, owner);
-				return statement.executeUpdate();
-			}
-		});
-		return (count != null) ? count : 0;
+		try (PreparedStatement statement = connection.prepareStatement(HAND_BACK_SQL)) {
+			statement.setArray(1, array(connection, "bigint", ids));
+			statement.setArray(2, array(connection, "int", attempts));
+			statement.setString(3, owner);
+			return ids(statement).size();
+		}
 	}
 
 	/**

@@ -246,6 +246,37 @@ class BatchFaultsTest {
 	}
 
 	@Test
+	void handingBackCancelsASupersededOccurrenceFailsAConflictingOneAndHandsTheOthersBack() {
+		String alarm = "handback-" + UUID.randomUUID();
+		String tag = UUID.randomUUID().toString();
+		insert("scripted", "newer-" + tag, "pending", alarm);
+		long offender = insert("scripted", "older-" + tag, "in_flight", alarm);
+		long superseded = insert("scripted", "superseded-" + tag, "in_flight", "other-" + alarm);
+		long unstarted = insert("scripted", "unstarted-" + tag, "in_flight", null);
+		jdbc.sql("UPDATE eec_effect_intent SET superseded_at = now() WHERE id = ?").param(superseded).update();
+		int handedBack = store.handBack("test-owner", List.of(claimed(offender), claimed(superseded), claimed(unstarted)));
+		assertThat(handedBack).isEqualTo(2);
+		assertThat(outbox.find(unstarted).orElseThrow()).satisfies((intent) -> {
+			assertThat(intent.status()).isEqualTo(EffectStatus.PENDING);
+			assertThat(intent.attempts()).isZero();
+		});
+		assertThat(outbox.find(superseded).orElseThrow()).satisfies((intent) -> {
+			assertThat(intent.status()).isEqualTo(EffectStatus.CANCELLED);
+			assertThat(intent.attempts()).isZero();
+			assertThat(intent.lastError()).contains("superseded by a rescheduled occurrence");
+		});
+		assertThat(outbox.find(offender).orElseThrow()).satisfies((intent) -> {
+			assertThat(intent.status()).isEqualTo(EffectStatus.FAILED);
+			assertThat(intent.lastError()).contains("could not hand back attempt 1")
+				.contains("eec_effect_intent_alarm_idx");
+		});
+	}
+
+	static IntentStore.ClaimedIntent claimed(long id) {
+		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null, null);
+	}
+
+	@Test
 	void aFailedOccurrenceOfARescheduledAlarmIsRefusedClearlyAndBulkRetryRetriesTheOthers() {
 		String alarm = "retried-" + UUID.randomUUID();
 		String tag = UUID.randomUUID().toString();

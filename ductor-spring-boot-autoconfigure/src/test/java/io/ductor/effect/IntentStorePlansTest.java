@@ -94,6 +94,20 @@ class IntentStorePlansTest {
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 100, 1_000, 5_000 })
+	void handedBackIntentsAreFoundByPrimaryKey(int batch) throws SQLException {
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent WHERE status = 'in_flight' ORDER BY id LIMIT ?")
+			.param(batch)
+			.query(Long.class)
+			.list();
+		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
+		String plans = plans(IntentStore.HAND_BACK_SQL, null, "bigint[], int[], text",
+				idArray + ", array_fill(1, ARRAY[" + batch + "]), 'gone'");
+		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
 		String plans = plans(IntentStore.REDRIVE_SQL, null, "int", String.valueOf(batch), "limit");
