@@ -1,8 +1,11 @@
 package io.ductor.actuate;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -22,6 +25,8 @@ import io.ductor.effect.EffectIntentStateException;
 @EndpointWebExtension(endpoint = DuctorEndpoint.class)
 public class DuctorEndpointWebExtension {
 
+	private static final Log logger = LogFactory.getLog(DuctorEndpointWebExtension.class);
+
 	private static final int STATUS_CONFLICT = 409;
 
 	private final DuctorEndpoint endpoint;
@@ -36,6 +41,9 @@ public class DuctorEndpointWebExtension {
 			return new WebEndpointResponse<>(this.endpoint.act(id, action, resolution));
 		}
 		catch (EffectIntentStateException ex) {
+			// the action and resolution were valid words, so they are safe to log
+			logger.info("ductor endpoint: " + action.toLowerCase(Locale.ROOT) + " on intent " + id + " refused: "
+					+ ex.getMessage());
 			return refusal(STATUS_CONFLICT, "Conflict", ex.getMessage());
 		}
 		catch (IllegalArgumentException ex) {

@@ -208,11 +208,14 @@ public class EffectOutbox {
 		});
 	}
 
-	/** The one pending occurrence an alarm may have refused the move of an occurrence of it. */
-	private EffectIntentStateException alarmRefusal(long id, EffectStatus to, DuplicateKeyException ex) {
+	/**
+	 * Why the move of an alarm occurrence broke the alarm's one-pending-occurrence index, naming the
+	 * pending occurrence; {@code ex} itself for any other duplicate key.
+	 */
+	private RuntimeException alarmRefusal(long id, EffectStatus to, DuplicateKeyException ex) {
 		EffectIntent intent = require(id);
 		if (intent.alarmName() == null) {
-			throw ex;
+			return ex;
 		}
 		String newer = this.store.pendingOccurrence(intent.alarmName())
 			.map((pending) -> "intent " + pending.id() + " (key '" + pending.idempotencyKey() + "')")
