@@ -53,7 +53,7 @@ class BatchFaultsTest {
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
 				"ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-				"ductor.effects.backoff.max=100ms", "ductor.reconciler.interval=1h", "ductor.retention.interval=1h");
+				"ductor.effects.backoff.max=100ms", "ductor.reconciler.interval=1h", "ductor.retention.enabled=false");
 		outbox = context.getBean(EffectOutbox.class);
 		effects = context.getBean(TestEffects.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
@@ -303,6 +303,38 @@ class BatchFaultsTest {
 			assertThat(intent.status()).isEqualTo(EffectStatus.FAILED);
 			assertThat(intent.lastError()).contains("not retried in bulk").contains("eec_effect_intent_alarm_idx");
 		});
+	}
+
+	@Test
+	void anOperatorRetryRacingWithAnUncommittedRescheduleWaitsAndIsThenRefused() throws Exception {
+		String alarm = "operator-" + UUID.randomUUID();
+		String tag = UUID.randomUUID().toString();
+		long failed = insert("later", "older-" + tag, "failed", alarm);
+		CountDownLatch rescheduled = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		java.util.concurrent.CompletableFuture<String> reschedule = java.util.concurrent.CompletableFuture
+			.supplyAsync(() -> tx.execute((status) -> {
+				String key = outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("later", "next"));
+				rescheduled.countDown();
+				try {
+					commit.await(20, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return key;
+			}));
+		assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
+		java.util.concurrent.CompletableFuture<EffectIntent> retry = java.util.concurrent.CompletableFuture
+			.supplyAsync(() -> outbox.retry(failed));
+		Thread.sleep(300);
+		assertThat(retry).isNotDone();
+		commit.countDown();
+		String newer = reschedule.get(20, TimeUnit.SECONDS);
+		assertThatThrownBy(() -> retry.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(EffectIntentStateException.class)
+			.hasMessageContaining("(key '" + newer + "') is its pending occurrence");
+		assertThat(outbox.find(failed).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
+		assertThat(outbox.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
 	}
 
 	@Test
