@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -391,8 +392,8 @@ class IntentStore {
 			statement.setLong(2, id);
 			statement.setString(3, owner);
 			statement.setString(4, owner);
-			statement.setObject(5, attempt, java.sql.Types.INTEGER);
-			statement.setObject(6, attempt, java.sql.Types.INTEGER);
+			statement.setObject(5, attempt, Types.INTEGER);
+			statement.setObject(6, attempt, Types.INTEGER);
 			return settled(statement);
 		}
 	}
@@ -502,8 +503,9 @@ class IntentStore {
 	}
 
 	/**
-	 * Returns claimed intents whose attempt never started, undoing the attempt count. A superseded
-	 * alarm occurrence is cancelled instead: the newer occurrence holds the alarm's pending place.
+	 * Hands back claimed intents, each fenced by lease owner and attempt: pending again with the
+	 * attempt uncounted, or cancelled for a superseded alarm occurrence, whose newer occurrence holds
+	 * the alarm's pending place.
 	 */
 	static final String HAND_BACK_SQL = """
 			UPDATE eec_effect_intent i
