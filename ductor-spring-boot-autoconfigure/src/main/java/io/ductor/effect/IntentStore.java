@@ -492,11 +492,20 @@ class IntentStore {
 
 	}
 
-	/** Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. */
+	/** The heartbeat: the in-flight intents of one owner that no other transaction holds locked. */
+	static final String EXTEND_LEASES_SQL = """
+			UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
+			                      FOR NO KEY UPDATE SKIP LOCKED))""";
+
+	/**
+	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A row another
+	 * transaction holds locked (a transaction that reschedules the alarm of a running occurrence, until
+	 * it commits) is skipped for this round rather than waited for, so one open transaction never
+	 * holds up the leases of all the other running effects.
+	 */
 	int extendLeases(String owner, Duration lease) {
-		return this.jdbc.sql("""
-				UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
-				WHERE lease_owner = :owner AND status = 'in_flight'""")
+		return this.jdbc.sql(EXTEND_LEASES_SQL)
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
 			.update();

@@ -155,6 +155,51 @@ class BatchFaultsTest {
 	}
 
 	@Test
+	void anOpenRescheduleTransactionDoesNotHoldUpTheHeartbeatOfTheOtherRunningEffects() throws Exception {
+		String alarm = "heartbeat-" + UUID.randomUUID();
+		String running = "running-" + UUID.randomUUID();
+		String other = "other-" + UUID.randomUUID();
+		CountDownLatch gate = new CountDownLatch(1);
+		CountDownLatch started = new CountDownLatch(2);
+		TestEffects.gates.put(running, gate);
+		TestEffects.gates.put(other, gate);
+		TestEffects.started.put(running, started);
+		TestEffects.started.put(other, started);
+		tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("scripted", running)));
+		tx.executeWithoutResult((status) -> effects.scripted(other));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		CountDownLatch rescheduled = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		java.util.concurrent.CompletableFuture<String> reschedule = java.util.concurrent.CompletableFuture
+			.supplyAsync(() -> tx.execute((status) -> {
+				String key = outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("scripted", "next"));
+				rescheduled.countDown();
+				try {
+					commit.await(20, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return key;
+			}));
+		try {
+			assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
+			String owner = context.getBean(EffectDrainer.class).owner();
+			java.util.concurrent.CompletableFuture<Integer> heartbeat = java.util.concurrent.CompletableFuture
+				.supplyAsync(() -> store.extendLeases(owner, Duration.ofMinutes(5)));
+			assertThat(heartbeat.get(5, TimeUnit.SECONDS)).isPositive();
+			assertThat(outbox.findByKey(other).orElseThrow().leaseExpiresAt())
+				.isAfter(java.time.OffsetDateTime.now().plusMinutes(4));
+		}
+		finally {
+			commit.countDown();
+			reschedule.get(20, TimeUnit.SECONDS);
+			gate.countDown();
+		}
+		awaitStatus(other, EffectStatus.COMPLETED);
+	}
+
+	@Test
 	void aRolledBackRescheduleLeavesTheRunningOccurrenceToBeRetriedAsBefore() throws Exception {
 		String alarm = "rolledback-" + UUID.randomUUID();
 		String running = "running-" + UUID.randomUUID();

@@ -107,6 +107,12 @@ class IntentStorePlansTest {
 		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
 	}
 
+	@org.junit.jupiter.api.Test
+	void theHeartbeatReadsTheLeaseIndexAndThePrimaryKey() throws SQLException {
+		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint, text", "30000, 'gone'", "leaseMs", "owner");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx").contains("rows=5000");
+	}
+
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
