@@ -171,6 +171,9 @@ public class EffectOutbox {
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @return the intent after the decision
+	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision}, or a
+	 * {@code RETRY} of an alarm occurrence whose alarm already has a pending occurrence (named in
+	 * the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
