@@ -19,6 +19,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.actuate.DuctorEndpoint;
+import io.ductor.actuate.DuctorEndpointWebExtension;
 import io.ductor.health.DuctorHealthIndicator;
 import io.ductor.metrics.DuctorMetrics;
 import io.ductor.metrics.DuctorObserver;
@@ -96,9 +97,13 @@ class DuctorObservabilityAutoConfigurationTest {
 
 	@Test
 	void theEndpointExistsOnlyWhenExposed() {
-		this.runner.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class));
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class)
+			.doesNotHaveBean(DuctorEndpointWebExtension.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
-			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class));
+			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class)
+				.hasSingleBean(DuctorEndpointWebExtension.class));
+		this.runner.withPropertyValues("management.endpoints.jmx.exposure.include=ductor", "spring.jmx.enabled=true")
+			.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpointWebExtension.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
