@@ -54,7 +54,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		return new PeriodicWorker("sweeper", properties.sweeper().interval(),
 				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
-				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE), DuctorAutoConfiguration.observer(observer));
+				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, DuctorAutoConfiguration.observer(observer)),
+				DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean
