@@ -81,7 +81,7 @@ public final class DuctorIdempotencyAutoConfiguration {
 				JsonCodec json, DuctorProperties properties,
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
 			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings,
-					properties.idempotency().maxRequestSize());
+					properties.idempotency().maxRequestSize(), properties.idempotency().maxResponseSize());
 		}
 
 	}

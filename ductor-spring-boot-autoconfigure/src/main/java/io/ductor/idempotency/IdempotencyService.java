@@ -274,6 +274,29 @@ public class IdempotencyService {
 	}
 
 	/**
+	 * Roll a one-transaction reservation back together with the work done in its transaction,
+	 * saying why: nothing of the decision commits, and the key is free for a retry. Logged and
+	 * counted by {@code ductor.idempotency.released} like a release.
+	 * @param reservation the reservation handed to {@link TransactionalDecision#reserved}
+	 * @param transaction the transaction it was handed with
+	 * @param reason why
+	 */
+	public void rollBack(Reservation reservation, TransactionStatus transaction, ReleaseReason reason) {
+		Objects.requireNonNull(reservation, "reservation must not be null");
+		Objects.requireNonNull(reason, "reason must not be null");
+		transaction.setRollbackOnly();
+		releasedByRollback(reservation.request(), reason);
+	}
+
+	private void releasedByRollback(IdempotentRequest request, ReleaseReason reason) {
+		this.observer.released(reason.tag(), 1);
+		if (logger.isInfoEnabled()) {
+			logger.info("Rolled back the reservation of " + describe(request) + " with its work (" + reason.tag()
+					+ "): a retry with the key runs again");
+		}
+	}
+
+	/**
 	 * Run {@code action} once per key with the configured duplicate policy; see
 	 * {@link #execute(IdempotentRequest, DuplicatePolicy, Class, Supplier)}.
 	 * @param request the request
@@ -435,7 +458,7 @@ public class IdempotencyService {
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
 			return this.transactions.execute((status) -> {
 				ReserveOutcome outcome = reserve(request, policy);
-				return (outcome.result() == Result.RESERVED) ? decision.reserved(outcome.reservation(), status)
+				return (outcome.result() == Result.RESERVED) ? decide(decision, outcome.reservation(), status)
 						: decision.notReserved(outcome);
 			});
 		}
@@ -453,7 +476,7 @@ public class IdempotencyService {
 					}
 					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
 					wakeWhenEnded(request);
-					return new Attempt<>(outcome, decision.reserved(outcome.reservation(), status));
+					return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));
 				});
 				ReserveOutcome outcome = attempt.outcome();
 				if (outcome.result() == Result.RESERVED) {
@@ -483,6 +506,17 @@ public class IdempotencyService {
 			finally {
 				this.waiters.unregister(request.waiterId(), wakeUp);
 			}
+		}
+	}
+
+	private <T> T decide(TransactionalDecision<T> decision, Reservation reservation, TransactionStatus status) {
+		try {
+			return decision.reserved(reservation, status);
+		}
+		catch (RuntimeException | Error ex) {
+			// the transaction rolls back: the reservation goes with the work
+			releasedByRollback(reservation.request(), ReleaseReason.HANDLER_FAILED);
+			throw ex;
 		}
 	}
 

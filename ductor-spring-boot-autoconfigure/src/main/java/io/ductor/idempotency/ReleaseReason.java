@@ -3,9 +3,10 @@ package io.ductor.idempotency;
 import java.util.Locale;
 
 /**
- * Why a pending reservation was released ({@code failed_before_commit}) so that a retry with its
- * key runs again. Each release is logged and counted by {@code ductor.idempotency.released}, tagged
- * with {@link #tag()}.
+ * Why a reservation was released so that a retry with its key runs again: a two-phase one moved
+ * to {@code failed_before_commit}, a one-transaction one rolled back with the handler's work.
+ * Each release is logged and counted by {@code ductor.idempotency.released}, tagged with
+ * {@link #tag()}.
  */
 public enum ReleaseReason {
 
@@ -18,6 +19,13 @@ public enum ReleaseReason {
 
 	/** The handler or action threw. */
 	HANDLER_FAILED,
+
+	/**
+	 * One-transaction mode: the handler's own transactional work marked the transaction
+	 * rollback-only (a joined {@code @Transactional} method threw, and the handler answered
+	 * anyway), so nothing could be stored; the answer is sent unstored.
+	 */
+	ROLLED_BACK,
 
 	/** The handler answered with a 5xx status. */
 	SERVER_ERROR,
