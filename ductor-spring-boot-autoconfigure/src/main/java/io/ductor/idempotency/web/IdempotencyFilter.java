@@ -289,15 +289,14 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 						@Override
 						public ReserveOutcome reserved(Reservation reservation, TransactionStatus transaction) {
-							decided.reserved = true;
 							try {
 								chain.doFilter(request, captured);
 							}
 							catch (IOException | ServletException ex) {
 								throw new HandlerFailure(ex);
 							}
+							decided.answered = true;
 							decided.problem = decideInTransaction(reservation, transaction, captured);
-							decided.stored = decided.problem == null && !transaction.isRollbackOnly();
 							return null;
 						}
 
@@ -316,16 +315,16 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			throw (IOException) ex.getCause();
 		}
 		catch (TransactionException | DataAccessException ex) {
-			if (!decided.reserved || !decided.stored) {
+			if (!decided.answered) {
 				throw ex;
 			}
-			// the decision was made but its commit failed: nothing was stored, the key is free
+			// the handler answered, but storing or committing its decision failed: nothing was kept
 			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
 					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
 			captured.discard();
 			writeProblem(request, response, HttpStatus.INTERNAL_SERVER_ERROR, "The decision for "
-					+ describe(idempotentRequest) + " could not be committed, so nothing of it was kept: "
-					+ ex.getMostSpecificCause().getMessage() + ". Retry with the same key");
+					+ describe(idempotentRequest) + " could not be committed (the server log says why), so nothing"
+					+ " of it was kept; retry with the same key");
 			return;
 		}
 		if (notReserved != null) {
@@ -383,9 +382,7 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	/** What the one-transaction decision came to, seen from outside the transaction. */
 	private static final class OneTransaction {
 
-		boolean reserved;
-
-		boolean stored;
+		boolean answered;
 
 		String problem;
 
