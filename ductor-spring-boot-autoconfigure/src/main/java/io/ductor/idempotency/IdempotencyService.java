@@ -474,6 +474,8 @@ public class IdempotencyService {
 						// nothing written: this transaction only held the key's lock for a moment
 						return new Attempt<T>(outcome, null);
 					}
+					// the holder is no duplicate: not parked while it decides
+					this.waiters.unregister(request.waiterId(), wakeUp);
 					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
 					wakeWhenEnded(request);
 					return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));

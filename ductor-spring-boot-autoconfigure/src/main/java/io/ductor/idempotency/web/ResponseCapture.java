@@ -172,6 +172,46 @@ final class ResponseCapture extends HttpServletResponseWrapper {
 		return this.writer;
 	}
 
+	/**
+	 * Ignored: {@link #send()} sets the length of a held body itself, and a passed-through body
+	 * is sent chunked, so that the client sees its end only once the decision is settled.
+	 */
+	@Override
+	public void setContentLength(int length) {
+	}
+
+	@Override
+	public void setContentLengthLong(long length) {
+	}
+
+	@Override
+	public void setHeader(String name, String value) {
+		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
+			super.setHeader(name, value);
+		}
+	}
+
+	@Override
+	public void addHeader(String name, String value) {
+		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
+			super.addHeader(name, value);
+		}
+	}
+
+	@Override
+	public void setIntHeader(String name, int value) {
+		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
+			super.setIntHeader(name, value);
+		}
+	}
+
+	@Override
+	public void addIntHeader(String name, int value) {
+		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
+			super.addIntHeader(name, value);
+		}
+	}
+
 	@Override
 	public void addCookie(Cookie cookie) {
 		this.cookieSet = true;
