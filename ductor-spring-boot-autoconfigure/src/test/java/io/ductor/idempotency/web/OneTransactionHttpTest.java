@@ -34,6 +34,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -301,6 +303,30 @@ class OneTransactionHttpTest {
 		assertThat(send("/bookings/two-phase/cookie", twoPhase).headers().firstValue("Idempotency-Replayed")).isEmpty();
 	}
 
+	@Test
+	void anAnswerAfterTheHandlersOwnTransactionalWorkFailedIsSentButNeverStored() throws Exception {
+		String key = newKey();
+		double before = released("rolled_back");
+		HttpResponse<String> noRoom = send("/bookings/no-room", key);
+		assertThat(noRoom.statusCode()).isEqualTo(409);
+		assertThat(noRoom.body()).isEqualTo("no room");
+		// the joined @Transactional method marked the transaction rollback-only: nothing could commit
+		assertThat(bookingRows(key)).isZero();
+		assertThat(rows.row("", "POST /bookings/no-room", key)).isEmpty();
+		assertThat(released("rolled_back")).isEqualTo(before + 1);
+		assertThat(send("/bookings/no-room", key).headers().firstValue("Idempotency-Replayed")).isEmpty();
+	}
+
+	@Test
+	void workCommittedInATransactionOfItsOwnIsNotCoveredByTheRollback() throws Exception {
+		String key = newKey();
+		assertThat(send("/bookings/audited", key).statusCode()).isEqualTo(500);
+		assertThat(bookingRows(key)).isZero();
+		assertThat(rows.row("", "POST /bookings/audited", key)).isEmpty();
+		// REQUIRES_NEW committed separately, as the README says
+		assertThat(bookingRows(key + "-audit")).isOne();
+	}
+
 	static double released(String reason) {
 		var counter = meters.find("ductor.idempotency.released").tag("reason", reason).counter();
 		return (counter != null) ? counter.count() : 0;
@@ -429,9 +455,12 @@ class OneTransactionHttpTest {
 
 		private final JdbcTemplate jdbc;
 
-		BookingController(Bookings bookings, JdbcTemplate jdbc) {
+		private final Hotel hotel;
+
+		BookingController(Bookings bookings, JdbcTemplate jdbc, Hotel hotel) {
 			this.bookings = bookings;
 			this.jdbc = jdbc;
+			this.hotel = hotel;
 		}
 
 		/** Writes a booking with the application's own JdbcTemplate: it joins the decision's transaction. */
@@ -500,6 +529,26 @@ class OneTransactionHttpTest {
 			return "booked";
 		}
 
+		@PostMapping("/bookings/no-room")
+		@Idempotent
+		ResponseEntity<String> noRoom(@RequestHeader("Idempotency-Key") String key) {
+			try {
+				this.hotel.holdRoom(key);
+			}
+			catch (IllegalStateException ex) {
+				return ResponseEntity.status(409).body("no room");
+			}
+			return ResponseEntity.ok("held");
+		}
+
+		@PostMapping("/bookings/audited")
+		@Idempotent
+		String audited(@RequestHeader("Idempotency-Key") String key) {
+			book(key, 1);
+			this.hotel.auditSeparately(key);
+			throw new IllegalStateException("the hotel refused after the audit was written");
+		}
+
 		@GetMapping("/ping")
 		String ping() {
 			return String.valueOf(this.jdbc.queryForObject("SELECT 1", Integer.class));
@@ -507,9 +556,31 @@ class OneTransactionHttpTest {
 
 	}
 
+	/** The application's own transactional service. */
+	static class Hotel {
+
+		private final JdbcTemplate jdbc;
+
+		Hotel(JdbcTemplate jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		@Transactional
+		public void holdRoom(String key) {
+			this.jdbc.update("INSERT INTO booking (booking_key, amount) VALUES (?, 2)", key);
+			throw new IllegalStateException("no room left");
+		}
+
+		@Transactional(propagation = Propagation.REQUIRES_NEW)
+		public void auditSeparately(String key) {
+			this.jdbc.update("INSERT INTO booking (booking_key, amount) VALUES (?, 3)", key + "-audit");
+		}
+
+	}
+
 	@SpringBootConfiguration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
-	@Import(BookingController.class)
+	@Import({ BookingController.class, Hotel.class })
 	static class BookingApplication {
 
 		@Bean
