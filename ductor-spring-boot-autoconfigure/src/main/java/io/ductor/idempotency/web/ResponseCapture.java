@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.Set;
 
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
@@ -31,7 +32,7 @@ import org.springframework.http.HttpHeaders;
 final class ResponseCapture extends HttpServletResponseWrapper {
 
 	/** Statuses that are never replayed: a refusal is about the caller, not about the request. */
-	private static final java.util.Set<Integer> REFUSALS = java.util.Set.of(401, 403, 407, 429);
+	private static final Set<Integer> REFUSALS = Set.of(401, 403, 407, 429);
 
 	private final int limit;
 
