@@ -304,6 +304,20 @@ class OneTransactionHttpTest {
 	}
 
 	@Test
+	void inTwoPhaseModeA5xxOrAnExceptionReleasesTheCommittedReservation() throws Exception {
+		String key = newKey();
+		assertThat(send("/bookings/two-phase/flaky", key, "X-Fail", "500").statusCode()).isEqualTo(500);
+		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("failed_before_commit");
+		assertThat(send("/bookings/two-phase/flaky", key, "X-Fail", "throw").statusCode()).isEqualTo(500);
+		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("failed_before_commit");
+		assertThat(send("/bookings/two-phase/flaky", key).statusCode()).isEqualTo(200);
+		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("completed");
+		assertThat(send("/bookings/two-phase/flaky", key).headers().firstValue("Idempotency-Replayed"))
+			.hasValue("true");
+		assertThat(bookings.runs(key)).isEqualTo(3);
+	}
+
+	@Test
 	void anAnswerAfterTheHandlersOwnTransactionalWorkFailedIsSentButNeverStored() throws Exception {
 		String key = newKey();
 		double before = released("rolled_back");
@@ -527,6 +541,18 @@ class OneTransactionHttpTest {
 		String cookieTwoPhase(@RequestHeader("Idempotency-Key") String key, HttpServletResponse response) {
 			response.addCookie(new Cookie("session", "s-" + key));
 			return "booked";
+		}
+
+		@PostMapping("/bookings/two-phase/flaky")
+		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
+		ResponseEntity<String> flakyTwoPhase(@RequestHeader("Idempotency-Key") String key,
+				@RequestHeader(name = "X-Fail", required = false) String fail) {
+			this.bookings.ran(key, 0);
+			if ("throw".equals(fail)) {
+				throw new IllegalStateException("the hotel is down");
+			}
+			return "500".equals(fail) ? ResponseEntity.internalServerError().body("try again")
+					: ResponseEntity.ok("booked");
 		}
 
 		@PostMapping("/bookings/no-room")
