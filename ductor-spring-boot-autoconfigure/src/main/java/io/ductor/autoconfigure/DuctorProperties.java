@@ -206,8 +206,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	/**
 	 * Ingress idempotency: one decision per (tenant, pool, idempotency key).
 	 *
-	 * @param pendingTtl How long a reservation may stay pending before the sweeper releases it so
-	 * that a retry runs again. Longer than the slowest protected operation.
+	 * @param pendingTtl How long a two-phase reservation may stay pending before the sweeper
+	 * releases it so that a retry runs again. Longer than the slowest two-phase operation.
 	 * @param completedTtl How long a completed decision is replayed to repeated requests; after
 	 * it the same key runs again.
 	 * @param retention How long settled records are kept after their last change before the
