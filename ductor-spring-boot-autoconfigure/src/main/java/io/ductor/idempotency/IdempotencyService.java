@@ -7,8 +7,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -61,8 +63,10 @@ import io.ductor.json.JsonCodec;
  * Settlements are announced with {@code pg_notify} on {@value #CHANNEL} in the settling
  * statement when a duplicate marked the pending row as awaited; duplicates parked under
  * {@link DuplicatePolicy#WAIT} wake on them, at once for keys settled in this instance (also by a
- * rollback), and look again every poll interval (how a duplicate of another instance's
- * one-transaction request, whose row it cannot see yet, learns of its end).
+ * rollback), and look again every poll interval. A duplicate of another instance's open
+ * one-transaction request cannot see (or mark) its row yet: it announces that it waits on
+ * {@value #WAITING_CHANNEL}, and the holder's instance notifies {@value #CHANNEL} once that
+ * transaction has ended (polling remains the fallback when either instance has no listener).
  * <p>
  * Every release of a pending reservation is logged and counted with its {@link ReleaseReason}.
  */
@@ -70,6 +74,13 @@ public class IdempotencyService {
 
 	/** The notification channel on which settled keys are announced. */
 	public static final String CHANNEL = "ductor_idempotency";
+
+	/**
+	 * The notification channel on which a duplicate announces that it waits for a key held by an
+	 * open transaction of another instance, which it cannot mark as awaited: the instance holding
+	 * the key then announces its end on {@value #CHANNEL}.
+	 */
+	public static final String WAITING_CHANNEL = "ductor_idempotency_waiting";
 
 	private static final int MAX_RESERVE_ATTEMPTS = 10;
 
@@ -84,6 +95,12 @@ public class IdempotencyService {
 	private final IdempotencySettings settings;
 
 	private final DuplicateWaiters waiters = new DuplicateWaiters();
+
+	/**
+	 * The keys held by an open one-transaction reservation of this instance, each with whether a
+	 * duplicate of another instance announced that it waits for it.
+	 */
+	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
 
 	private final DuctorObserver observer;
 
@@ -119,6 +136,10 @@ public class IdempotencyService {
 		this.settings = settings;
 		if (listener != null) {
 			listener.subscribe(CHANNEL, this.waiters);
+			listener.subscribe(WAITING_CHANNEL, (waiterId) -> this.held.computeIfPresent(waiterId, (id, awaited) -> {
+				awaited.set(true);
+				return awaited;
+			}));
 		}
 	}
 
@@ -468,18 +489,25 @@ public class IdempotencyService {
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
 			try {
-				Attempt<T> attempt = this.transactions.execute((status) -> {
-					ReserveOutcome outcome = reserveOnce(request);
-					if (outcome.result() != Result.RESERVED) {
-						// nothing written: this transaction only held the key's lock for a moment
-						return new Attempt<T>(outcome, null);
-					}
-					// the holder is no duplicate: not parked while it decides
-					this.waiters.unregister(request.waiterId(), wakeUp);
-					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
-					wakeWhenEnded(request);
-					return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));
-				});
+				Attempt<T> attempt;
+				try {
+					attempt = this.transactions.execute((status) -> {
+						ReserveOutcome outcome = reserveOnce(request);
+						if (outcome.result() != Result.RESERVED) {
+							// nothing written: this transaction only held the key's lock for a moment
+							return new Attempt<T>(outcome, null);
+						}
+						// the holder is no duplicate: not parked while it decides
+						this.waiters.unregister(request.waiterId(), wakeUp);
+						this.held.put(request.waiterId(), new AtomicBoolean());
+						this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+						wakeWhenEnded(request);
+						return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));
+					});
+				}
+				finally {
+					announceEnd(request);
+				}
 				ReserveOutcome outcome = attempt.outcome();
 				if (outcome.result() == Result.RESERVED) {
 					return attempt.value();
@@ -490,9 +518,12 @@ public class IdempotencyService {
 					return decision.notReserved(outcome);
 				}
 				if (!announced) {
-					// a two-phase holder's committed pending row: ask it to notify (no row is visible
-					// while a one-transaction holder is open; its end is seen by polling)
-					this.store.markWaited(request);
+					if (!this.held.containsKey(request.waiterId())) {
+						// a two-phase holder's committed pending row: mark it, so that its settlement
+						// notifies; another instance's open transaction: tell that instance we wait
+						this.store.markWaited(request);
+						this.store.notify(WAITING_CHANNEL, request.waiterId());
+					}
 					announced = true;
 					continue;
 				}
@@ -519,6 +550,26 @@ public class IdempotencyService {
 			// the transaction rolls back: the reservation goes with the work
 			releasedByRollback(reservation.request(), ReleaseReason.HANDLER_FAILED);
 			throw ex;
+		}
+	}
+
+	/**
+	 * After a one-transaction reservation's transaction ended (committed or rolled back, the
+	 * connection returned): when a duplicate of another instance announced that it waits for the
+	 * key, announce the end, with no transaction held. Duplicates of this instance were woken by
+	 * the transaction's completion already.
+	 */
+	private void announceEnd(IdempotentRequest request) {
+		AtomicBoolean awaited = this.held.remove(request.waiterId());
+		if (awaited == null || !awaited.get()) {
+			return;
+		}
+		try {
+			this.store.notify(CHANNEL, request.waiterId());
+		}
+		catch (RuntimeException ex) {
+			// the duplicates look again every poll interval
+			logger.debug("Could not announce the end of " + describe(request) + " to other instances", ex);
 		}
 	}
 

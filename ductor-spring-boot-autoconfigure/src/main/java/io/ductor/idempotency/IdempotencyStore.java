@@ -195,6 +195,14 @@ class IdempotencyStore {
 		this.jdbc.update(MARK_WAITED, (ps) -> bindKey(ps, 1, request));
 	}
 
+	/** Sends a notification on {@code channel}, in a statement (and, outside a transaction, a commit) of its own. */
+	void notify(String channel, String payload) {
+		this.jdbc.query("SELECT pg_notify(?, ?)", (ps) -> {
+			ps.setString(1, channel);
+			ps.setString(2, payload);
+		}, ResultSet::next);
+	}
+
 	/** @return the key's row as it is now, if there is one */
 	Optional<Row> find(IdempotentRequest request) {
 		List<Row> rows = this.jdbc.query(FIND, (ps) -> bindKey(ps, 1, request), IdempotencyStore::mapRow);

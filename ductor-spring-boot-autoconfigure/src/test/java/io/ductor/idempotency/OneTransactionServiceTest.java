@@ -27,6 +27,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.idempotency.ReserveOutcome.Result;
 import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
@@ -79,10 +80,15 @@ class OneTransactionServiceTest {
 	}
 
 	static IdempotencyService service(DuplicatePolicy policy, Duration waitTimeout, Duration pollInterval) {
+		return service(policy, waitTimeout, pollInterval, null);
+	}
+
+	static IdempotencyService service(DuplicatePolicy policy, Duration waitTimeout, Duration pollInterval,
+			PostgresNotificationListener listener) {
 		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), policy, waitTimeout, pollInterval),
-				null, observer);
+				listener, observer);
 	}
 
 	static IdempotentRequest request(String key) {
@@ -209,6 +215,46 @@ class OneTransactionServiceTest {
 		waiting.get(20, TimeUnit.SECONDS);
 		assertThat(duplicate.get().value()).isEqualTo("first");
 		assertThat(duplicate.get().replayed()).isTrue();
+	}
+
+	@Test
+	void aDuplicateInAnotherInstanceIsWokenByTheHoldersInstanceWhenItsTransactionEnds() throws Exception {
+		PostgresNotificationListener firstListener = new PostgresNotificationListener(dataSource);
+		PostgresNotificationListener secondListener = new PostgresNotificationListener(dataSource);
+		firstListener.start();
+		secondListener.start();
+		try {
+			// polling alone would take a minute
+			IdempotencyService first = service(DuplicatePolicy.WAIT, Duration.ofSeconds(90), Duration.ofSeconds(60),
+					firstListener);
+			IdempotencyService second = service(DuplicatePolicy.WAIT, Duration.ofSeconds(90), Duration.ofSeconds(60),
+					secondListener);
+			awaitTrue(() -> firstListener.isConnected() && secondListener.isConnected());
+			Thread.sleep(1000); // new subscriptions take effect within the listeners' receive timeout (500 ms)
+			String key = UUID.randomUUID().toString();
+			CountDownLatch holding = new CountDownLatch(1);
+			CountDownLatch release = new CountDownLatch(1);
+			CompletableFuture<IdempotentResult<String>> holder = CompletableFuture
+				.supplyAsync(() -> first.executeInTransaction(request(key), String.class, () -> {
+					holding.countDown();
+					await(release);
+					return "first";
+				}));
+			await(holding);
+			CompletableFuture<IdempotentResult<String>> duplicate = CompletableFuture
+				.supplyAsync(() -> second.executeInTransaction(request(key), String.class, () -> "second"));
+			awaitTrue(() -> second.parkedDuplicates() == 1);
+			Thread.sleep(500); // its announcement reaches the holder's instance
+			release.countDown();
+			assertThat(holder.get(20, TimeUnit.SECONDS).value()).isEqualTo("first");
+			IdempotentResult<String> replayed = duplicate.get(10, TimeUnit.SECONDS);
+			assertThat(replayed.value()).isEqualTo("first");
+			assertThat(replayed.replayed()).isTrue();
+		}
+		finally {
+			firstListener.stop();
+			secondListener.stop();
+		}
 	}
 
 	@Test
