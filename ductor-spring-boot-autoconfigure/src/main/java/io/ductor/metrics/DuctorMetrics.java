@@ -19,7 +19,8 @@ import io.ductor.health.DuctorBacklog;
  * {@code ductor.effects.in.flight}, {@code ductor.effects.parked} (status),
  * {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
- * {@code ductor.idempotency.reservations} (outcome), {@code ductor.worker.runs} (worker,
+ * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
+ * {@code ductor.worker.runs} (worker,
  * outcome).</li>
  * </ul>
  */
@@ -108,6 +109,13 @@ public class DuctorMetrics implements DuctorObserver {
 	@Override
 	public void reservation(String outcome) {
 		this.registry.counter("ductor.idempotency.reservations", "outcome", outcome).increment();
+	}
+
+	@Override
+	public void released(String reason, int count) {
+		if (count > 0) {
+			this.registry.counter("ductor.idempotency.released", "reason", reason).increment(count);
+		}
 	}
 
 }

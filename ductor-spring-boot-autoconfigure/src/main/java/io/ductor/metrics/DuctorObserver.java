@@ -2,7 +2,7 @@ package io.ductor.metrics;
 
 /**
  * What Ductor reports as it works: ticks, effects scheduled and dispatched, worker rounds,
- * reservations. The Micrometer implementation turns it into meters; without Micrometer the no-op
+ * reservations and their releases. The Micrometer implementation turns it into meters; without Micrometer the no-op
  * one is used. Implementations must be fast and must not throw.
  */
 public interface DuctorObserver {
@@ -57,6 +57,16 @@ public interface DuctorObserver {
 	 * {@code opted_out}
 	 */
 	default void reservation(String outcome) {
+	}
+
+	/**
+	 * Pending reservations were released so that a retry with their key runs again.
+	 * @param reason why, see {@code io.ductor.idempotency.ReleaseReason}: {@code swept},
+	 * {@code handler_failed}, {@code server_error}, {@code not_storable}, {@code too_large} or
+	 * {@code failed_by_owner}
+	 * @param count how many
+	 */
+	default void released(String reason, int count) {
 	}
 
 }
