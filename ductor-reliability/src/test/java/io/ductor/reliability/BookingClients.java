@@ -41,6 +41,8 @@ final class BookingClients implements AutoCloseable {
 
 	private final String prefix;
 
+	private final String path;
+
 	private final int copies;
 
 	private final long deadline;
@@ -69,6 +71,7 @@ final class BookingClients implements AutoCloseable {
 	/**
 	 * Start issuing keys.
 	 * @param prefix the keys' prefix
+	 * @param path the endpoint, {@code /bookings}
 	 * @param targets the instances up now, one chosen at random per send (empty while all are down)
 	 * @param copies how many clients send each key at once
 	 * @param keysInFlight how many keys may be unanswered at once
@@ -76,9 +79,10 @@ final class BookingClients implements AutoCloseable {
 	 * @param more whether to go on issuing keys once {@code minimumKeys} were issued
 	 * @param timeout how long a client retries before it gives up on its key
 	 */
-	BookingClients(String prefix, Supplier<List<BookingInstance>> targets, int copies, int keysInFlight,
+	BookingClients(String prefix, String path, Supplier<List<BookingInstance>> targets, int copies, int keysInFlight,
 			int minimumKeys, BooleanSupplier more, Duration timeout) {
 		this.prefix = prefix;
+		this.path = path;
 		this.targets = targets;
 		this.copies = copies;
 		this.deadline = System.nanoTime() + timeout.toNanos();
@@ -128,7 +132,7 @@ final class BookingClients implements AutoCloseable {
 				sleep(50);
 				continue;
 			}
-			URI uri = up.get(random.nextInt(up.size())).uri("/bookings");
+			URI uri = up.get(random.nextInt(up.size())).uri(this.path);
 			this.sends.incrementAndGet();
 			HttpResponse<String> response;
 			try {
