@@ -54,8 +54,8 @@ class BookingStormTest {
 		}
 
 		static Storm connectionFaults() {
-			return "chaos".equals(Scale.current().name()) ? new Storm(2000, 3, 16, 12, 1000, 2500)
-					: new Storm(300, 3, 16, 3, 1000, 1500);
+			return "chaos".equals(Scale.current().name()) ? new Storm(2000, 3, 16, 20, 800, 2000)
+					: new Storm(300, 3, 16, 5, 800, 1400);
 		}
 
 	}
