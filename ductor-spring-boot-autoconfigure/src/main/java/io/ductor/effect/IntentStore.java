@@ -8,8 +8,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import javax.sql.DataSource;
 
@@ -33,7 +35,12 @@ class IntentStore {
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
 			created_at, updated_at, finished_at""";
 
-	/** Redrives expired leases: found by primary key, as the batch statements below. */
+	/**
+	 * Redrives expired leases: found by primary key, as the batch statements below. An attempt of a
+	 * receiver that cannot deduplicate is parked for a decision only when it was marked started
+	 * ({@link #markStarted}); one that never started goes back to {@code pending} with its attempt
+	 * uncounted, since its receiver was never called.
+	 */
 	static final String REDRIVE_SQL = """
 			WITH expired AS (
 			    SELECT id FROM eec_effect_intent
@@ -42,10 +49,16 @@ class IntentStore {
 			    LIMIT :limit
 			    FOR UPDATE SKIP LOCKED)
 			UPDATE eec_effect_intent i
-			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
+			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL THEN 'pending'
+			                  WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
 			                  WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
-			    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
-			        || '; the outcome of that attempt is unknown',
+			    attempts = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			                    THEN i.attempts - 1 ELSE i.attempts END,
+			    last_error = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			        THEN 'Lease of ' || i.lease_owner || ' expired before attempt ' || i.attempts
+			            || ' started; the receiver was not called and the attempt is not counted'
+			        ELSE 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
+			            || '; the outcome of that attempt is unknown' END,
 			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
 			    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
 			WHERE i.id = ANY (ARRAY(SELECT id FROM expired))
@@ -218,7 +231,8 @@ class IntentStore {
 				    FOR UPDATE OF i SKIP LOCKED)
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
-				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now(),
+				    attempt_started_at = NULL
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
@@ -302,17 +316,47 @@ class IntentStore {
 
 	}
 
-	/** Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. */
-	int extendLeases(String owner, Duration lease) {
-		return this.jdbc.sql("""
+	/**
+	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat.
+	 * @return the ids of the intents whose lease was extended
+	 */
+	Set<Long> extendLeases(String owner, Duration lease) {
+		return new HashSet<>(this.jdbc.sql("""
 				UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
-				WHERE lease_owner = :owner AND status = 'in_flight'""")
+				WHERE lease_owner = :owner AND status = 'in_flight'
+				RETURNING id""")
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
-			.update();
+			.query(Long.class)
+			.list());
 	}
 
-	/** Returns claimed intents whose attempt never started, undoing the attempt count. */
+	/**
+	 * Marks the claimed attempt started, just before a receiver that cannot deduplicate is called:
+	 * the mark is what lets the reconciler tell an attempt that may have reached the receiver from
+	 * one that cannot have. It is fenced like a completion (lease owner and attempt), and also by a
+	 * lease that has not expired and a mark not yet set, so of two tasks holding the same claim at
+	 * most one starts it. It commits durably whatever the session's {@code synchronous_commit}: a
+	 * mark lost in a server crash would let a called receiver be called again with no decision.
+	 * @return whether the attempt may start; {@code false} when the lease was lost
+	 */
+	boolean markStarted(String owner, long id, int attempt) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent SET attempt_started_at = now()
+				WHERE id = :id AND status = 'in_flight' AND lease_owner = :owner AND attempts = :attempt
+				  AND lease_expires_at > now() AND attempt_started_at IS NULL
+				  AND set_config('synchronous_commit', CASE WHEN current_setting('synchronous_commit') = 'off'
+				      THEN 'on' ELSE current_setting('synchronous_commit') END, true) IS NOT NULL""")
+			.param("id", id)
+			.param("owner", owner)
+			.param("attempt", attempt)
+			.update() == 1;
+	}
+
+	/**
+	 * Returns claimed intents whose attempt never started, undoing the attempt count. An attempt
+	 * marked started is never handed back, whoever asks.
+	 */
 	int handBack(String owner, List<ClaimedIntent> intents) {
 		if (intents.isEmpty()) {
 			return 0;
@@ -325,7 +369,8 @@ class IntentStore {
 					SET status = 'pending', attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL,
 					    updated_at = now()
 					FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
-					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt""")) {
+					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+					  AND i.attempt_started_at IS NULL""")) {
 				statement.setArray(1, array(connection, "bigint", ids));
 				statement.setArray(2, array(connection, "int", attempts));
 				statement.setString(3, owner);
