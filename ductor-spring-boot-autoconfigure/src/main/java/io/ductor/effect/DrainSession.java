@@ -112,7 +112,7 @@ final class DrainSession {
 
 	void start() {
 		long beat = Math.max(1, this.settings.lease().toMillis() / 3);
-		this.heartbeat.scheduleWithFixedDelay(this::beat, beat, beat, TimeUnit.MILLISECONDS);
+		this.heartbeat.scheduleWithFixedDelay(this::beatSafely, beat, beat, TimeUnit.MILLISECONDS);
 		this.completionThread.start();
 		this.claimThread.start();
 	}
@@ -255,6 +255,16 @@ final class DrainSession {
 		this.held.remove(claim.intent().id(), claim);
 		this.outstanding.decrementAndGet();
 		wakeUp();
+	}
+
+	/** A scheduled task that throws is never run again: nothing may end the heartbeat. */
+	private void beatSafely() {
+		try {
+			beat();
+		}
+		catch (Throwable ex) {
+			logger.warn("Ductor's drainer heartbeat failed; it runs again in a third of the lease", ex);
+		}
 	}
 
 	/**

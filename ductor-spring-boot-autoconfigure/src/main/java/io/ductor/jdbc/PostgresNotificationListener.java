@@ -2,6 +2,7 @@ package io.ductor.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
@@ -165,8 +166,7 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		while (this.thread == self) {
 			try (Connection connection = this.dataSource.getConnection()) {
 				connection.setAutoCommit(true);
-				// bounds every read on this connection, the validation query's included
-				connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+				boundReads(connection);
 				PGConnection postgres = connection.unwrap(PGConnection.class);
 				Set<String> listening = new HashSet<>();
 				syncChannels(connection, listening);
@@ -202,6 +202,20 @@ public class PostgresNotificationListener implements SmartLifecycle {
 			finally {
 				this.connected = false;
 			}
+		}
+	}
+
+	/**
+	 * Bounds every read on the listening connection, the validation query's included. A pool or
+	 * driver that cannot set a network timeout still gets the validation query, which then notices
+	 * a connection closed under it but may wait on a half-open one until TCP gives up.
+	 */
+	private void boundReads(Connection connection) throws SQLException {
+		try {
+			connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+		}
+		catch (SQLFeatureNotSupportedException ex) {
+			logger.debug("The listening connection cannot set a network timeout", ex);
 		}
 	}
 
