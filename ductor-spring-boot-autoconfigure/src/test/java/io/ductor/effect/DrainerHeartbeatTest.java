@@ -37,7 +37,7 @@ class DrainerHeartbeatTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.lease=2s",
+	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.lease=3s",
 			"ductor.reconciler.interval=200ms" };
 
 	@Test
@@ -66,7 +66,7 @@ class DrainerHeartbeatTest {
 			EffectDrainer drainer = context.getBean(EffectDrainer.class);
 			await().atMost(Duration.ofSeconds(20)).until(() -> drainer.status().lastFailedAt() != null);
 			// wait out two whole leases, by the database clock, with the reconciler looking every 200 ms
-			OffsetDateTime twoLeases = jdbc.sql("SELECT now() + interval '4 seconds'")
+			OffsetDateTime twoLeases = jdbc.sql("SELECT now() + interval '6 seconds'")
 				.query(OffsetDateTime.class)
 				.single();
 			await().atMost(Duration.ofSeconds(30))
