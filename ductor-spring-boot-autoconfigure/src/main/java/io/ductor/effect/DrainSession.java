@@ -289,11 +289,33 @@ final class DrainSession {
 			return;
 		}
 		this.observer.workerRound("heartbeat", true);
-		List<Long> lost = new ArrayList<>();
+		List<Claim> notExtended = new ArrayList<>();
 		for (Claim claim : claims) {
 			long id = claim.intent().id();
 			// a claim settling or settled may have been completed before the update read it
 			if (!extended.contains(id) && !claim.settling && !claim.lost && this.held.get(id) == claim) {
+				notExtended.add(claim);
+			}
+		}
+		if (!notExtended.isEmpty()) {
+			reportLost(notExtended);
+		}
+	}
+
+	/** Counts and logs the claims among {@code notExtended} that this run no longer holds. */
+	private void reportLost(List<Claim> notExtended) {
+		Set<Long> stillHeld;
+		try {
+			stillHeld = this.store.heldBy(this.owner, notExtended.stream().map((claim) -> claim.intent().id()).toList());
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Ductor's drainer could not check the leases its heartbeat did not extend", ex);
+			return;
+		}
+		List<Long> lost = new ArrayList<>();
+		for (Claim claim : notExtended) {
+			long id = claim.intent().id();
+			if (!stillHeld.contains(id) && !claim.settling && !claim.lost) {
 				claim.lost = true;
 				lost.add(id);
 			}

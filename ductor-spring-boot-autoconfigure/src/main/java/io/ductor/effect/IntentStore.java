@@ -8,6 +8,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -329,6 +331,31 @@ class IntentStore {
 			.param("leaseMs", lease.toMillis())
 			.query(Long.class)
 			.list());
+	}
+
+	/**
+	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits for no
+	 * lock, to tell a lease the heartbeat did not extend because it was lost from one it only
+	 * skipped.
+	 */
+	Set<Long> heldBy(String owner, Collection<Long> ids) {
+		Long[] array = ids.toArray(Long[]::new);
+		List<Long> held = this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					SELECT id FROM eec_effect_intent
+					WHERE id = ANY (?) AND status = 'in_flight' AND lease_owner = ?""")) {
+				statement.setArray(1, array(connection, "bigint", array));
+				statement.setString(2, owner);
+				List<Long> found = new ArrayList<>();
+				try (ResultSet rs = statement.executeQuery()) {
+					while (rs.next()) {
+						found.add(rs.getLong(1));
+					}
+				}
+				return found;
+			}
+		});
+		return (held != null) ? new HashSet<>(held) : Set.of();
 	}
 
 	/**
