@@ -145,6 +145,53 @@ class StartedMarkTest {
 		}
 	}
 
+	@Test
+	void aClaimRedrivenBeforeItStartedAndClaimedAgainByTheSameDrainerCallsItsReceiverOnce() throws Exception {
+		TestDatabase database = TestDatabases.create();
+		String blocker = "blocker-" + UUID.randomUUID();
+		String queued = "queued-" + UUID.randomUUID();
+		CountDownLatch gate = new CountDownLatch(1);
+		CountDownLatch started = new CountDownLatch(1);
+		TestEffects.gates.put(blocker, gate);
+		TestEffects.started.put(blocker, started);
+		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
+				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1", "ductor.drainer.batch-size=10",
+				"ductor.reconciler.interval=1h")) {
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			TestEffects effects = context.getBean(TestEffects.class);
+			tx(context).executeWithoutResult((status) -> {
+				effects.mail(blocker);
+				effects.mail(queued);
+			});
+			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+			// the queued claim's lease ends before a worker takes it; the reconciler returns it uncounted
+			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = ?")
+				.param(queued)
+				.update();
+			context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
+			// the same drainer claims it again, with the same attempt number, behind its stale claim
+			await().atMost(Duration.ofSeconds(20)).until(() -> "in_flight".equals(status(jdbc, queued).get("status")));
+			assertThat(status(jdbc, queued)).containsEntry("attempts", 1);
+			gate.countDown();
+
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> outbox.findByKey(queued).orElseThrow().status() == EffectStatus.COMPLETED);
+			assertThat(outbox.findByKey(blocker).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
+			List<Object> called = context.getBean(RecordingReceiver.class)
+				.log("mailer")
+				.stream()
+				.map((row) -> row.get("idempotency_key"))
+				.toList();
+			assertThat(called).containsExactly(blocker, queued);
+		}
+		finally {
+			TestEffects.gates.remove(blocker);
+			TestEffects.started.remove(blocker);
+			TestDatabases.drop(database);
+		}
+	}
+
 	private static Map<String, Object> status(JdbcClient jdbc, String key) {
 		return jdbc.sql("SELECT status, attempts, lease_owner FROM eec_effect_intent WHERE idempotency_key = ?")
 			.param(key)
