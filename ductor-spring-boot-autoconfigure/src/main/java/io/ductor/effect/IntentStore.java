@@ -11,9 +11,12 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import javax.sql.DataSource;
 
@@ -51,22 +54,35 @@ class IntentStore {
 			FOR UPDATE SKIP LOCKED""";
 
 	/**
-	 * Redrives the in-flight intents whose ids {@code %s} gives. A superseded alarm occurrence (its
-	 * alarm was rescheduled or cancelled while it ran) that would go back to pending is cancelled
-	 * instead: the newer occurrence holds the alarm's one pending place.
+	 * Redrives the in-flight intents whose ids {@code %s} gives. An attempt of a receiver that
+	 * cannot deduplicate is parked for a decision only when it was marked started
+	 * ({@link #markStarted}); one that never started goes back to {@code pending} with its attempt
+	 * uncounted, since its receiver was never called. A superseded alarm occurrence (its alarm was
+	 * rescheduled or cancelled while it ran) that would go back to pending is cancelled instead: the
+	 * newer occurrence holds the alarm's one pending place.
 	 */
 	private static final String REDRIVE_UPDATE_SQL = """
 			UPDATE eec_effect_intent i
-			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
+			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			                   THEN CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END
+			                  WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
 			                  WHEN i.attempts >= i.max_attempts THEN 'failed'
 			                  WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
-			    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
-			        || '; the outcome of that attempt is unknown'
-			        || CASE WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
-			                THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END,
+			    attempts = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			                    THEN i.attempts - 1 ELSE i.attempts END,
+			    last_error = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			            THEN 'Lease of ' || i.lease_owner || ' expired before attempt ' || i.attempts
+			                || ' started; the receiver was not called and the attempt is not counted'
+			                || CASE WHEN i.superseded_at IS NOT NULL
+			                        THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END
+			        ELSE 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
+			            || '; the outcome of that attempt is unknown'
+			            || CASE WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
+			                    THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END END,
 			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-			    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT'
-			        AND (i.attempts >= i.max_attempts OR i.superseded_at IS NOT NULL) THEN now() END
+			    finished_at = CASE WHEN i.superseded_at IS NOT NULL
+			            AND (i.receiver = 'IDEMPOTENT' OR i.attempt_started_at IS NULL) THEN now()
+			        WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
 			WHERE i.id = ANY (%s) AND i.status = 'in_flight'
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 
@@ -294,7 +310,8 @@ class IntentStore {
 				    FOR UPDATE OF i SKIP LOCKED)
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
-				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now(),
+				    attempt_started_at = NULL
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
@@ -496,19 +513,70 @@ class IntentStore {
 	static final String EXTEND_LEASES_SQL = """
 			UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
 			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
-			                      FOR NO KEY UPDATE SKIP LOCKED))""";
+			                      FOR NO KEY UPDATE SKIP LOCKED))
+			RETURNING id""";
 
 	/**
 	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A row another
 	 * transaction holds locked (a transaction that reschedules the alarm of a running occurrence, until
 	 * it commits) is skipped for this round rather than waited for, so one open transaction never
-	 * holds up the leases of all the other running effects.
+	 * holds up the leases of all the other running effects; {@link #heldBy} tells such a row from a
+	 * lost lease.
+	 * @return the ids of the intents whose lease was extended
 	 */
-	int extendLeases(String owner, Duration lease) {
-		return this.jdbc.sql(EXTEND_LEASES_SQL)
+	Set<Long> extendLeases(String owner, Duration lease) {
+		return new HashSet<>(this.jdbc.sql(EXTEND_LEASES_SQL)
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
-			.update();
+			.query(Long.class)
+			.list());
+	}
+
+	/**
+	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits for no
+	 * lock, to tell a lease the heartbeat did not extend because it was lost from one it only
+	 * skipped.
+	 */
+	Set<Long> heldBy(String owner, Collection<Long> ids) {
+		Long[] array = ids.toArray(Long[]::new);
+		List<Long> held = this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					SELECT id FROM eec_effect_intent
+					WHERE id = ANY (?) AND status = 'in_flight' AND lease_owner = ?""")) {
+				statement.setArray(1, array(connection, "bigint", array));
+				statement.setString(2, owner);
+				List<Long> found = new ArrayList<>();
+				try (ResultSet rs = statement.executeQuery()) {
+					while (rs.next()) {
+						found.add(rs.getLong(1));
+					}
+				}
+				return found;
+			}
+		});
+		return (held != null) ? new HashSet<>(held) : Set.of();
+	}
+
+	/**
+	 * Marks the claimed attempt started, just before a receiver that cannot deduplicate is called:
+	 * the mark is what lets the reconciler tell an attempt that may have reached the receiver from
+	 * one that cannot have. It is fenced like a completion (lease owner and attempt), and also by a
+	 * lease that has not expired and a mark not yet set, so of two tasks holding the same claim at
+	 * most one starts it. It commits durably whatever the session's {@code synchronous_commit}: a
+	 * mark lost in a server crash would let a called receiver be called again with no decision.
+	 * @return whether the attempt may start; {@code false} when the lease was lost
+	 */
+	boolean markStarted(String owner, long id, int attempt) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent SET attempt_started_at = now()
+				WHERE id = :id AND status = 'in_flight' AND lease_owner = :owner AND attempts = :attempt
+				  AND lease_expires_at > now() AND attempt_started_at IS NULL
+				  AND set_config('synchronous_commit', CASE WHEN current_setting('synchronous_commit') = 'off'
+				      THEN 'on' ELSE current_setting('synchronous_commit') END, true) IS NOT NULL""")
+			.param("id", id)
+			.param("owner", owner)
+			.param("attempt", attempt)
+			.update() == 1;
 	}
 
 	/**
@@ -525,12 +593,13 @@ class IntentStore {
 			    finished_at = CASE WHEN i.superseded_at IS NOT NULL THEN now() END
 			FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+			  AND i.attempt_started_at IS NULL
 			RETURNING i.id""";
 
 	/**
 	 * Returns claimed intents whose attempt never started, undoing the attempt count. When one of
 	 * them breaks a constraint, they are handed back one by one, each in a savepoint, and the
-	 * offender is failed with the reason.
+	 * offender is failed with the reason. An attempt marked started is never handed back, whoever asks.
 	 * @return how many were handed back
 	 */
 	int handBack(String owner, List<ClaimedIntent> intents) {

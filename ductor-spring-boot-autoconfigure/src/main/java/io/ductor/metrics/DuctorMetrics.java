@@ -3,6 +3,7 @@ package io.ductor.metrics;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -20,8 +21,7 @@ import io.ductor.health.DuctorBacklog;
  * {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
  * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
- * {@code ductor.worker.runs} (worker,
- * outcome).</li>
+ * {@code ductor.worker.runs} (worker, outcome), {@code ductor.drainer.lease.lost}.</li>
  * </ul>
  */
 public class DuctorMetrics implements DuctorObserver {
@@ -104,6 +104,14 @@ public class DuctorMetrics implements DuctorObserver {
 	public void workerRound(String worker, boolean success) {
 		this.registry.counter("ductor.worker.runs", "worker", worker, "outcome", success ? "success" : "failure")
 			.increment();
+	}
+
+	@Override
+	public void drainerLeaseLost(int leases) {
+		Counter.builder("ductor.drainer.lease.lost")
+			.description("Leases a drainer found lost while it held their intents")
+			.register(this.registry)
+			.increment(leases);
 	}
 
 	@Override

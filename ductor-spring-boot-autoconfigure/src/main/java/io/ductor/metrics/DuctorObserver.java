@@ -45,10 +45,19 @@ public interface DuctorObserver {
 
 	/**
 	 * A worker finished a round.
-	 * @param worker the worker's name
+	 * @param worker the worker's name ({@code heartbeat} for the drainer's lease extension)
 	 * @param success whether the round completed without error
 	 */
 	default void workerRound(String worker, boolean success) {
+	}
+
+	/**
+	 * A drainer found leases it held lost while their attempts were claimed or running: they
+	 * expired and were redriven, or another drainer holds the intents now. The attempts' outcomes
+	 * are fenced off.
+	 * @param leases how many leases were found lost
+	 */
+	default void drainerLeaseLost(int leases) {
 	}
 
 	/**

@@ -60,6 +60,18 @@ class DuctorObservabilityAutoConfigurationTest {
 	}
 
 	@Test
+	void lostLeasesAreCountedInOneCounterWithoutTags() {
+		this.runner.run((context) -> {
+			DuctorMetrics metrics = context.getBean(DuctorMetrics.class);
+			metrics.drainerLeaseLost(2);
+			metrics.drainerLeaseLost(1);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("ductor.drainer.lease.lost").counter().count()).isEqualTo(3);
+			assertThat(registry.get("ductor.drainer.lease.lost").counter().getId().getTags()).isEmpty();
+		});
+	}
+
+	@Test
 	void metricsBackOffWithoutMicrometerByPropertyOrForAUserObserver() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
