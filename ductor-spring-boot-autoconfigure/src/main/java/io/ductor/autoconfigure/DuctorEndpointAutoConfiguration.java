@@ -2,6 +2,7 @@ package io.ductor.autoconfigure;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -10,14 +11,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.ductor.actuate.DuctorEndpoint;
+import io.ductor.actuate.DuctorEndpointWebExtension;
 import io.ductor.effect.EffectDrainer;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.health.DuctorBacklog;
 import io.ductor.worker.PeriodicWorker;
 
 /**
- * The {@code ductor} actuator endpoint. Like every actuator endpoint it is reachable over HTTP
- * only when the application exposes it ({@code management.endpoints.web.exposure.include}).
+ * The {@code ductor} actuator endpoint, and its web extension that answers refused actions with
+ * a 4xx and the reason. Like every actuator endpoint it is reachable over HTTP only when the
+ * application exposes it ({@code management.endpoints.web.exposure.include}).
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
@@ -31,6 +34,14 @@ public final class DuctorEndpointAutoConfiguration {
 	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, ObjectProvider<PeriodicWorker> workers,
 			ObjectProvider<EffectDrainer> drainer) {
 		return new DuctorEndpoint(outbox, backlog, DuctorWorkers.statuses(workers, drainer));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(DuctorEndpoint.class)
+	@ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
+	DuctorEndpointWebExtension ductorEndpointWebExtension(DuctorEndpoint endpoint) {
+		return new DuctorEndpointWebExtension(endpoint);
 	}
 
 }

@@ -54,7 +54,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
 		return new PeriodicWorker("sweeper", properties.sweeper().interval(),
 				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
-				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE), DuctorAutoConfiguration.observer(observer));
+				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, DuctorAutoConfiguration.observer(observer)),
+				DuctorAutoConfiguration.observer(observer));
 	}
 
 	@Bean
@@ -80,7 +81,7 @@ public final class DuctorIdempotencyAutoConfiguration {
 				JsonCodec json, DuctorProperties properties,
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
 			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings,
-					properties.idempotency().maxRequestSize());
+					properties.idempotency().maxRequestSize(), properties.idempotency().maxResponseSize());
 		}
 
 	}

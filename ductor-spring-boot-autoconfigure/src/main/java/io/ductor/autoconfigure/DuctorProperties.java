@@ -206,8 +206,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	/**
 	 * Ingress idempotency: one decision per (tenant, pool, idempotency key).
 	 *
-	 * @param pendingTtl How long a reservation may stay pending before the sweeper releases it so
-	 * that a retry runs again. Longer than the slowest protected operation.
+	 * @param pendingTtl How long a two-phase reservation may stay pending before the sweeper
+	 * releases it so that a retry runs again. Longer than the slowest two-phase operation.
 	 * @param completedTtl How long a completed decision is replayed to repeated requests; after
 	 * it the same key runs again.
 	 * @param retention How long settled records are kept after their last change before the
@@ -223,11 +223,16 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * Content-Length when declared), the sum of its multipart parts or the bytes of its form
 	 * parameters. The body is read into memory for the fingerprint, so a larger request gets 413
 	 * before the handler runs and nothing is stored. At most 1GB.
+	 * @param maxResponseSize Largest response body of an @Idempotent handler that is stored for
+	 * replay; never more is buffered. A larger response rolls a one-transaction decision back (a
+	 * 500 problem answers) and, in two-phase mode, is sent but not stored. At most 1GB (the
+	 * largest bytea PostgreSQL stores).
 	 */
 	public record Idempotency(@DefaultValue("5m") Duration pendingTtl, @DefaultValue("24h") Duration completedTtl,
 			@DefaultValue("7d") Duration retention, @DefaultValue("wait") DuplicatePolicy duplicatePolicy,
 			@DefaultValue("10s") Duration waitTimeout, @DefaultValue("1s") Duration pollInterval,
-			@DefaultValue("Idempotency-Key") String headerName, @DefaultValue("1MB") DataSize maxRequestSize) {
+			@DefaultValue("Idempotency-Key") String headerName, @DefaultValue("1MB") DataSize maxRequestSize,
+			@DefaultValue("1MB") DataSize maxResponseSize) {
 
 		public Idempotency {
 			requirePositive("ductor.idempotency.pending-ttl", pendingTtl);
@@ -251,6 +256,10 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			if (maxRequestSize.toBytes() < 1 || maxRequestSize.toBytes() > 1024L * 1024 * 1024) {
 				throw new IllegalArgumentException(
 						"ductor.idempotency.max-request-size must be between 1B and 1GB but was " + maxRequestSize);
+			}
+			if (maxResponseSize.toBytes() < 1 || maxResponseSize.toBytes() > 1024L * 1024 * 1024) {
+				throw new IllegalArgumentException(
+						"ductor.idempotency.max-response-size must be between 1B and 1GB but was " + maxResponseSize);
 			}
 		}
 

@@ -54,9 +54,10 @@ public final class DurableEffects implements AutoCloseable {
 		this.events = events;
 		this.store = new IntentStore(dataSource);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
-		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer), this::settled,
+		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer,
+				settings.drainer().pollInterval()), this::settled,
 				settings.drainer(), observer);
-		this.notifier = new CommitNotifier(this.store, this.drainer.owner(), notifyMode(settings));
+		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp, observer);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
@@ -94,7 +95,7 @@ public final class DurableEffects implements AutoCloseable {
 
 			@Override
 			public void notified(String payload) {
-				if (!DurableEffects.this.drainer.owner().equals(payload)) {
+				if (!DurableEffects.this.drainer.instanceId().equals(payload)) {
 					DurableEffects.this.drainer.wakeUp();
 				}
 			}

@@ -2,6 +2,7 @@ package io.ductor.effect;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.time.Duration;
 
 import org.springframework.aop.support.AopUtils;
 
@@ -12,6 +13,11 @@ import io.ductor.metrics.DuctorObserver;
 /**
  * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the real
  * method with {@link EffectContext} set, and classifies the outcome.
+ * <p>
+ * An attempt of a receiver that cannot deduplicate is marked started, durably, just before the
+ * call; when the mark is refused (the lease was lost) the receiver is not called. Whatever is
+ * thrown, {@code Error}s included, becomes an outcome: the attempt is always settled, the error is
+ * kept on the intent, and the worker thread lives on.
  */
 class EffectDispatcher {
 
@@ -23,19 +29,45 @@ class EffectDispatcher {
 
 	private final DuctorObserver observer;
 
-	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer) {
+	private final Duration lookupRetryDelay;
+
+	/**
+	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not be looked up
+	 */
+	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
+			Duration lookupRetryDelay) {
 		this.registry = registry;
 		this.payloads = payloads;
 		this.observer = observer;
+		this.lookupRetryDelay = lookupRetryDelay;
 	}
 
-	Completion dispatch(ClaimedIntent intent) {
-		if (intent.lagMillis() != null) {
-			this.observer.effectLag(intent.effectName(), intent.lagMillis());
-		}
+	/**
+	 * Run one attempt. Never throws.
+	 * @param intent the claimed intent
+	 * @param startMark marks an attempt of a {@link Receiver#NOT_IDEMPOTENT} receiver started
+	 * @return its outcome, or {@code null} when the attempt could not start because its lease was
+	 * lost: the receiver was not called and there is nothing to record
+	 */
+	Completion dispatch(ClaimedIntent intent, StartMark startMark) {
 		long start = System.nanoTime();
-		Completion completion = attempt(intent);
-		this.observer.effectDispatched(intent.effectName(), outcome(completion.status()), System.nanoTime() - start);
+		Completion completion;
+		try {
+			if (intent.lagMillis() != null) {
+				this.observer.effectLag(intent.effectName(), intent.lagMillis());
+			}
+			completion = attempt(intent, startMark);
+		}
+		catch (Throwable ex) {
+			// not expected: every step below catches its own failures; still, never leave an attempt unsettled
+			completion = (intent.receiver() == Receiver.NOT_IDEMPOTENT)
+					? needsDecision(intent, "Dispatch failed unexpectedly: " + describe(ex))
+					: finalFailure(intent, "Dispatch failed unexpectedly on attempt " + intent.attempt() + ": "
+							+ describe(ex));
+		}
+		if (completion != null) {
+			this.observer.effectDispatched(intent.effectName(), outcome(completion.status()), System.nanoTime() - start);
+		}
 		return completion;
 	}
 
@@ -43,7 +75,7 @@ class EffectDispatcher {
 		return (status == EffectStatus.PENDING) ? "retry" : status.dbValue();
 	}
 
-	private Completion attempt(ClaimedIntent intent) {
+	private Completion attempt(ClaimedIntent intent, StartMark startMark) {
 		EffectDefinition effect = this.registry.find(intent.effectName());
 		if (effect == null) {
 			return finalFailure(intent, "Effect '" + intent.effectName() + "' does not exist in this application: no "
@@ -56,8 +88,37 @@ class EffectDispatcher {
 		catch (DurableEffectException ex) {
 			return finalFailure(intent, ex.getMessage());
 		}
-		Object bean = this.registry.bean(effect);
-		Method method = AopUtils.selectInvocableMethod(effect.method(), bean.getClass());
+		catch (Throwable ex) {
+			// e.g. ExceptionInInitializerError, NoClassDefFoundError: a stored type this code cannot load
+			return finalFailure(intent, "Cannot read the stored arguments of effect '" + effect.name()
+					+ "' on attempt " + intent.attempt() + "; the effect did not run: " + describe(ex));
+		}
+		Object bean;
+		Method method;
+		try {
+			bean = this.registry.bean(effect);
+			method = AopUtils.selectInvocableMethod(effect.method(), bean.getClass());
+		}
+		catch (RuntimeException ex) {
+			// the bean lookup failed (context closing, lazy bean failing): retry later rather than lose the intent
+			return new Completion(intent.id(), intent.attempt(), EffectStatus.PENDING,
+					truncate("Dispatch failed before the effect ran: " + describe(ex)), this.lookupRetryDelay);
+		}
+		catch (Throwable ex) {
+			return finalFailure(intent, "Cannot look up the bean of effect '" + effect.name() + "'; the effect did "
+					+ "not run: " + describe(ex));
+		}
+		if (intent.receiver() == Receiver.NOT_IDEMPOTENT) {
+			try {
+				if (!startMark.markStarted(intent)) {
+					return null;
+				}
+			}
+			catch (RuntimeException ex) {
+				return notCalled(effect, intent, "Could not mark attempt " + intent.attempt()
+						+ " started, so the receiver was not called: " + describe(ex));
+			}
+		}
 		EffectContext.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
@@ -67,7 +128,7 @@ class EffectDispatcher {
 		catch (InvocationTargetException ex) {
 			return failure(effect, intent, ex.getTargetException());
 		}
-		catch (IllegalAccessException | RuntimeException ex) {
+		catch (Throwable ex) {
 			return failure(effect, intent, ex);
 		}
 		finally {
@@ -82,10 +143,12 @@ class EffectDispatcher {
 			return finalFailure(intent, "Non-retryable failure on attempt " + intent.attempt() + ": " + error);
 		}
 		if (intent.receiver() == Receiver.NOT_IDEMPOTENT && !(failure instanceof EffectNotAppliedException)) {
-			return new Completion(intent.id(), intent.attempt(), EffectStatus.NEEDS_DECISION,
-					truncate("Outcome unknown after attempt " + intent.attempt() + " at a receiver that cannot "
-							+ "deduplicate; not retried automatically: " + error),
-					null);
+			return needsDecision(intent, error);
+		}
+		if (failure instanceof LinkageError) {
+			// the code cannot run this effect (a class fails to load or initialise): every retry would fail alike
+			return finalFailure(intent, "The application's code cannot run this effect (attempt " + intent.attempt()
+					+ "); retry it once the code is fixed: " + error);
 		}
 		if (intent.attempt() >= intent.maxAttempts()) {
 			return finalFailure(intent, "Gave up after " + intent.attempt() + " attempt(s): " + error);
@@ -94,16 +157,52 @@ class EffectDispatcher {
 				effect.backoff().delay(intent.attempt()));
 	}
 
+	/** The receiver was certainly not called: retry while attempts remain. */
+	private Completion notCalled(EffectDefinition effect, ClaimedIntent intent, String error) {
+		if (intent.attempt() >= intent.maxAttempts()) {
+			return finalFailure(intent, "Gave up after " + intent.attempt() + " attempt(s): " + error);
+		}
+		return new Completion(intent.id(), intent.attempt(), EffectStatus.PENDING, truncate(error),
+				effect.backoff().delay(intent.attempt()));
+	}
+
+	private static Completion needsDecision(ClaimedIntent intent, String error) {
+		return new Completion(intent.id(), intent.attempt(), EffectStatus.NEEDS_DECISION,
+				truncate("Outcome unknown after attempt " + intent.attempt() + " at a receiver that cannot "
+						+ "deduplicate; not retried automatically: " + error),
+				null);
+	}
+
 	private static Completion finalFailure(ClaimedIntent intent, String error) {
 		return new Completion(intent.id(), intent.attempt(), EffectStatus.FAILED, truncate(error), null);
 	}
 
 	private static String describe(Throwable failure) {
-		return failure.getClass().getName() + ((failure.getMessage() != null) ? ": " + failure.getMessage() : "");
+		String description = failure.getClass().getName()
+				+ ((failure.getMessage() != null) ? ": " + failure.getMessage() : "");
+		Throwable cause = failure.getCause();
+		if (failure instanceof Error && cause != null && cause != failure) {
+			// an ExceptionInInitializerError says little without what the initialiser threw
+			description += " (caused by " + cause.getClass().getName()
+					+ ((cause.getMessage() != null) ? ": " + cause.getMessage() : "") + ")";
+		}
+		return description;
 	}
 
 	private static String truncate(String error) {
 		return (error.length() <= MAX_ERROR_LENGTH) ? error : error.substring(0, MAX_ERROR_LENGTH) + "…";
+	}
+
+	/** Marks an attempt started before its receiver is called. */
+	@FunctionalInterface
+	interface StartMark {
+
+		/**
+		 * @param intent the claimed intent
+		 * @return whether the attempt may start; {@code false} when its lease was lost
+		 */
+		boolean markStarted(ClaimedIntent intent);
+
 	}
 
 }

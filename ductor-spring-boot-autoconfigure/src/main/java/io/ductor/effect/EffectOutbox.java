@@ -1,10 +1,13 @@
 package io.ductor.effect;
 
 import java.time.Duration;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+
+import org.springframework.dao.DuplicateKeyException;
 
 import io.ductor.Ids;
 
@@ -46,7 +49,11 @@ public class EffectOutbox {
 	/**
 	 * Schedule the next occurrence of a named alarm in the caller's transaction: its pending
 	 * occurrence, if any, is cancelled and a new one with a new idempotency key is recorded.
-	 * Forward the occurrence's {@link EffectContext#idempotencyKey()}, not the alarm name.
+	 * An occurrence that is running meanwhile may still complete or fail, but it never goes back
+	 * to pending beside the new one: an attempt that would be retried is cancelled instead
+	 * ("superseded by a rescheduled occurrence"). Its row stays locked until the caller commits, so
+	 * keep the transaction short. Forward the occurrence's {@link EffectContext#idempotencyKey()},
+	 * not the alarm name.
 	 * @param alarmName the alarm's name, an identifier of at most 200 characters
 	 * @param delay when the occurrence is due, from the commit
 	 * @param request the effect and its arguments; it must not carry a key
@@ -62,13 +69,14 @@ public class EffectOutbox {
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
 		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
-		this.store.cancelPendingAlarm(alarmName);
+		this.store.supersedeAlarm(alarmName);
 		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
 		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
 	}
 
 	/**
-	 * Cancel the pending occurrence of a named alarm, in the caller's transaction.
+	 * Cancel the pending occurrence of a named alarm, in the caller's transaction. A running
+	 * occurrence may still complete or fail, but is not retried.
 	 * @param alarmName the alarm's name
 	 * @return whether a pending occurrence was cancelled
 	 */
@@ -76,7 +84,7 @@ public class EffectOutbox {
 		Ids.require("alarmName", alarmName);
 		this.writer.requireTransaction("alarm '" + alarmName + "'");
 		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
-		return this.store.cancelPendingAlarm(alarmName) > 0;
+		return this.store.supersedeAlarm(alarmName) > 0;
 	}
 
 	/** @param id an intent id @return the intent, if it exists */
@@ -118,6 +126,8 @@ public class EffectOutbox {
 	 * budget of attempts.
 	 * @param id the intent
 	 * @return the intent, now pending
+	 * @throws EffectIntentStateException when the intent is in another status, or is an alarm
+	 * occurrence whose alarm already has a pending occurrence (named in the message); nothing changed
 	 */
 	public EffectIntent retry(long id) {
 		EffectIntent intent = require(id);
@@ -129,7 +139,11 @@ public class EffectOutbox {
 
 	/**
 	 * Run every {@code failed} (or {@code needs_decision}) intent of one effect again, each with a
-	 * fresh budget of attempts, in batches.
+	 * fresh budget of attempts, in batches. The call acts on the intents parked when it starts
+	 * (by the database clock): an intent it moved that a drainer ran and parked again meanwhile is
+	 * not moved a second time, so one call never runs an intent twice. An alarm occurrence whose
+	 * alarm already has a pending occurrence stays parked, with the reason in its
+	 * {@code last_error}; the others are retried.
 	 * @param effectName the effect
 	 * @param status {@link EffectStatus#FAILED} or {@link EffectStatus#NEEDS_DECISION}
 	 * @return how many intents are pending again
@@ -141,9 +155,10 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = this.registry.find(effectName);
 		int budget = (effect != null) ? effect.maxAttempts() : 1;
+		OffsetDateTime asOf = this.store.databaseNow();
 		int total = 0;
 		for (int moved = -1; moved != 0; total += moved) {
-			moved = this.store.retryBatch(effectName, status, budget, 500);
+			moved = this.store.retryBatch(effectName, status, budget, 500, asOf);
 		}
 		if (total > 0) {
 			this.wakeUp.run();
@@ -156,6 +171,9 @@ public class EffectOutbox {
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @return the intent after the decision
+	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision}, or a
+	 * {@code RETRY} of an alarm occurrence whose alarm already has a pending occurrence (named in
+	 * the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
@@ -179,11 +197,36 @@ public class EffectOutbox {
 	}
 
 	private EffectIntent move(long id, List<EffectStatus> from, EffectStatus to, String note, Integer maxAttempts) {
-		return this.store.transition(id, from, to, note, maxAttempts).orElseThrow(() -> {
+		Optional<EffectIntent> moved;
+		try {
+			moved = this.store.transition(id, from, to, note, maxAttempts);
+		}
+		catch (DuplicateKeyException ex) {
+			throw alarmRefusal(id, to, ex);
+		}
+		return moved.orElseThrow(() -> {
 			EffectIntent current = require(id);
 			return new EffectIntentStateException("Intent " + id + " is " + current.status().dbValue() + "; only "
 					+ from.stream().map(EffectStatus::dbValue).toList() + " intents can become " + to.dbValue());
 		});
+	}
+
+	/**
+	 * Why the move of an alarm occurrence broke the alarm's one-pending-occurrence index, naming the
+	 * pending occurrence; {@code ex} itself for any other duplicate key.
+	 */
+	private RuntimeException alarmRefusal(long id, EffectStatus to, DuplicateKeyException ex) {
+		EffectIntent intent = require(id);
+		if (intent.alarmName() == null) {
+			return ex;
+		}
+		String newer = this.store.pendingOccurrence(intent.alarmName())
+			.map((pending) -> "intent " + pending.id() + " (key '" + pending.idempotencyKey() + "')")
+			.orElse("another occurrence");
+		return new EffectIntentStateException("Intent " + id + " is an occurrence of alarm '" + intent.alarmName()
+				+ "', which was rescheduled: " + newer + " is its pending occurrence, and an alarm has at most one. "
+				+ "Intent " + id + " stays " + intent.status().dbValue() + "; cancel it, or cancel the pending "
+				+ "occurrence first to " + ((to == EffectStatus.PENDING) ? "run this one again" : "move this one"));
 	}
 
 	private EffectIntent wake(EffectIntent intent) {

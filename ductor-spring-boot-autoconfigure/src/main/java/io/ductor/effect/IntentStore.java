@@ -5,13 +5,23 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -21,6 +31,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * claims and completions work on batches.
  */
 class IntentStore {
+
+	private static final Log logger = LogFactory.getLog(IntentStore.class);
 
 	/** The channel a committed intent wakes drainers on. */
 	static final String CHANNEL = "ductor_effects";
@@ -33,55 +45,116 @@ class IntentStore {
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
 			created_at, updated_at, finished_at""";
 
-	/** Redrives expired leases: found by primary key, as the batch statements below. */
-	static final String REDRIVE_SQL = """
-			WITH expired AS (
-			    SELECT id FROM eec_effect_intent
-			    WHERE status = 'in_flight' AND lease_expires_at < now()
-			    ORDER BY lease_expires_at
-			    LIMIT :limit
-			    FOR UPDATE SKIP LOCKED)
-			UPDATE eec_effect_intent i
-			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
-			                  WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
-			    last_error = 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
-			        || '; the outcome of that attempt is unknown',
-			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-			    finished_at = CASE WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
-			WHERE i.id = ANY (ARRAY(SELECT id FROM expired))
-			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+	/** The in-flight intents whose lease expired, oldest expiry first. */
+	private static final String EXPIRED_SQL = """
+			SELECT id FROM eec_effect_intent
+			WHERE status = 'in_flight' AND lease_expires_at < now()
+			ORDER BY lease_expires_at
+			LIMIT :limit
+			FOR UPDATE SKIP LOCKED""";
 
 	/**
-	 * Moves one batch of parked intents of one effect back to pending. The literal statuses let
-	 * even a generic plan read the parked index.
+	 * Redrives the in-flight intents whose ids {@code %s} gives. An attempt of a receiver that
+	 * cannot deduplicate is parked for a decision only when it was marked started
+	 * ({@link #markStarted}); one that never started goes back to {@code pending} with its attempt
+	 * uncounted, since its receiver was never called. A superseded alarm occurrence (its alarm was
+	 * rescheduled or cancelled while it ran) that would go back to pending is cancelled instead: the
+	 * newer occurrence holds the alarm's one pending place.
 	 */
-	static final String RETRY_BATCH_SQL = """
+	private static final String REDRIVE_UPDATE_SQL = """
+			UPDATE eec_effect_intent i
+			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			                   THEN CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END
+			                  WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
+			                  WHEN i.attempts >= i.max_attempts THEN 'failed'
+			                  WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
+			    attempts = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			                    THEN i.attempts - 1 ELSE i.attempts END,
+			    last_error = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			            THEN 'Lease of ' || i.lease_owner || ' expired before attempt ' || i.attempts
+			                || ' started; the receiver was not called and the attempt is not counted'
+			                || CASE WHEN i.superseded_at IS NOT NULL
+			                        THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END
+			        ELSE 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
+			            || '; the outcome of that attempt is unknown'
+			            || CASE WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
+			                    THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END END,
+			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    finished_at = CASE WHEN i.superseded_at IS NOT NULL
+			            AND (i.receiver = 'IDEMPOTENT' OR i.attempt_started_at IS NULL) THEN now()
+			        WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
+			WHERE i.id = ANY (%s) AND i.status = 'in_flight'
+			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+
+	/** Redrives expired leases: found by primary key, as the batch statements below. */
+	static final String REDRIVE_SQL = "WITH expired AS (" + EXPIRED_SQL + ")\n"
+			+ REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)");
+
+	/**
+	 * One batch of the parked intents of one effect that were parked at or before {@code :asOf}
+	 * (the start of the operator's call, from the database clock): an intent the call already moved,
+	 * or that a drainer touched since, is never in a later batch of the same call. The literal
+	 * statuses let even a generic plan read the parked index.
+	 */
+	private static final String PARKED_SQL = """
+			SELECT id FROM eec_effect_intent
+			WHERE effect_name = :name AND status = :from AND status IN ('failed', 'needs_decision')
+			  AND updated_at <= :asOf
+			ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
+
+	/** Moves the parked intents whose ids {@code %s} gives back to pending. */
+	private static final String RETRY_UPDATE_SQL = """
 			UPDATE eec_effect_intent
 			SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
-			    max_attempts = attempts + :budget, last_error = COALESCE(last_error, '') || ' (retried in bulk)'
-			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent
-			                      WHERE effect_name = :name AND status = :from AND status IN ('failed', 'needs_decision')
-			                      ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED))""";
+			    max_attempts = attempts + :budget, superseded_at = NULL,
+			    last_error = COALESCE(last_error, '') || ' (retried in bulk)'
+			WHERE id = ANY (%s) AND status IN ('failed', 'needs_decision')""";
+
+	/** Moves one batch of parked intents of one effect back to pending. */
+	static final String RETRY_BATCH_SQL = RETRY_UPDATE_SQL.formatted("ARRAY(" + PARKED_SQL + ")");
+
+	/**
+	 * Supersedes the live occurrences of one alarm, found through the alarm's live index: the
+	 * pending one is cancelled, the others are marked.
+	 */
+	static final String SUPERSEDE_ALARM_SQL = """
+			UPDATE eec_effect_intent
+			SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
+			    superseded_at = COALESCE(superseded_at, now()),
+			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
+			    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END,
+			    finished_at = CASE WHEN status = 'pending' THEN now() ELSE finished_at END
+			WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'failed', 'needs_decision')
+			RETURNING status""";
+
+	/** One batch of the finished intents past their retention, oldest first. */
+	private static final String PURGEABLE_SQL = """
+			SELECT id FROM eec_effect_intent
+			WHERE status IN ('completed', 'cancelled')
+			  AND finished_at < now() - :retentionMs * interval '1 millisecond'
+			ORDER BY finished_at
+			LIMIT :batch
+			FOR UPDATE SKIP LOCKED""";
 
 	/** Deletes one batch of finished intents past their retention. */
-	static final String PURGE_SQL = """
-			DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(
-			    SELECT id FROM eec_effect_intent
-			    WHERE status IN ('completed', 'cancelled')
-			      AND finished_at < now() - :retentionMs * interval '1 millisecond'
-			    ORDER BY finished_at
-			    LIMIT :batch
-			    FOR UPDATE SKIP LOCKED))""";
+	static final String PURGE_SQL = "DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL + "))";
 
-	/** Records a batch of outcomes, each fenced by lease owner and attempt. */
+	/**
+	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of a
+	 * superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran) may complete
+	 * or fail, but instead of going back to pending beside the newer occurrence it is cancelled.
+	 */
 	static final String COMPLETE_SQL = """
 			UPDATE eec_effect_intent i
-			SET status = v.status,
-			    last_error = COALESCE(v.error, i.last_error),
-			    next_attempt_at = CASE WHEN v.status = 'pending'
+			SET status = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL THEN 'cancelled' ELSE v.status END,
+			    last_error = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL
+			        THEN 'superseded by a rescheduled occurrence; not retried after: ' || COALESCE(v.error, i.last_error, 'no error recorded')
+			        ELSE COALESCE(v.error, i.last_error) END,
+			    next_attempt_at = CASE WHEN v.status = 'pending' AND i.superseded_at IS NULL
 			        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
 			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-			    finished_at = CASE WHEN v.status IN ('completed', 'failed') THEN now() END
+			    finished_at = CASE WHEN v.status IN ('completed', 'failed')
+			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN now() END
 			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
 			    AS v(id, attempt, status, error, delay_ms)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
@@ -172,11 +245,30 @@ class IntentStore {
 			.singleRow();
 	}
 
-	int cancelPendingAlarm(String alarmName) {
-		return this.jdbc.sql("""
-				UPDATE eec_effect_intent SET status = 'cancelled', updated_at = now(), finished_at = now(),
-				    last_error = 'superseded by a rescheduled occurrence'
-				WHERE alarm_name = ? AND status = 'pending'""").param(alarmName).update();
+	/**
+	 * Supersedes the occurrences of an alarm, in the caller's transaction (which holds the alarm's
+	 * lock): the pending one is cancelled; one that runs or is parked is marked superseded, under a
+	 * row lock held until the caller commits, so that its outcome, a redrive or a retry racing with
+	 * this transaction waits for it and then cannot put it back to pending beside the newer
+	 * occurrence.
+	 * @return how many pending occurrences were cancelled
+	 */
+	int supersedeAlarm(String alarmName) {
+		return (int) this.jdbc.sql(SUPERSEDE_ALARM_SQL)
+			.param(alarmName)
+			.query(String.class)
+			.list()
+			.stream()
+			.filter("cancelled"::equals)
+			.count();
+	}
+
+	/** @return the pending occurrence of an alarm, if it has one */
+	Optional<EffectIntent> pendingOccurrence(String alarmName) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE alarm_name = ? AND status = 'pending'")
+			.param(alarmName)
+			.query(IntentStore::intent)
+			.optional();
 	}
 
 	/**
@@ -226,7 +318,8 @@ class IntentStore {
 				    FOR UPDATE OF i SKIP LOCKED)
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
-				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now(),
+				    attempt_started_at = NULL
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
@@ -251,10 +344,37 @@ class IntentStore {
 
 	/**
 	 * Records the outcomes of attempts, each fenced by lease owner and attempt number: an outcome
-	 * whose lease was lost (redriven, reclaimed) changes nothing.
+	 * whose lease was lost (redriven, reclaimed) changes nothing. When one outcome breaks a
+	 * constraint, the batch is recorded again outcome by outcome, each in a savepoint, and the
+	 * offending intent is failed with the reason: one intent can never hold up the others.
 	 * @return the intents actually updated, with their new status
 	 */
 	List<Settled> complete(String owner, List<Completion> completions) {
+		try {
+			return this.template.execute((Connection connection) -> inCompletionTransaction(connection,
+					() -> completeBatch(connection, owner, completions)));
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		return this.template.execute((Connection connection) -> inCompletionTransaction(connection, () -> {
+			List<Settled> settled = new ArrayList<>();
+			for (Completion completion : completions) {
+				settled.addAll(eachInSavepoint(connection, () -> completeBatch(connection, owner, List.of(completion)),
+						(fault) -> failInFlight(connection, completion.intentId(), owner, completion.attempt(),
+								"Ductor could not record the outcome of attempt " + completion.attempt() + " ("
+										+ completion.status().dbValue() + "): " + fault
+										+ ((completion.error() != null) ? "; the attempt's error: " + completion.error()
+												: ""))));
+			}
+			return settled;
+		}));
+	}
+
+	private static List<Settled> completeBatch(Connection connection, String owner, List<Completion> completions)
+			throws SQLException {
 		int n = completions.size();
 		Long[] ids = new Long[n];
 		Integer[] attempts = new Integer[n];
@@ -269,26 +389,113 @@ class IntentStore {
 			errors[i] = completion.error();
 			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
 		}
-		return this.template.execute((Connection connection) -> inCompletionTransaction(connection, () -> {
-			try (PreparedStatement statement = connection.prepareStatement(COMPLETE_SQL)) {
-				statement.setArray(1, array(connection, "bigint", ids));
-				statement.setArray(2, array(connection, "int", attempts));
-				statement.setArray(3, array(connection, "text", statuses));
-				statement.setArray(4, array(connection, "text", errors));
-				statement.setArray(5, array(connection, "bigint", delays));
-				statement.setString(6, owner);
-				return settled(statement);
+		try (PreparedStatement statement = connection.prepareStatement(COMPLETE_SQL)) {
+			statement.setArray(1, array(connection, "bigint", ids));
+			statement.setArray(2, array(connection, "int", attempts));
+			statement.setArray(3, array(connection, "text", statuses));
+			statement.setArray(4, array(connection, "text", errors));
+			statement.setArray(5, array(connection, "bigint", delays));
+			statement.setString(6, owner);
+			return settled(statement);
+		}
+	}
+
+	/**
+	 * Fails an in-flight intent whose outcome or redrive broke a constraint, with the reason; fenced
+	 * by lease owner and attempt when they are given.
+	 */
+	private static List<Settled> failInFlight(Connection connection, long id, String owner, Integer attempt,
+			String reason) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement("""
+				UPDATE eec_effect_intent
+				SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
+				    updated_at = now(), finished_at = now()
+				WHERE id = ? AND status = 'in_flight' AND (?::text IS NULL OR lease_owner = ?)
+				  AND (?::int IS NULL OR attempts = ?)
+				RETURNING id, status, effect_name, idempotency_key""")) {
+			statement.setString(1, reason);
+			statement.setLong(2, id);
+			statement.setString(3, owner);
+			statement.setString(4, owner);
+			statement.setObject(5, attempt, Types.INTEGER);
+			statement.setObject(6, attempt, Types.INTEGER);
+			return settled(statement);
+		}
+	}
+
+	/**
+	 * Runs {@code work} in a savepoint of the connection's transaction; when it breaks a constraint
+	 * (or a value is out of range), rolls back to the savepoint and runs {@code onFault} with the
+	 * reason, in a savepoint of its own. A fault of {@code onFault} too leaves the row as it was.
+	 */
+	private static <T> List<T> eachInSavepoint(Connection connection, SqlWork<List<T>> work,
+			SqlFaultWork<List<T>> onFault) throws SQLException {
+		Savepoint savepoint = connection.setSavepoint();
+		try {
+			List<T> result = work.run();
+			connection.releaseSavepoint(savepoint);
+			return result;
+		}
+		catch (SQLException ex) {
+			String fault = rowFault(ex);
+			if (fault == null) {
+				throw ex;
 			}
-		}));
+			connection.rollback(savepoint);
+			Savepoint marking = connection.setSavepoint();
+			try {
+				List<T> result = onFault.run(fault);
+				connection.releaseSavepoint(marking);
+				return result;
+			}
+			catch (SQLException markingFailed) {
+				if (rowFault(markingFailed) == null) {
+					throw markingFailed;
+				}
+				connection.rollback(marking);
+				logger.warn("Ductor could not record on the intent why it was skipped (" + fault + "): "
+						+ rowFault(markingFailed));
+				return List.of();
+			}
+		}
+	}
+
+	/**
+	 * The message of a failure that belongs to one row: a constraint it breaks (SQLSTATE class 23)
+	 * or a value out of range (class 22); {@code null} for any other failure.
+	 */
+	static String rowFault(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getSQLState() != null
+					&& (sql.getSQLState().startsWith("23") || sql.getSQLState().startsWith("22"))) {
+				String message = sql.getMessage();
+				return (message != null) ? message.replaceAll("\\s+", " ").trim() : sql.getSQLState();
+			}
+		}
+		return null;
+	}
+
+	@FunctionalInterface
+	private interface SqlFaultWork<T> {
+
+		T run(String fault) throws SQLException;
+
 	}
 
 	/** Runs {@code work} in a transaction of its own with the {@link #COMPLETION_SETTINGS}. */
 	private static <T> T inCompletionTransaction(Connection connection, SqlWork<T> work) throws SQLException {
+		return inTransaction(connection, COMPLETION_SETTINGS, work);
+	}
+
+	/** Runs {@code work} in a transaction of its own that first applies {@code settings}, if any. */
+	private static <T> T inTransaction(Connection connection, String settings, SqlWork<T> work) throws SQLException {
 		boolean autoCommit = connection.getAutoCommit();
 		connection.setAutoCommit(false);
 		try {
-			try (Statement statement = connection.createStatement()) {
-				statement.execute(COMPLETION_SETTINGS);
+			if (settings != null) {
+				try (Statement statement = connection.createStatement()) {
+					statement.execute(settings);
+				}
 			}
 			T result = work.run();
 			connection.commit();
@@ -310,37 +517,140 @@ class IntentStore {
 
 	}
 
-	/** Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. */
-	int extendLeases(String owner, Duration lease) {
-		return this.jdbc.sql("""
-				UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
-				WHERE lease_owner = :owner AND status = 'in_flight'""")
+	/** The heartbeat: the in-flight intents of one owner that no other transaction holds locked. */
+	static final String EXTEND_LEASES_SQL = """
+			UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
+			                      FOR NO KEY UPDATE SKIP LOCKED))
+			RETURNING id""";
+
+	/**
+	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A row another
+	 * transaction holds locked (a transaction that reschedules the alarm of a running occurrence, until
+	 * it commits) is skipped for this round rather than waited for, so one open transaction never
+	 * holds up the leases of all the other running effects; {@link #heldBy} tells such a row from a
+	 * lost lease.
+	 * @return the ids of the intents whose lease was extended
+	 */
+	Set<Long> extendLeases(String owner, Duration lease) {
+		return new HashSet<>(this.jdbc.sql(EXTEND_LEASES_SQL)
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
-			.update();
+			.query(Long.class)
+			.list());
 	}
 
-	/** Returns claimed intents whose attempt never started, undoing the attempt count. */
+	/**
+	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits for no
+	 * lock, to tell a lease the heartbeat did not extend because it was lost from one it only
+	 * skipped.
+	 */
+	Set<Long> heldBy(String owner, Collection<Long> ids) {
+		Long[] array = ids.toArray(Long[]::new);
+		List<Long> held = this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					SELECT id FROM eec_effect_intent
+					WHERE id = ANY (?) AND status = 'in_flight' AND lease_owner = ?""")) {
+				statement.setArray(1, array(connection, "bigint", array));
+				statement.setString(2, owner);
+				List<Long> found = new ArrayList<>();
+				try (ResultSet rs = statement.executeQuery()) {
+					while (rs.next()) {
+						found.add(rs.getLong(1));
+					}
+				}
+				return found;
+			}
+		});
+		return (held != null) ? new HashSet<>(held) : Set.of();
+	}
+
+	/**
+	 * Marks the claimed attempt started, just before a receiver that cannot deduplicate is called:
+	 * the mark is what lets the reconciler tell an attempt that may have reached the receiver from
+	 * one that cannot have. It is fenced like a completion (lease owner and attempt), and also by a
+	 * lease that has not expired and a mark not yet set, so of two tasks holding the same claim at
+	 * most one starts it. It commits durably whatever the session's {@code synchronous_commit}: a
+	 * mark lost in a server crash would let a called receiver be called again with no decision.
+	 * @return whether the attempt may start; {@code false} when the lease was lost
+	 */
+	boolean markStarted(String owner, long id, int attempt) {
+		return this.jdbc.sql("""
+				UPDATE eec_effect_intent SET attempt_started_at = now()
+				WHERE id = :id AND status = 'in_flight' AND lease_owner = :owner AND attempts = :attempt
+				  AND lease_expires_at > now() AND attempt_started_at IS NULL
+				  AND set_config('synchronous_commit', CASE WHEN current_setting('synchronous_commit') = 'off'
+				      THEN 'on' ELSE current_setting('synchronous_commit') END, true) IS NOT NULL""")
+			.param("id", id)
+			.param("owner", owner)
+			.param("attempt", attempt)
+			.update() == 1;
+	}
+
+	/**
+	 * Hands back claimed intents, each fenced by lease owner and attempt: pending again with the
+	 * attempt uncounted, or cancelled for a superseded alarm occurrence, whose newer occurrence holds
+	 * the alarm's pending place.
+	 */
+	static final String HAND_BACK_SQL = """
+			UPDATE eec_effect_intent i
+			SET status = CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
+			    attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    last_error = CASE WHEN i.superseded_at IS NOT NULL
+			        THEN 'superseded by a rescheduled occurrence before its attempt started' ELSE i.last_error END,
+			    finished_at = CASE WHEN i.superseded_at IS NOT NULL THEN now() END
+			FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
+			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
+			  AND i.attempt_started_at IS NULL
+			RETURNING i.id""";
+
+	/**
+	 * Returns claimed intents whose attempt never started, undoing the attempt count. When one of
+	 * them breaks a constraint, they are handed back one by one, each in a savepoint, and the
+	 * offender is failed with the reason. An attempt marked started is never handed back, whoever asks.
+	 * @return how many were handed back
+	 */
 	int handBack(String owner, List<ClaimedIntent> intents) {
 		if (intents.isEmpty()) {
 			return 0;
 		}
+		try {
+			Integer count = this.template.execute((Connection connection) -> handBackBatch(connection, owner, intents));
+			return (count != null) ? count : 0;
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		Integer count = this.template.execute((Connection connection) -> inTransaction(connection, null, () -> {
+			int handedBack = 0;
+			for (ClaimedIntent intent : intents) {
+				handedBack += eachInSavepoint(connection,
+						() -> Collections.nCopies(handBackBatch(connection, owner, List.of(intent)), intent.id()),
+						(fault) -> {
+							failInFlight(connection, intent.id(), owner, intent.attempt(),
+									"Ductor could not hand back attempt " + intent.attempt()
+											+ ", which never started: " + fault);
+							return List.<Long>of();
+						})
+					.size();
+			}
+			return handedBack;
+		}));
+		return (count != null) ? count : 0;
+	}
+
+	private static int handBackBatch(Connection connection, String owner, List<ClaimedIntent> intents)
+			throws SQLException {
 		Long[] ids = intents.stream().map(ClaimedIntent::id).toArray(Long[]::new);
 		Integer[] attempts = intents.stream().map(ClaimedIntent::attempt).toArray(Integer[]::new);
-		Integer count = this.template.execute((Connection connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement("""
-					UPDATE eec_effect_intent i
-					SET status = 'pending', attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL,
-					    updated_at = now()
-					FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
-					WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt""")) {
-				statement.setArray(1, array(connection, "bigint", ids));
-				statement.setArray(2, array(connection, "int", attempts));
-				statement.setString(3, owner);
-				return statement.executeUpdate();
-			}
-		});
-		return (count != null) ? count : 0;
+		try (PreparedStatement statement = connection.prepareStatement(HAND_BACK_SQL)) {
+			statement.setArray(1, array(connection, "bigint", ids));
+			statement.setArray(2, array(connection, "int", attempts));
+			statement.setString(3, owner);
+			return ids(statement).size();
+		}
 	}
 
 	/**
@@ -349,10 +659,65 @@ class IntentStore {
 	 * expired attempt was the last.
 	 */
 	List<Settled> redriveExpired(int limit) {
-		return this.jdbc.sql(REDRIVE_SQL)
-			.param("limit", limit)
-			.query((rs, row) -> settled(rs))
-			.list();
+		try {
+			return this.jdbc.sql(REDRIVE_SQL).param("limit", limit).query((rs, row) -> settled(rs)).list();
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		String redriveOne = REDRIVE_UPDATE_SQL.formatted("ARRAY[?]::bigint[]");
+		return rowByRow(EXPIRED_SQL.replace(":limit", "?"), new Object[] { limit }, (connection, id) -> {
+			try (PreparedStatement statement = connection.prepareStatement(redriveOne)) {
+				statement.setLong(1, id);
+				return settled(statement);
+			}
+		}, (connection, id, fault) -> failInFlight(connection, id, null, null,
+				"The lease of this intent expired and Ductor could not redrive it: " + fault));
+	}
+
+	/**
+	 * The fallback of a batch statement that one row broke: in one transaction, selects the batch's
+	 * ids again (locking them) and runs {@code each} for every id in a savepoint of its own, and
+	 * {@code onFault} for a row that breaks a constraint.
+	 */
+	private <T> List<T> rowByRow(String selectIds, Object[] parameters, RowWork<List<T>> each,
+			RowFaultWork<List<T>> onFault) {
+		List<T> result = this.template.execute((Connection connection) -> inTransaction(connection, null, () -> {
+			List<Long> ids = new ArrayList<>();
+			try (PreparedStatement select = connection.prepareStatement(selectIds)) {
+				for (int i = 0; i < parameters.length; i++) {
+					select.setObject(i + 1, parameters[i]);
+				}
+				try (ResultSet rs = select.executeQuery()) {
+					while (rs.next()) {
+						ids.add(rs.getLong(1));
+					}
+				}
+			}
+			List<T> done = new ArrayList<>();
+			for (long id : ids) {
+				done.addAll(eachInSavepoint(connection, () -> each.run(connection, id),
+						(fault) -> onFault.run(connection, id, fault)));
+			}
+			return done;
+		}));
+		return (result != null) ? result : List.of();
+	}
+
+	@FunctionalInterface
+	private interface RowWork<T> {
+
+		T run(Connection connection, long id) throws SQLException;
+
+	}
+
+	@FunctionalInterface
+	private interface RowFaultWork<T> {
+
+		T run(Connection connection, long id, String fault) throws SQLException;
+
 	}
 
 	Optional<EffectIntent> find(long id) {
@@ -385,7 +750,8 @@ class IntentStore {
 	}
 
 	/**
-	 * Moves an intent from one of {@code from} to {@code to} in one conditional update.
+	 * Moves an intent from one of {@code from} to {@code to} in one conditional update. An intent
+	 * moved to pending is no longer superseded: an operator chose to run it.
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
 	Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
@@ -395,6 +761,7 @@ class IntentStore {
 				SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
 				    next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
 				    max_attempts = COALESCE(:maxAttempts, max_attempts),
+				    superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
 				    finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
 				WHERE id = :id AND status IN (:from)
 				RETURNING\s""" + COLUMNS)
@@ -409,28 +776,103 @@ class IntentStore {
 
 	/**
 	 * Moves one batch of an effect's intents from {@code from} back to {@code pending}, each with
-	 * {@code budget} more attempts.
+	 * {@code budget} more attempts: only intents parked at or before {@code asOf} and untouched
+	 * since. When one of them breaks a constraint (an alarm occurrence whose alarm has a pending
+	 * occurrence), the batch is moved again intent by intent, and the offender stays parked with the
+	 * reason.
 	 * @return how many moved
 	 */
-	int retryBatch(String effectName, EffectStatus from, int budget, int batchSize) {
-		return this.jdbc.sql(RETRY_BATCH_SQL)
-			.param("name", effectName)
-			.param("from", from.dbValue())
-			.param("budget", budget)
-			.param("batch", batchSize)
-			.update();
+	int retryBatch(String effectName, EffectStatus from, int budget, int batchSize, OffsetDateTime asOf) {
+		try {
+			return this.jdbc.sql(RETRY_BATCH_SQL)
+				.param("name", effectName)
+				.param("from", from.dbValue())
+				.param("asOf", asOf)
+				.param("budget", budget)
+				.param("batch", batchSize)
+				.update();
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		String retryOne = RETRY_UPDATE_SQL.replace(":budget", "?").formatted("ARRAY[?]::bigint[]") + " RETURNING id";
+		String parked = PARKED_SQL.replace(":name", "?").replace(":from", "?").replace(":asOf", "?").replace(":batch", "?");
+		return rowByRow(parked, new Object[] { effectName, from.dbValue(), asOf, batchSize }, (connection, id) -> {
+			try (PreparedStatement statement = connection.prepareStatement(retryOne)) {
+				statement.setInt(1, budget);
+				statement.setLong(2, id);
+				return ids(statement);
+			}
+		}, (connection, id, fault) -> {
+			// stays parked, with the reason; touched now, so no later batch of this call takes it again
+			try (PreparedStatement statement = connection.prepareStatement("""
+					UPDATE eec_effect_intent SET updated_at = now(),
+					    last_error = COALESCE(last_error || '; ', '') || 'not retried in bulk: ' || ?
+					WHERE id = ?""")) {
+				statement.setString(1, fault);
+				statement.setLong(2, id);
+				statement.executeUpdate();
+			}
+			return List.<Long>of();
+		}).size();
+	}
+
+	/** @return the current time of the database clock */
+	OffsetDateTime databaseNow() {
+		return this.jdbc.sql("SELECT clock_timestamp()").query(OffsetDateTime.class).single();
 	}
 
 	/**
 	 * Deletes one batch of completed and cancelled intents finished longer ago than
 	 * {@code retention}, found by primary key ({@code IN (subquery)} became a scan of the whole table
-	 * for large batches).
+	 * for large batches). An intent that cannot be deleted (a foreign key of the application's
+	 * tables refers to it) is kept, with the reason, for another retention period, and the rest of
+	 * the batch is deleted.
 	 */
 	int purge(Duration retention, int batchSize) {
-		return this.jdbc.sql(PURGE_SQL)
-			.param("retentionMs", retention.toMillis())
-			.param("batch", batchSize)
-			.update();
+		try {
+			return this.jdbc.sql(PURGE_SQL)
+				.param("retentionMs", retention.toMillis())
+				.param("batch", batchSize)
+				.update();
+		}
+		catch (RuntimeException ex) {
+			if (rowFault(ex) == null) {
+				throw ex;
+			}
+		}
+		String purgeable = PURGEABLE_SQL.replace(":retentionMs", "?").replace(":batch", "?");
+		return rowByRow(purgeable, new Object[] { retention.toMillis(), batchSize }, (connection, id) -> {
+			try (PreparedStatement statement = connection.prepareStatement(
+					"DELETE FROM eec_effect_intent WHERE id = ? RETURNING id")) {
+				statement.setLong(1, id);
+				return ids(statement);
+			}
+		}, (connection, id, fault) -> {
+			try (PreparedStatement statement = connection.prepareStatement("""
+					UPDATE eec_effect_intent SET finished_at = now(),
+					    last_error = COALESCE(last_error || '; ', '') || 'kept by retention: ' || ?
+					WHERE id = ?""")) {
+				statement.setString(1, fault);
+				statement.setLong(2, id);
+				statement.executeUpdate();
+			}
+			logger.warn("Ductor's retention could not delete effect intent " + id + " and keeps it for another "
+					+ "retention period: " + fault);
+			return List.<Long>of();
+		}).size();
+	}
+
+	private static List<Long> ids(PreparedStatement statement) throws SQLException {
+		List<Long> ids = new ArrayList<>();
+		try (ResultSet rs = statement.executeQuery()) {
+			while (rs.next()) {
+				ids.add(rs.getLong(1));
+			}
+		}
+		return ids;
 	}
 
 	private static Array array(Connection connection, String type, Object[] values) throws SQLException {

@@ -9,7 +9,9 @@ import io.ductor.worker.WorkerTask;
 /**
  * The reconciler's round: in-flight intents whose lease expired (their drainer crashed, paused or
  * lost its database) go back to {@code pending}, or to {@code needs_decision} when their receiver
- * cannot deduplicate.
+ * cannot deduplicate; a superseded alarm occurrence that would go back to pending is cancelled.
+ * An intent that cannot be redriven (it breaks a constraint) is failed with the reason, and the
+ * rest of the round's batch is redriven.
  */
 class LeaseReconciler implements WorkerTask {
 

@@ -1,15 +1,16 @@
 package io.ductor.idempotency;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -17,12 +18,13 @@ import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.dao.DataAccessException;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.idempotency.IdempotencyStore.Claim;
 import io.ductor.idempotency.IdempotencyStore.Row;
 import io.ductor.idempotency.ReserveOutcome.Result;
 import io.ductor.jdbc.PostgresNotificationListener;
@@ -38,23 +40,47 @@ import io.ductor.json.JsonCodec;
  * or a {@code completed} row past its TTL; duplicates find the row taken and get a replay, an
  * in-flight answer or a fingerprint mismatch. The owner then {@link #complete completes} the row
  * (status, decision id, stored response, a fresh TTL) or {@link #fail fails} it so that a retry
- * can reclaim it; both are fenced by the owner token. A reservation whose owner never settles it
- * is released by the sweeper after {@code pending-ttl}. Every time is the database's clock.
+ * can reclaim it; both are fenced by the owner token. Every time is the database's clock.
  * <p>
- * Outside a transaction each call is one short statement of its own, so no connection or lock
- * is held while the caller decides. Inside a transaction the calls join it: reserve, the
- * caller's own writes and complete then commit together or not at all (the one-transaction mode
- * of {@link #executeInTransaction}), and a duplicate arriving meanwhile waits inside PostgreSQL
- * for that transaction, bounded by the wait timeout.
+ * Two modes:
+ * <ul>
+ * <li><b>One transaction</b> ({@link #executeInTransaction}): the reservation, the caller's own
+ * writes and the completed record commit together, or not at all. A crash or a lost connection
+ * before the commit leaves no trace, so a retry runs cleanly; after it, a retry is a replay. This
+ * is the form for anything whose effect is a write to this database (a message listener, an
+ * import). The reservation takes the key's advisory lock ({@code pg_try_advisory_xact_lock}) before
+ * it writes, so a duplicate never waits inside PostgreSQL for the open transaction: it finds the
+ * lock taken, is in flight, and (in a transaction of its own) rolls back, returning its
+ * connection, and waits outside any transaction.</li>
+ * <li><b>Two-phase</b> ({@link #execute}, or {@link #reserve}, {@link #complete} and {@link #fail}
+ * called outside a transaction): each call is one short statement that commits at once, so no
+ * connection is held while the action runs, for actions that call other systems. Its crash
+ * window: an owner that stops after its work committed but before {@link #complete} leaves the
+ * reservation pending; the sweeper releases it after {@code pending-ttl} and a retry runs the work
+ * again.</li>
+ * </ul>
  * <p>
  * Settlements are announced with {@code pg_notify} on {@value #CHANNEL} in the settling
- * statement; duplicates parked under {@link DuplicatePolicy#WAIT} wake on them and also look
- * again every poll interval.
+ * statement when a duplicate marked the pending row as awaited; duplicates parked under
+ * {@link DuplicatePolicy#WAIT} wake on them, at once for keys settled in this instance (also by a
+ * rollback), and look again every poll interval. A duplicate of another instance's open
+ * one-transaction request cannot see (or mark) its row yet: it announces that it waits on
+ * {@value #WAITING_CHANNEL}, and the holder's instance notifies {@value #CHANNEL} once that
+ * transaction has ended (polling remains the fallback when either instance has no listener).
+ * <p>
+ * Every release of a pending reservation is logged and counted with its {@link ReleaseReason}.
  */
 public class IdempotencyService {
 
 	/** The notification channel on which settled keys are announced. */
 	public static final String CHANNEL = "ductor_idempotency";
+
+	/**
+	 * The notification channel on which a duplicate announces that it waits for a key held by an
+	 * open transaction of another instance, which it cannot mark as awaited: the instance holding
+	 * the key then announces its end on {@value #CHANNEL}.
+	 */
+	public static final String WAITING_CHANNEL = "ductor_idempotency_waiting";
 
 	private static final int MAX_RESERVE_ATTEMPTS = 10;
 
@@ -69,6 +95,12 @@ public class IdempotencyService {
 	private final IdempotencySettings settings;
 
 	private final DuplicateWaiters waiters = new DuplicateWaiters();
+
+	/**
+	 * The keys held by an open one-transaction reservation of this instance, each with whether a
+	 * duplicate of another instance announced that it waits for it.
+	 */
+	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
 
 	private final DuctorObserver observer;
 
@@ -104,6 +136,10 @@ public class IdempotencyService {
 		this.settings = settings;
 		if (listener != null) {
 			listener.subscribe(CHANNEL, this.waiters);
+			listener.subscribe(WAITING_CHANNEL, (waiterId) -> this.held.computeIfPresent(waiterId, (id, awaited) -> {
+				awaited.set(true);
+				return awaited;
+			}));
 		}
 	}
 
@@ -143,14 +179,14 @@ public class IdempotencyService {
 	 * Reserve a key, applying a duplicate policy when another request holds it: under
 	 * {@link DuplicatePolicy#WAIT} the call parks until that request settles and then answers
 	 * with its outcome (a replay, or a reservation of its own when the first one failed), or with
-	 * in-flight once the wait timeout has passed. Inside a transaction it never parks: a
-	 * duplicate of a request whose transaction is still open waits for it inside PostgreSQL
-	 * instead, and a duplicate of another instance's pending reservation is in-flight at once.
+	 * in-flight once the wait timeout has passed. Outside a transaction it parks holding no
+	 * connection. Inside the caller's transaction the reservation joins it (and commits or rolls
+	 * back with it); a duplicate of a request whose transaction is still open never waits inside
+	 * PostgreSQL for it (the key's advisory lock tells it the key is taken) but looks again,
+	 * holding the caller's connection, until the wait timeout.
 	 * @param request the request
 	 * @param policy the policy, or {@link DuplicatePolicy#DEFAULT} for the configured one
 	 * @return reserved, replay, in-flight, fingerprint mismatch or opted out
-	 * @throws IdempotencyKeyInFlightException inside a transaction, when the duplicate's wait
-	 * for the open transaction outlasted the policy's bound
 	 */
 	public ReserveOutcome reserve(IdempotentRequest request, DuplicatePolicy policy) {
 		ReserveOutcome outcome = reserveApplying(request, policy);
@@ -228,16 +264,57 @@ public class IdempotencyService {
 	/**
 	 * Release a reservation without a decision ({@code failed_before_commit}), so that a retry
 	 * with the same key runs again; waiting duplicates wake and one of them takes the key over.
+	 * Counted as {@link ReleaseReason#FAILED_BY_OWNER}.
 	 * @param reservation the reservation from {@link #reserve}
 	 * @return {@code false} when the reservation was no longer pending under this owner
 	 */
 	public boolean fail(Reservation reservation) {
+		return fail(reservation, ReleaseReason.FAILED_BY_OWNER);
+	}
+
+	/**
+	 * Release a reservation without a decision, saying why; see {@link #fail(Reservation)}. The
+	 * release is logged and counted by {@code ductor.idempotency.released} with the reason.
+	 * @param reservation the reservation from {@link #reserve}
+	 * @param reason why it is released
+	 * @return {@code false} when the reservation was no longer pending under this owner
+	 */
+	public boolean fail(Reservation reservation, ReleaseReason reason) {
 		Objects.requireNonNull(reservation, "reservation must not be null");
+		Objects.requireNonNull(reason, "reason must not be null");
 		boolean released = this.store.fail(reservation) == 1;
 		if (released) {
+			this.observer.released(reason.tag(), 1);
+			if (logger.isInfoEnabled()) {
+				logger.info("Released " + describe(reservation.request()) + " (" + reason.tag()
+						+ "): a retry with the key runs again");
+			}
 			wakeAfterCommit(reservation.request());
 		}
 		return released;
+	}
+
+	/**
+	 * Roll a one-transaction reservation back together with the work done in its transaction,
+	 * saying why: nothing of the decision commits, and the key is free for a retry. Logged and
+	 * counted by {@code ductor.idempotency.released} like a release.
+	 * @param reservation the reservation handed to {@link TransactionalDecision#reserved}
+	 * @param transaction the transaction it was handed with
+	 * @param reason why
+	 */
+	public void rollBack(Reservation reservation, TransactionStatus transaction, ReleaseReason reason) {
+		Objects.requireNonNull(reservation, "reservation must not be null");
+		Objects.requireNonNull(reason, "reason must not be null");
+		transaction.setRollbackOnly();
+		releasedByRollback(reservation.request(), reason);
+	}
+
+	private void releasedByRollback(IdempotentRequest request, ReleaseReason reason) {
+		this.observer.released(reason.tag(), 1);
+		if (logger.isInfoEnabled()) {
+			logger.info("Rolled back the reservation of " + describe(request) + " with its work (" + reason.tag()
+					+ "): a retry with the key runs again");
+		}
 	}
 
 	/**
@@ -254,12 +331,16 @@ public class IdempotencyService {
 	}
 
 	/**
-	 * Run {@code action} once per key: reserve, run, then complete with the result as a JSON
+	 * The two-phase mode: reserve, run {@code action}, then complete with the result as a JSON
 	 * body (status 200); a repeated key returns the stored result without running the action.
 	 * An action that throws releases the key (a retry runs again) and its exception propagates.
-	 * Outside a transaction the action runs with no connection or lock held by this service; a
-	 * reservation, the action's own writes and the completion then commit separately. Use
-	 * {@link #executeInTransaction} when the action writes to this database.
+	 * Outside a transaction the action runs with no connection or lock held by this service; the
+	 * reservation, the action's own writes and the completion then commit separately, so a crash
+	 * after the action's effect and before the completion leaves the key pending until the
+	 * sweeper releases it after {@code pending-ttl}, and a retry runs the action again. Use it for
+	 * actions that call other systems (and pass them the key); use {@link #executeInTransaction}
+	 * when the action writes to this database. Called inside a transaction it joins it, like
+	 * {@link #executeInTransaction}.
 	 * @param request the request
 	 * @param policy what a duplicate of an in-flight request gets
 	 * @param resultType the result's type, to read a replayed result back
@@ -278,9 +359,233 @@ public class IdempotencyService {
 		Objects.requireNonNull(action, "action must not be null");
 		boolean joined = TransactionSynchronizationManager.isActualTransactionActive();
 		ReserveOutcome outcome = reserve(request, policy);
+		if (outcome.result() == Result.OPTED_OUT) {
+			return new IdempotentResult<>(action.get(), false, null);
+		}
+		if (outcome.result() != Result.RESERVED) {
+			return answer(outcome, policy, resultType, joined);
+		}
+		Reservation reservation = outcome.reservation();
+		T value;
+		try {
+			value = action.get();
+		}
+		catch (RuntimeException | Error ex) {
+			if (!joined) {
+				releaseAfterFailure(reservation, ReleaseReason.HANDLER_FAILED, ex);
+			}
+			// joined: the caller's rollback removes the reservation with the action's writes
+			throw ex;
+		}
+		String decisionId = reservation.ownerToken().toString();
+		complete(reservation, decisionId, jsonResponse(request, value));
+		return new IdempotentResult<>(value, false, decisionId);
+	}
+
+	/**
+	 * The one-transaction mode with the configured duplicate policy; see
+	 * {@link #executeInTransaction(IdempotentRequest, DuplicatePolicy, Class, Supplier)}.
+	 * @param request the request
+	 * @param resultType the result's type, to read a replayed result back
+	 * @param action the work, run inside the transaction
+	 * @param <T> the result type
+	 * @return the result, committed now or replayed
+	 */
+	public <T> IdempotentResult<T> executeInTransaction(IdempotentRequest request, Class<T> resultType,
+			Supplier<T> action) {
+		return executeInTransaction(request, DuplicatePolicy.DEFAULT, resultType, action);
+	}
+
+	/**
+	 * The one-transaction mode, for an action whose effect is a write to this database (the way
+	 * to use this service from a message listener): the reservation, the action's writes and the
+	 * completed record, with the result as a JSON body, commit together in one transaction, or
+	 * not at all. An action that throws, a failed commit or a crash rolls everything back, so the
+	 * key stays free and a retry runs the action cleanly; a repeated key after the commit returns
+	 * the saved result without running it. See
+	 * {@link #executeInTransaction(IdempotentRequest, DuplicatePolicy, TransactionalDecision)}
+	 * for how duplicates wait.
+	 * @param request the request
+	 * @param policy what a duplicate of an in-flight request gets
+	 * @param resultType the result's type, to read a replayed result back
+	 * @param action the work, run inside the transaction
+	 * @param <T> the result type
+	 * @return the result, committed now or replayed
+	 * @throws IdempotencyKeyInFlightException when another request holds the key (rejected, or
+	 * still in flight after the wait timeout)
+	 * @throws FingerprintMismatchException when the key was used for another request
+	 */
+	public <T> IdempotentResult<T> executeInTransaction(IdempotentRequest request, DuplicatePolicy policy,
+			Class<T> resultType, Supplier<T> action) {
+		Objects.requireNonNull(request, "request must not be null");
+		Objects.requireNonNull(resultType, "resultType must not be null");
+		Objects.requireNonNull(action, "action must not be null");
+		if (request.optedOut()) {
+			this.observer.reservation(Result.OPTED_OUT.name().toLowerCase(Locale.ROOT));
+			return this.transactions.execute((status) -> new IdempotentResult<>(action.get(), false, null));
+		}
+		return executeInTransaction(request, policy, new TransactionalDecision<>() {
+
+			@Override
+			public IdempotentResult<T> reserved(Reservation reservation, TransactionStatus transaction) {
+				T value = action.get();
+				String decisionId = reservation.ownerToken().toString();
+				complete(reservation, decisionId, jsonResponse(request, value));
+				return new IdempotentResult<>(value, false, decisionId);
+			}
+
+			@Override
+			public IdempotentResult<T> notReserved(ReserveOutcome outcome) {
+				return answer(outcome, policy, resultType, false);
+			}
+
+		});
+	}
+
+	/**
+	 * The one-transaction mode for callers that build their own answers. Opens a transaction
+	 * with the application's transaction manager (or joins the caller's), reserves the key in it
+	 * and hands the reservation to {@link TransactionalDecision#reserved}; the reservation, the
+	 * work and the completed record then commit together, or not at all.
+	 * <p>
+	 * When another request holds the key, this request is in flight. In a transaction of its own,
+	 * it rolls that transaction back (the connection returns to the pool) and, under
+	 * {@link DuplicatePolicy#WAIT}, parks outside any transaction until the holder settles (woken
+	 * at once when the holder is in this instance, by notification or polling every
+	 * {@code poll-interval} otherwise), then tries again, up to {@code wait-timeout}. So a storm of
+	 * duplicates holds one connection, the holder's, not one each. Joined to a caller's
+	 * transaction it cannot roll back: it polls inside that transaction, holding the caller's
+	 * connection while it waits.
+	 * <p>
+	 * Work the decision does in a transaction of its own ({@code REQUIRES_NEW}, or with another
+	 * transaction manager) commits separately and is not covered: it stays when the decision rolls
+	 * back.
+	 * @param request the request
+	 * @param policy what a duplicate of an in-flight request gets
+	 * @param decision the work, and what to make of an outcome without a reservation
+	 * @param <T> the result type
+	 * @return the result of the decision
+	 * @throws org.springframework.transaction.TransactionException when the commit failed: nothing
+	 * was stored, the key is free
+	 */
+	public <T> T executeInTransaction(IdempotentRequest request, DuplicatePolicy policy,
+			TransactionalDecision<T> decision) {
+		Objects.requireNonNull(request, "request must not be null");
+		Objects.requireNonNull(decision, "decision must not be null");
+		if (request.optedOut()) {
+			this.observer.reservation(Result.OPTED_OUT.name().toLowerCase(Locale.ROOT));
+			return decision.notReserved(ReserveOutcome.of(Result.OPTED_OUT, request));
+		}
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			return this.transactions.execute((status) -> {
+				ReserveOutcome outcome = reserve(request, policy);
+				return (outcome.result() == Result.RESERVED) ? decide(decision, outcome.reservation(), status)
+						: decision.notReserved(outcome);
+			});
+		}
+		DuplicatePolicy resolved = this.settings.resolve(policy);
+		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
+		boolean announced = false;
+		while (true) {
+			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
+			try {
+				Attempt<T> attempt;
+				try {
+					attempt = this.transactions.execute((status) -> {
+						ReserveOutcome outcome = reserveOnce(request);
+						if (outcome.result() != Result.RESERVED) {
+							// nothing written: this transaction only held the key's lock for a moment
+							return new Attempt<T>(outcome, null);
+						}
+						// the holder is no duplicate: not parked while it decides
+						this.waiters.unregister(request.waiterId(), wakeUp);
+						this.held.put(request.waiterId(), new AtomicBoolean());
+						this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+						wakeWhenEnded(request);
+						return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));
+					});
+				}
+				finally {
+					announceEnd(request);
+				}
+				ReserveOutcome outcome = attempt.outcome();
+				if (outcome.result() == Result.RESERVED) {
+					return attempt.value();
+				}
+				long left = deadline - System.nanoTime();
+				if (outcome.result() != Result.IN_FLIGHT || resolved == DuplicatePolicy.REJECT || left <= 0) {
+					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+					return decision.notReserved(outcome);
+				}
+				if (!announced) {
+					if (!this.held.containsKey(request.waiterId())) {
+						// a two-phase holder's committed pending row: mark it, so that its settlement
+						// notifies; another instance's open transaction: tell that instance we wait
+						this.store.markWaited(request);
+						this.store.notify(WAITING_CHANNEL, request.waiterId());
+					}
+					announced = true;
+					continue;
+				}
+				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
+					announced = false;
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IdempotencyKeyInFlightException("Interrupted while waiting for the request holding "
+						+ describe(request) + " to finish; retry later with the same key");
+			}
+			finally {
+				this.waiters.unregister(request.waiterId(), wakeUp);
+			}
+		}
+	}
+
+	private <T> T decide(TransactionalDecision<T> decision, Reservation reservation, TransactionStatus status) {
+		try {
+			return decision.reserved(reservation, status);
+		}
+		catch (RuntimeException | Error ex) {
+			// the transaction rolls back: the reservation goes with the work
+			releasedByRollback(reservation.request(), ReleaseReason.HANDLER_FAILED);
+			throw ex;
+		}
+	}
+
+	/**
+	 * After a one-transaction reservation's transaction ended (committed or rolled back, the
+	 * connection returned): when a duplicate of another instance announced that it waits for the
+	 * key, announce the end, with no transaction held. Duplicates of this instance were woken by
+	 * the transaction's completion already.
+	 */
+	private void announceEnd(IdempotentRequest request) {
+		AtomicBoolean awaited = this.held.remove(request.waiterId());
+		if (awaited == null || !awaited.get()) {
+			return;
+		}
+		try {
+			this.store.notify(CHANNEL, request.waiterId());
+		}
+		catch (RuntimeException ex) {
+			// the duplicates look again every poll interval
+			logger.debug("Could not announce the end of " + describe(request) + " to other instances", ex);
+		}
+	}
+
+	/** One try of the one-transaction mode: what the reservation found, and the decision's result. */
+	private record Attempt<T>(ReserveOutcome outcome, T value) {
+	}
+
+	private StoredResponse jsonResponse(IdempotentRequest request, Object value) {
+		byte[] result = this.json.write(value, "result of " + describe(request)).getBytes(StandardCharsets.UTF_8);
+		return new StoredResponse(200, Map.of("Content-Type", List.of("application/json")), result);
+	}
+
+	private <T> IdempotentResult<T> answer(ReserveOutcome outcome, DuplicatePolicy policy, Class<T> resultType,
+			boolean joined) {
+		IdempotentRequest request = outcome.request();
 		switch (outcome.result()) {
-			case OPTED_OUT:
-				return new IdempotentResult<>(action.get(), false, null);
 			case REPLAY:
 				StoredDecision decision = outcome.decision();
 				byte[] body = (decision.response() != null) ? decision.response().body() : new byte[0];
@@ -292,43 +597,8 @@ public class IdempotencyService {
 			case FINGERPRINT_MISMATCH:
 				throw mismatch(request);
 			default:
-				break;
+				throw new IllegalStateException("Unexpected outcome " + outcome.result() + " for " + describe(request));
 		}
-		Reservation reservation = outcome.reservation();
-		T value;
-		try {
-			value = action.get();
-		}
-		catch (RuntimeException | Error ex) {
-			if (!joined) {
-				releaseAfterFailure(reservation, ex);
-			}
-			// joined: the caller's rollback removes the reservation with the action's writes
-			throw ex;
-		}
-		String decisionId = reservation.ownerToken().toString();
-		byte[] result = this.json.write(value, "result of " + describe(request)).getBytes(StandardCharsets.UTF_8);
-		complete(reservation, decisionId,
-				new StoredResponse(200, Map.of("Content-Type", List.of("application/json")), result));
-		return new IdempotentResult<>(value, false, decisionId);
-	}
-
-	/**
-	 * The one-transaction mode, for an action whose effect is a write to this database: the
-	 * reservation, the action's writes and the completed record commit together in one
-	 * transaction (joining the caller's when there is one), or not at all. A repeated key returns
-	 * the saved result without running the action; a duplicate arriving while the first
-	 * transaction is open waits for it (bounded by the wait timeout, or not at all under
-	 * {@link DuplicatePolicy#REJECT}).
-	 * @param request the request
-	 * @param resultType the result's type, to read a replayed result back
-	 * @param action the work, run inside the transaction
-	 * @param <T> the result type
-	 * @return the result, committed now or replayed
-	 */
-	public <T> IdempotentResult<T> executeInTransaction(IdempotentRequest request, Class<T> resultType,
-			Supplier<T> action) {
-		return this.transactions.execute((status) -> execute(request, DuplicatePolicy.DEFAULT, resultType, action));
 	}
 
 	/**
@@ -355,42 +625,62 @@ public class IdempotencyService {
 				+ " was already used for a different request; a new request needs a new key");
 	}
 
+	/**
+	 * Reserve inside the caller's transaction. The key's advisory lock keeps this from waiting
+	 * inside PostgreSQL for another open transaction; under {@link DuplicatePolicy#WAIT} it looks
+	 * again (woken by a settlement in this instance, else every poll interval) until the wait
+	 * timeout. It cannot roll the caller's transaction back, so it waits holding its connection,
+	 * and never marks a row as awaited (that would lock the row until the caller's transaction ends).
+	 */
 	private ReserveOutcome reserveInTransaction(IdempotentRequest request, DuplicatePolicy policy) {
-		String previous = this.store.lockTimeout();
-		this.store.setLocalLockTimeout((policy == DuplicatePolicy.REJECT) ? "1ms"
-				: Math.max(1, this.settings.waitTimeout().toMillis()) + "ms");
-		ReserveOutcome outcome;
-		try {
-			outcome = reserveOnce(request);
-		}
-		catch (DataAccessException ex) {
-			if (!isLockTimeout(ex)) {
-				throw ex;
+		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
+		while (true) {
+			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
+			try {
+				ReserveOutcome outcome = reserveOnce(request);
+				if (outcome.result() == Result.RESERVED) {
+					wakeWhenEnded(request);
+				}
+				long left = deadline - System.nanoTime();
+				if (outcome.result() != Result.IN_FLIGHT || policy == DuplicatePolicy.REJECT || left <= 0) {
+					return outcome;
+				}
+				wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
 			}
-			throw new IdempotencyKeyInFlightException(describe(request) + " is held by a transaction that is still"
-					+ " open (waited up to " + ((policy == DuplicatePolicy.REJECT) ? "1ms, duplicate policy REJECT"
-							: this.settings.waitTimeout() + ", ductor.idempotency.wait-timeout")
-					+ "); the current transaction must roll back, then retry with the same key");
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IdempotencyKeyInFlightException("Interrupted while waiting for the request holding "
+						+ describe(request) + " to finish; retry later with the same key");
+			}
+			finally {
+				this.waiters.unregister(request.waiterId(), wakeUp);
+			}
 		}
-		this.store.setLocalLockTimeout(previous);
-		return outcome;
 	}
 
-	private static boolean isLockTimeout(DataAccessException ex) {
-		return ex.getMostSpecificCause() instanceof SQLException sql && "55P03".equals(sql.getSQLState());
-	}
-
+	/**
+	 * One look at the key. The first statement inserts a new key under its advisory lock; a lock
+	 * held by another transaction means that transaction is reserving the key: in flight, unless
+	 * the visible row is a valid decision (a replay, which needs no lock).
+	 */
 	private ReserveOutcome reserveOnce(IdempotentRequest request) {
 		for (int attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
 			UUID token = UUID.randomUUID();
-			if (this.store.reserveNew(request, token, this.settings.pendingTtl())) {
+			Claim claim = this.store.reserveNew(request, token, this.settings.pendingTtl());
+			if (claim == Claim.INSERTED) {
 				return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
 			}
 			Row row = this.store.find(request).orElse(null);
 			if (row == null) {
+				if (claim == Claim.LOCKED) {
+					return ReserveOutcome.of(Result.IN_FLIGHT, request);
+				}
 				continue; // purged between the two statements
 			}
 			if (row.reclaimable()) {
+				if (claim == Claim.LOCKED) {
+					return ReserveOutcome.of(Result.IN_FLIGHT, request); // being taken over right now
+				}
 				if (this.store.reserveOrReclaim(request, token, this.settings.pendingTtl())) {
 					return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
 				}
@@ -419,15 +709,22 @@ public class IdempotencyService {
 		return new StoredDecision(row.decisionId(), response, row.updatedAt(), row.expiresAt());
 	}
 
-	private void releaseAfterFailure(Reservation reservation, Throwable failure) {
+	private void releaseAfterFailure(Reservation reservation, ReleaseReason reason, Throwable failure) {
 		try {
-			fail(reservation);
+			fail(reservation, reason);
 		}
 		catch (RuntimeException ex) {
 			// the sweeper releases it after pending-ttl
 			failure.addSuppressed(ex);
 			logger.warn("Could not release " + describe(reservation.request()) + " after its action failed; it is"
 					+ " released by the sweeper after ductor.idempotency.pending-ttl", ex);
+		}
+	}
+
+	/** Wakes this instance's duplicates when the current transaction ends, committed or rolled back. */
+	private void wakeWhenEnded(IdempotentRequest request) {
+		if (TransactionSynchronizationManager.isSynchronizationActive()) {
+			wakeAfterCommit(request);
 		}
 	}
 

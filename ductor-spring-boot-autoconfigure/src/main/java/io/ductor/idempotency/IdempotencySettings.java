@@ -5,8 +5,9 @@ import java.time.Duration;
 /**
  * How {@link IdempotencyService} keeps and waits for its records.
  *
- * @param pendingTtl how long a reservation may stay pending before the sweeper releases it
- * (to {@code failed_before_commit}); longer than the slowest protected operation
+ * @param pendingTtl how long a two-phase reservation may stay pending before the sweeper
+ * releases it (to {@code failed_before_commit}); longer than the slowest protected operation
+ * (one-transaction reservations are never pending in the table)
  * @param completedTtl how long a completed decision is replayed; after it the key runs again
  * @param duplicatePolicy what a duplicate of an in-flight request gets by default (never
  * {@link DuplicatePolicy#DEFAULT})

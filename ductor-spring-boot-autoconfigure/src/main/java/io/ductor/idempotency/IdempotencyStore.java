@@ -25,6 +25,23 @@ import org.springframework.jdbc.core.PreparedStatementSetter;
  */
 class IdempotencyStore {
 
+	/** The first key of Ductor's advisory locks ("DUCT"). */
+	static final int LOCK_SPACE = 0x44554354;
+
+	/** What {@link #reserveNew} did. */
+	enum Claim {
+
+		/** The row was inserted: the key is reserved. */
+		INSERTED,
+
+		/** A row with the key exists already. */
+		TAKEN,
+
+		/** Another transaction holds the key's lock: it is reserving the key right now. */
+		LOCKED
+
+	}
+
 	/**
 	 * Counts the settled rows and, in the settling statement, notifies {@link IdempotencyService#CHANNEL}
 	 * with the key of each one a duplicate is waiting for. Without waiters there is no notification:
@@ -38,24 +55,47 @@ class IdempotencyStore {
 	/** Three placeholders for the key, bound by {@link #bindKey}. */
 	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
+	/**
+	 * The key's advisory lock, taken for the rest of the transaction: held by the request that
+	 * reserves the key until its transaction ends, so that nobody waits inside PostgreSQL for a
+	 * row being inserted or reclaimed by an open transaction. The two-key form with Ductor's own
+	 * first key keeps it apart from the application's single-key advisory locks; a collision of
+	 * two keys' hashes only makes one of them look in flight for a moment.
+	 */
+	private static final String TRY_KEY_LOCK = "pg_try_advisory_xact_lock(" + IdempotencyStore.LOCK_SPACE
+			+ ", hashtext(?))";
+
+	/**
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name (7): a row
+	 * inserted only when the key's advisory lock is granted.
+	 */
 	private static final String INSERT = """
 			INSERT INTO eec_routing_idempotency AS r
 			    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-			VALUES (?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond')
-			""";
+			SELECT ?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond'
+			WHERE\s""" + TRY_KEY_LOCK + "\n";
 
 	/**
-	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6). A new key only: on a
-	 * conflict it neither waits for nor locks the existing row (beyond a row still being inserted).
+	 * Same parameters. A new key only: on a conflict it neither waits for nor locks the existing
+	 * row. Answers whether the key's lock was granted and whether the row was inserted; a lock
+	 * not granted means another transaction is reserving the key right now.
 	 */
-	private static final String RESERVE_NEW = INSERT + """
-			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
-			RETURNING r.owner_token""";
+	private static final String RESERVE_NEW = """
+			WITH lock AS (SELECT %s AS granted),
+			reserved AS (
+			    INSERT INTO eec_routing_idempotency AS r
+			        (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
+			    SELECT ?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond' FROM lock WHERE granted
+			    ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
+			    RETURNING r.owner_token)
+			SELECT (SELECT granted FROM lock) AS granted, EXISTS (SELECT 1 FROM reserved) AS inserted"""
+		.formatted(TRY_KEY_LOCK);
 
 	/**
-	 * Same parameters. A new key, or takes over a released or expired one atomically. On any
-	 * conflict PostgreSQL locks the existing row, reclaimable or not, until the transaction ends:
-	 * only for keys seen to be reclaimable, so replays and waiting duplicates lock nothing.
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name (7). A new
+	 * key, or takes over a released or expired one atomically. On any conflict PostgreSQL locks the
+	 * existing row, reclaimable or not, until the transaction ends: only for keys seen to be
+	 * reclaimable, so replays and waiting duplicates lock nothing.
 	 */
 	private static final String RESERVE = INSERT + """
 			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
@@ -117,32 +157,50 @@ class IdempotencyStore {
 		this.jdbc = new JdbcTemplate(dataSource);
 	}
 
-	/** @return whether {@code token} holds the key now: it was new */
-	boolean reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return reserve(RESERVE_NEW, request, token, pendingTtl);
+	/**
+	 * Insert a pending reservation for a new key, under the key's advisory lock (held until the
+	 * transaction ends).
+	 * @return inserted, taken (a row exists) or locked (another transaction is reserving the key)
+	 */
+	Claim reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl) {
+		return this.jdbc.query(RESERVE_NEW, (ps) -> {
+			ps.setString(1, request.waiterId());
+			bindKey(ps, 2, request);
+			ps.setString(5, request.fingerprint());
+			ps.setObject(6, token);
+			ps.setLong(7, micros(pendingTtl));
+		}, (rs) -> {
+			rs.next();
+			return !rs.getBoolean("granted") ? Claim.LOCKED : rs.getBoolean("inserted") ? Claim.INSERTED : Claim.TAKEN;
+		});
 	}
 
 	/**
 	 * Insert a pending reservation, or take over a released one or a completed one past its TTL,
-	 * in one statement.
+	 * in one statement, under the key's advisory lock.
 	 * @return whether {@code token} holds the key now
 	 */
 	boolean reserveOrReclaim(IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return reserve(RESERVE, request, token, pendingTtl);
-	}
-
-	private boolean reserve(String sql, IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return Boolean.TRUE.equals(this.jdbc.query(sql, (ps) -> {
+		return Boolean.TRUE.equals(this.jdbc.query(RESERVE, (ps) -> {
 			bindKey(ps, 1, request);
 			ps.setString(4, request.fingerprint());
 			ps.setObject(5, token);
 			ps.setLong(6, micros(pendingTtl));
+			ps.setString(7, request.waiterId());
 		}, ResultSet::next));
 	}
 
 	/** Marks the key's pending reservation as awaited, so settling it notifies. */
 	void markWaited(IdempotentRequest request) {
 		this.jdbc.update(MARK_WAITED, (ps) -> bindKey(ps, 1, request));
+	}
+
+	/** Sends a notification on {@code channel}, in a statement (and, outside a transaction, a commit) of its own. */
+	void notify(String channel, String payload) {
+		this.jdbc.query("SELECT pg_notify(?, ?)", (ps) -> {
+			ps.setString(1, channel);
+			ps.setString(2, payload);
+		}, ResultSet::next);
 	}
 
 	/** @return the key's row as it is now, if there is one */
@@ -208,17 +266,6 @@ class IdempotencyStore {
 			ps.setInt(2, batchSize);
 			ps.setLong(3, micros(retention));
 		});
-	}
-
-	/** @return the current {@code lock_timeout} of this transaction's session */
-	String lockTimeout() {
-		return this.jdbc.queryForObject("SELECT current_setting('lock_timeout')", String.class);
-	}
-
-	/** Set {@code lock_timeout} until the end of the current transaction. */
-	void setLocalLockTimeout(String value) {
-		this.jdbc.query("SELECT set_config('lock_timeout', ?, true)", (ps) -> ps.setString(1, value),
-				ResultSet::next);
 	}
 
 	/** Runs a statement answering with one count. */

@@ -2,6 +2,7 @@ package io.ductor.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
@@ -33,6 +34,12 @@ import io.ductor.worker.Backoff;
  * ({@link NotificationHandler#connected()}), because notifications sent meanwhile are gone:
  * a handler must treat a notification as a hint to look, never as the only way to learn
  * something.
+ * <p>
+ * Waiting for notifications never notices a dead connection: a backend that was killed is seen
+ * at the next read, but a connection left half-open by a failover, a dropped NAT entry or a
+ * stopped proxy just stays silent. So every validation interval the listener runs a cheap query
+ * on its connection with a network timeout of the same length; a query that fails or gets no
+ * answer in time closes the connection and the listener reconnects.
  */
 public class PostgresNotificationListener implements SmartLifecycle {
 
@@ -41,11 +48,15 @@ public class PostgresNotificationListener implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresNotificationListener.class);
 
+	private static final Duration DEFAULT_VALIDATION_INTERVAL = Duration.ofSeconds(5);
+
 	private final DataSource dataSource;
 
 	private final Duration receiveTimeout;
 
 	private final Backoff reconnectBackoff;
+
+	private final Duration validationInterval;
 
 	private final Map<String, List<NotificationHandler>> handlers = new ConcurrentHashMap<>();
 
@@ -54,8 +65,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	private volatile boolean connected;
 
 	/**
-	 * Create a listener that waits up to half a second per receive call and reconnects after at
-	 * most five seconds.
+	 * Create a listener that waits up to half a second per receive call, validates its connection
+	 * every five seconds and reconnects after at most five seconds.
 	 * @param dataSource where the listening connection comes from
 	 */
 	public PostgresNotificationListener(DataSource dataSource) {
@@ -70,8 +81,26 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	 * @param maxReconnectDelay the longest pause between reconnection attempts
 	 */
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay) {
+		this(dataSource, receiveTimeout, maxReconnectDelay, DEFAULT_VALIDATION_INTERVAL);
+	}
+
+	/**
+	 * Create a listener.
+	 * @param dataSource where the listening connection comes from
+	 * @param receiveTimeout how long one receive call waits; also how quickly new subscriptions
+	 * take effect and how long {@link #stop()} may take
+	 * @param maxReconnectDelay the longest pause between reconnection attempts
+	 * @param validationInterval how often the connection is checked with a query, and how long that
+	 * query may wait for its answer: a dead connection is noticed within twice this
+	 */
+	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
+			Duration validationInterval) {
+		if (validationInterval.isNegative() || validationInterval.isZero()) {
+			throw new IllegalArgumentException("validationInterval must be positive but was " + validationInterval);
+		}
 		this.dataSource = dataSource;
 		this.receiveTimeout = receiveTimeout;
+		this.validationInterval = validationInterval;
 		// jittered, so instances that lost the database together do not reconnect in lockstep
 		this.reconnectBackoff = new Backoff(min(Duration.ofMillis(100), maxReconnectDelay), maxReconnectDelay, 2.0);
 	}
@@ -137,13 +166,19 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		while (this.thread == self) {
 			try (Connection connection = this.dataSource.getConnection()) {
 				connection.setAutoCommit(true);
+				boundReads(connection);
 				PGConnection postgres = connection.unwrap(PGConnection.class);
 				Set<String> listening = new HashSet<>();
 				syncChannels(connection, listening);
 				this.connected = true;
 				failures = 0;
 				notifyConnected();
+				long validated = System.nanoTime();
 				while (this.thread == self) {
+					if (System.nanoTime() - validated >= this.validationInterval.toNanos()) {
+						validate(connection);
+						validated = System.nanoTime();
+					}
 					syncChannels(connection, listening);
 					PGNotification[] notifications = postgres
 						.getNotifications((int) Math.max(1, this.receiveTimeout.toMillis()));
@@ -167,6 +202,39 @@ public class PostgresNotificationListener implements SmartLifecycle {
 			finally {
 				this.connected = false;
 			}
+		}
+	}
+
+	/**
+	 * Bounds every read on the listening connection, the validation query's included. A pool or
+	 * driver that cannot set a network timeout still gets the validation query, which then notices
+	 * a connection closed under it but may wait on a half-open one until TCP gives up.
+	 */
+	private void boundReads(Connection connection) throws SQLException {
+		try {
+			connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+		}
+		catch (SQLFeatureNotSupportedException ex) {
+			logger.debug("The listening connection cannot set a network timeout", ex);
+		}
+	}
+
+	/**
+	 * The network timeout of the listening connection: the validation interval, and never shorter
+	 * than a receive call, which sets its own read timeout while it waits.
+	 */
+	private int networkTimeoutMillis() {
+		long millis = Math.max(this.validationInterval.toMillis(), this.receiveTimeout.toMillis() + 1000);
+		return (int) Math.min(millis, Integer.MAX_VALUE);
+	}
+
+	/**
+	 * Runs a cheap query on the listening connection: on a connection that is half-open it gets no
+	 * answer, the read times out and the connection is closed.
+	 */
+	private static void validate(Connection connection) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
+			statement.execute("SELECT 1");
 		}
 	}
 

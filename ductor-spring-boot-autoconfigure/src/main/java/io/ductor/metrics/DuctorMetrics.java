@@ -22,8 +22,8 @@ import io.ductor.health.DuctorBacklog;
  * {@code ductor.effects.in.flight}, {@code ductor.effects.parked} (status),
  * {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
- * {@code ductor.idempotency.reservations} (outcome), {@code ductor.worker.runs} (worker,
- * outcome).</li>
+ * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
+ * {@code ductor.worker.runs} (worker, outcome), {@code ductor.drainer.lease.lost}.</li>
  * </ul>
  */
 public class DuctorMetrics implements DuctorObserver {
@@ -117,8 +117,23 @@ public class DuctorMetrics implements DuctorObserver {
 	}
 
 	@Override
+	public void drainerLeaseLost(int leases) {
+		Counter.builder("ductor.drainer.lease.lost")
+			.description("Leases a drainer found lost while it held their intents")
+			.register(this.registry)
+			.increment(leases);
+	}
+
+	@Override
 	public void reservation(String outcome) {
 		this.registry.counter("ductor.idempotency.reservations", "outcome", outcome).increment();
+	}
+
+	@Override
+	public void released(String reason, int count) {
+		if (count > 0) {
+			this.registry.counter("ductor.idempotency.released", "reason", reason).increment(count);
+		}
 	}
 
 }

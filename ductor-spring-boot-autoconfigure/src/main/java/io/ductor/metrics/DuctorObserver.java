@@ -2,7 +2,7 @@ package io.ductor.metrics;
 
 /**
  * What Ductor reports as it works: ticks, effects scheduled and dispatched, worker rounds,
- * reservations. The Micrometer implementation turns it into meters; without Micrometer the no-op
+ * reservations and their releases. The Micrometer implementation turns it into meters; without Micrometer the no-op
  * one is used. Implementations must be fast and must not throw.
  */
 public interface DuctorObserver {
@@ -45,10 +45,19 @@ public interface DuctorObserver {
 
 	/**
 	 * A worker finished a round.
-	 * @param worker the worker's name
+	 * @param worker the worker's name ({@code heartbeat} for the drainer's lease extension)
 	 * @param success whether the round completed without error
 	 */
 	default void workerRound(String worker, boolean success) {
+	}
+
+	/**
+	 * A drainer found leases it held lost while their attempts were claimed or running: they
+	 * expired and were redriven, or another drainer holds the intents now. The attempts' outcomes
+	 * are fenced off.
+	 * @param leases how many leases were found lost
+	 */
+	default void drainerLeaseLost(int leases) {
 	}
 
 	/**
@@ -57,6 +66,16 @@ public interface DuctorObserver {
 	 * {@code opted_out}
 	 */
 	default void reservation(String outcome) {
+	}
+
+	/**
+	 * Pending reservations were released so that a retry with their key runs again.
+	 * @param reason why, see {@code io.ductor.idempotency.ReleaseReason}: {@code swept},
+	 * {@code handler_failed}, {@code server_error}, {@code not_storable}, {@code too_large} or
+	 * {@code failed_by_owner}
+	 * @param count how many
+	 */
+	default void released(String reason, int count) {
 	}
 
 }

@@ -186,6 +186,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 		assertStartupFails("ductor.idempotency.max-request-size=2GB",
 				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 2147483648B");
 		assertStartupFails("ductor.sweeper.interval=0s", "ductor.sweeper.interval must be positive");
+		assertStartupFails("ductor.idempotency.max-response-size=0B",
+				"ductor.idempotency.max-response-size must be between 1B and 1GB but was 0B");
+		assertStartupFails("ductor.idempotency.max-response-size=2GB",
+				"ductor.idempotency.max-response-size must be between 1B and 1GB but was 2147483648B");
 	}
 
 	private void assertStartupFails(String property, String expectedMessage) {

@@ -19,6 +19,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.actuate.DuctorEndpoint;
+import io.ductor.actuate.DuctorEndpointWebExtension;
 import io.ductor.health.DuctorHealthIndicator;
 import io.ductor.metrics.DuctorMetrics;
 import io.ductor.metrics.DuctorObserver;
@@ -55,6 +56,18 @@ class DuctorObservabilityAutoConfigurationTest {
 			assertThat(registry.find("ductor.effects.parked").gauges()).hasSize(2);
 			assertThat(registry.find("ductor.idempotency.pending").gauge()).isNotNull();
 			assertThat(registry.get("ductor.effects.backlog").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	void lostLeasesAreCountedInOneCounterWithoutTags() {
+		this.runner.run((context) -> {
+			DuctorMetrics metrics = context.getBean(DuctorMetrics.class);
+			metrics.drainerLeaseLost(2);
+			metrics.drainerLeaseLost(1);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("ductor.drainer.lease.lost").counter().count()).isEqualTo(3);
+			assertThat(registry.get("ductor.drainer.lease.lost").counter().getId().getTags()).isEmpty();
 		});
 	}
 
@@ -96,9 +109,13 @@ class DuctorObservabilityAutoConfigurationTest {
 
 	@Test
 	void theEndpointExistsOnlyWhenExposed() {
-		this.runner.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class));
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class)
+			.doesNotHaveBean(DuctorEndpointWebExtension.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
-			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class));
+			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class)
+				.hasSingleBean(DuctorEndpointWebExtension.class));
+		this.runner.withPropertyValues("management.endpoints.jmx.exposure.include=ductor", "spring.jmx.enabled=true")
+			.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpointWebExtension.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));

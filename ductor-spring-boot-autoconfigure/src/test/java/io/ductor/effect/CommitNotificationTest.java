@@ -36,7 +36,7 @@ class CommitNotificationTest {
 				Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-			String sender = context.getBean(DurableEffects.class).drainer().owner();
+			String sender = context.getBean(DurableEffects.class).drainer().instanceId();
 
 			tx.executeWithoutResult((status) -> {
 				effects.notify("rolled back");

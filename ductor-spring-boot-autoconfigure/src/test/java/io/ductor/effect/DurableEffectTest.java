@@ -356,13 +356,13 @@ class DurableEffectTest {
 	}
 
 	@Test
-	void theReconcilerParksAnExpiredNonIdempotentAttemptInsteadOfRetryingIt() {
+	void theReconcilerParksAnExpiredNonIdempotentAttemptThatStartedInsteadOfRetryingIt() {
 		String key = "mail-expired-" + UUID.randomUUID();
 		long id = jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-				    receiver, status, attempts, lease_owner, lease_expires_at)
+				    receiver, status, attempts, lease_owner, lease_expires_at, attempt_started_at)
 				VALUES ('mailer', ?, '["x"]', 'f', 5, 'NOT_IDEMPOTENT', 'in_flight', 1, 'crashed-instance',
-				    now() - interval '1 second') RETURNING id""").param(key).query(Long.class).single();
+				    now() - interval '1 second', now() - interval '2 seconds') RETURNING id""").param(key).query(Long.class).single();
 		context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
 		EffectIntent parked = outbox.find(id).orElseThrow();
 		assertThat(parked.status()).isEqualTo(EffectStatus.NEEDS_DECISION);

@@ -94,6 +94,26 @@ class IntentStorePlansTest {
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 100, 1_000, 5_000 })
+	void handedBackIntentsAreFoundByPrimaryKey(int batch) throws SQLException {
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent WHERE status = 'in_flight' ORDER BY id LIMIT ?")
+			.param(batch)
+			.query(Long.class)
+			.list();
+		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
+		String plans = plans(IntentStore.HAND_BACK_SQL, null, "bigint[], int[], text",
+				idArray + ", array_fill(1, ARRAY[" + batch + "]), 'gone'");
+		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
+	}
+
+	@org.junit.jupiter.api.Test
+	void theHeartbeatReadsTheLeaseIndexAndThePrimaryKey() throws SQLException {
+		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint, text", "30000, 'gone'", "leaseMs", "owner");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx").contains("rows=5000");
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
 		String plans = plans(IntentStore.REDRIVE_SQL, null, "int", String.valueOf(batch), "limit");
@@ -110,9 +130,23 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000 })
 	void bulkRetryReadsTheParkedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.RETRY_BATCH_SQL, null, "int, text, text, int", "3, 'bulk', 'failed', " + batch,
-				"budget", "name", "from", "batch");
+		String plans = plans(IntentStore.RETRY_BATCH_SQL, null, "int, text, text, timestamptz, int",
+				"3, 'bulk', 'failed', now(), " + batch, "budget", "name", "from", "asOf", "batch");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_parked_idx");
+	}
+
+	@ParameterizedTest(name = "{0} occurrences")
+	@ValueSource(ints = { 0, 1_000 })
+	void supersedingAnAlarmReadsTheAlarmIndexes(int occurrences) throws SQLException {
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, alarm_name, finished_at)
+				SELECT 'bulk', 'alarm-' || ? || '-' || n, '[]', 'f', 1, 'failed', 1, 'alarm-' || n % 10, now()
+				FROM generate_series(1, ?) AS n""").params(occurrences, occurrences).update();
+		jdbc.sql("ANALYZE eec_effect_intent").update();
+		String plans = plans(IntentStore.SUPERSEDE_ALARM_SQL, null, "text", "'alarm-1'");
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_alarm_live_idx");
 	}
 
 	/**

@@ -406,14 +406,14 @@ class IdempotencyServiceTest {
 			assertThatThrownBy(() -> impatient.executeInTransaction(request(key), Placed.class,
 					() -> new Placed("second", 2)))
 				.isInstanceOf(IdempotencyKeyInFlightException.class)
-				.hasMessageContaining("held by a transaction that is still open")
+				.hasMessageContaining("still being processed by an earlier request after waiting PT0.2S")
 				.hasMessageContaining("ductor.idempotency.wait-timeout");
 		}
 		finally {
 			release.countDown();
 		}
 		assertThat(first.get(20, TimeUnit.SECONDS).value()).isEqualTo(new Placed("first", 1));
-		// the bound applied to the reservation only: the session's lock_timeout is back to its default
+		// the wait touched no session setting: the caller's own work runs with the default lock_timeout
 		assertThat(impatient.executeInTransaction(request(key), Placed.class, () -> new Placed("third", 3)).value())
 			.isEqualTo(new Placed("first", 1));
 		// and the caller's own work after the reservation, in the same transaction, runs without it

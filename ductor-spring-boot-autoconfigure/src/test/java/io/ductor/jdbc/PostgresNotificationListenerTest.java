@@ -7,6 +7,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -76,6 +78,37 @@ class PostgresNotificationListenerTest {
 		assertThat(sendUntilReceived("ductor_test", "after")).isEqualTo("after");
 		assertThat(this.connects).hasValueGreaterThanOrEqualTo(2);
 		assertThat(this.listener.isConnected()).isTrue();
+	}
+
+	@Test
+	void reconnectsByItselfWhenItsConnectionGoesSilentWithoutClosing() throws Exception {
+		Matcher url = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)/(.*)").matcher(postgres.jdbcUrl());
+		assertThat(url.matches()).as(postgres.jdbcUrl()).isTrue();
+		try (SilencingProxy proxy = new SilencingProxy(url.group(1), Integer.parseInt(url.group(2)));
+				HikariDataSource throughProxy = new HikariDataSource()) {
+			throughProxy.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + "/" + url.group(3));
+			throughProxy.setUsername(postgres.username());
+			throughProxy.setPassword(postgres.password());
+			throughProxy.setMaximumPoolSize(1);
+			throughProxy.setValidationTimeout(1000);
+			PostgresNotificationListener listener = new PostgresNotificationListener(throughProxy,
+					Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(500));
+			try {
+				listener.subscribe("ductor_test", handler());
+				listener.start();
+				sendUntilReceived("ductor_test", "before");
+				assertThat(this.connects).hasValue(1);
+
+				// the listening connection stays open but nothing reaches either end any more
+				proxy.silenceOpenConnections();
+
+				assertThat(sendUntilReceived("ductor_test", "after")).isEqualTo("after");
+				assertThat(this.connects).hasValueGreaterThanOrEqualTo(2);
+			}
+			finally {
+				listener.stop();
+			}
+		}
 	}
 
 	@Test

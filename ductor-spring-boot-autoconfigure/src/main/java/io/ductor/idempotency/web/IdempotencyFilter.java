@@ -22,10 +22,13 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
+import org.springframework.dao.DataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.RequestPath;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.util.unit.DataSize;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
@@ -38,25 +41,33 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
-import org.springframework.web.util.ContentCachingResponseWrapper;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
+import io.ductor.idempotency.ReleaseReason;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReservationLostException;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredResponse;
+import io.ductor.idempotency.TransactionalDecision;
 import io.ductor.json.JsonCodec;
 
 /**
  * Applies {@link Idempotent} to Spring MVC handler methods. Runs as a servlet filter so that it
  * can read the body for the fingerprint before the handler does, answer replays and errors
  * without invoking the handler, and capture the handler's status, body and content headers to
- * store them. No connection or lock is held while the handler runs: the reservation commits
- * first, the completion afterwards.
+ * store them.
+ * <p>
+ * In {@link IdempotencyMode#ONE_TRANSACTION} (the default) the filter opens the transaction the
+ * handler's own {@code @Transactional} work joins, reserves the key in it, runs the handler with
+ * its response held back (at most {@code ductor.idempotency.max-response-size} bytes), stores the
+ * answer in the same transaction and sends it after the commit; anything that cannot be stored
+ * rolls the whole transaction back. In {@link IdempotencyMode#TWO_PHASE} the reservation commits
+ * first, the handler runs with no connection or lock held by Ductor, and the completion commits
+ * afterwards.
  * <p>
  * What the fingerprint covers, for which content types, is {@link RequestFingerprinter}'s; a
  * request larger than {@code ductor.idempotency.max-request-size} gets 413 before it is reserved.
@@ -69,6 +80,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	/** Set to {@code true} on replayed responses. */
 	public static final String REPLAYED_HEADER = "Idempotency-Replayed";
+
+	/** The default of {@code ductor.idempotency.max-response-size}: 1 MB. */
+	public static final int DEFAULT_MAX_RESPONSE_SIZE = 1024 * 1024;
 
 	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
 			+ " Content-Location, Location, ETag, Last-Modified";
@@ -94,6 +108,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	private final RequestFingerprinter fingerprinter;
 
+	private final int maxResponseSize;
+
 	private volatile List<RequestMappingHandlerMapping> mappings;
 
 	/** The {@link Idempotent} handler methods and their annotations. */
@@ -114,12 +130,35 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 */
 	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
 			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize) {
+		this(service, tenants, json, headerName, mappings, maxRequestSize,
+				DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
+	}
+
+	/**
+	 * Create the filter.
+	 * @param service the idempotency service
+	 * @param tenants resolves a request's tenant scope
+	 * @param json writes problem details
+	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
+	 * @param mappings the application's annotated-controller mappings, looked up once the
+	 * context is refreshed
+	 * @param maxRequestSize the largest request body read for the fingerprint
+	 * @param maxResponseSize the largest response body stored
+	 * ({@code ductor.idempotency.max-response-size}); never more is buffered
+	 */
+	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
+			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize,
+			DataSize maxResponseSize) {
+		if (maxResponseSize.toBytes() < 1 || maxResponseSize.toBytes() > Integer.MAX_VALUE - 8) {
+			throw new IllegalArgumentException("maxResponseSize must be between 1B and 2GB but was " + maxResponseSize);
+		}
 		this.service = service;
 		this.tenants = tenants;
 		this.json = json;
 		this.headerName = headerName;
 		this.mappingProvider = mappings;
 		this.fingerprinter = new RequestFingerprinter(maxRequestSize);
+		this.maxResponseSize = (int) maxResponseSize.toBytes();
 	}
 
 	@Override
@@ -202,7 +241,23 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		IdempotentRequest idempotentRequest = new IdempotentRequest(this.tenants.tenantScope(request), pool, key,
 				buffered.fingerprint());
 		DuplicatePolicy policy = this.service.settings().resolve(idempotent.duplicatePolicy());
+		if (idempotent.mode() == IdempotencyMode.ONE_TRANSACTION) {
+			runInOneTransaction(buffered.request(), response, chain, idempotentRequest, policy);
+			return;
+		}
 		ReserveOutcome outcome = this.service.reserve(idempotentRequest, policy);
+		if (outcome.result() == ReserveOutcome.Result.RESERVED) {
+			runTwoPhase(buffered.request(), response, chain, outcome.reservation());
+		}
+		else {
+			answer(outcome, policy, buffered.request(), response, chain);
+		}
+	}
+
+	/** Answers a request that did not reserve its key. */
+	private void answer(ReserveOutcome outcome, DuplicatePolicy policy, HttpServletRequest request,
+			HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+		IdempotentRequest idempotentRequest = outcome.request();
 		switch (outcome.result()) {
 			case REPLAY -> replay(outcome.decision().response(), response);
 			case IN_FLIGHT -> {
@@ -214,24 +269,163 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			}
 			case FINGERPRINT_MISMATCH -> writeProblem(request, response, HttpStatus.UNPROCESSABLE_CONTENT,
 					IdempotencyService.mismatch(idempotentRequest).getMessage());
-			case RESERVED -> runAndStore(buffered.request(), response, chain, outcome.reservation());
-			case OPTED_OUT -> chain.doFilter(buffered.request(), response);
+			case OPTED_OUT -> chain.doFilter(request, response);
+			case RESERVED -> throw new IllegalStateException("a reservation is not an answer");
 		}
 	}
 
-	private void runAndStore(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+	/**
+	 * The one-transaction mode: the reservation, the handler's writes and the stored answer commit
+	 * together; the answer is sent after the commit.
+	 */
+	private void runInOneTransaction(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+			IdempotentRequest idempotentRequest, DuplicatePolicy policy) throws IOException, ServletException {
+		ResponseCapture captured = new ResponseCapture(response, this.maxResponseSize, false);
+		OneTransaction decided = new OneTransaction();
+		ReserveOutcome notReserved;
+		try {
+			notReserved = this.service.executeInTransaction(idempotentRequest, policy,
+					new TransactionalDecision<ReserveOutcome>() {
+
+						@Override
+						public ReserveOutcome reserved(Reservation reservation, TransactionStatus transaction) {
+							try {
+								chain.doFilter(request, captured);
+							}
+							catch (IOException | ServletException ex) {
+								throw new HandlerFailure(ex);
+							}
+							decided.answered = true;
+							decided.problem = decideInTransaction(reservation, transaction, captured);
+							return null;
+						}
+
+						@Override
+						public ReserveOutcome notReserved(ReserveOutcome outcome) {
+							return outcome;
+						}
+
+					});
+		}
+		catch (HandlerFailure ex) {
+			// rolled back with the handler's writes
+			if (ex.getCause() instanceof ServletException servlet) {
+				throw servlet;
+			}
+			throw (IOException) ex.getCause();
+		}
+		catch (TransactionException | DataAccessException ex) {
+			if (!decided.answered) {
+				throw ex;
+			}
+			// the handler answered, but storing or committing its decision failed: nothing was kept
+			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
+					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
+			captured.discard();
+			writeProblem(request, response, HttpStatus.INTERNAL_SERVER_ERROR, "The decision for "
+					+ describe(idempotentRequest) + " could not be committed (the server log says why), so nothing"
+					+ " of it was kept; retry with the same key");
+			return;
+		}
+		if (notReserved != null) {
+			answer(notReserved, policy, request, response, chain);
+			return;
+		}
+		if (decided.problem != null) {
+			captured.discard();
+			writeProblem(request, response, HttpStatus.INTERNAL_SERVER_ERROR, decided.problem);
+			return;
+		}
+		captured.send();
+	}
+
+	/**
+	 * Inside the transaction, once the handler answered: store the answer, or roll everything back.
+	 * @return the detail of the 500 problem to answer instead of the handler's response, or
+	 * {@code null} to send that response
+	 */
+	private String decideInTransaction(Reservation reservation, TransactionStatus transaction,
+			ResponseCapture captured) {
+		int status = captured.getStatus();
+		if (captured.overflowed()) {
+			this.service.rollBack(reservation, transaction, ReleaseReason.TOO_LARGE);
+			return "The response of this @Idempotent handler was larger than ductor.idempotency.max-response-size ("
+					+ this.maxResponseSize + " bytes), so its decision could not be stored and its work was rolled"
+					+ " back. Raise the limit, answer with less, or use @Idempotent(mode = TWO_PHASE) to send such"
+					+ " responses unstored";
+		}
+		if (status >= 500) {
+			this.service.rollBack(reservation, transaction, ReleaseReason.SERVER_ERROR);
+			return null;
+		}
+		if (captured.refusal() || (status >= 400 && captured.setsCookie())) {
+			// a refusal or an error is about this attempt: sent as it is, never replayed
+			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return null;
+		}
+		if (captured.setsCookie()) {
+			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return "The response of this @Idempotent handler sets a cookie (Set-Cookie), and a response"
+					+ " carrying Set-Cookie is never stored for replay, so its work was rolled back. Set cookies"
+					+ " outside idempotent endpoints, or use @Idempotent(mode = TWO_PHASE) to send such responses"
+					+ " unstored";
+		}
+		if (transaction.isRollbackOnly()) {
+			// the handler's own @Transactional work failed and marked the transaction: nothing can commit
+			this.service.rollBack(reservation, transaction, ReleaseReason.ROLLED_BACK);
+			return null;
+		}
+		this.service.complete(reservation, reservation.ownerToken().toString(), stored(captured));
+		return null;
+	}
+
+	/** What the one-transaction decision came to, seen from outside the transaction. */
+	private static final class OneTransaction {
+
+		boolean answered;
+
+		String problem;
+
+	}
+
+	/** Carries the handler's checked exception out of the transaction, which rolls back. */
+	private static final class HandlerFailure extends RuntimeException {
+
+		HandlerFailure(Exception cause) {
+			super(cause);
+		}
+
+	}
+
+	/**
+	 * The two-phase mode: the reservation committed already; the handler runs, then the completion
+	 * or the release commits.
+	 */
+	private void runTwoPhase(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
 			Reservation reservation) throws IOException, ServletException {
-		ContentCachingResponseWrapper captured = new ContentCachingResponseWrapper(response);
+		ResponseCapture captured = new ResponseCapture(response, this.maxResponseSize, true);
 		try {
 			chain.doFilter(request, captured);
 		}
 		catch (IOException | ServletException | RuntimeException | Error ex) {
-			release(reservation);
+			release(reservation, ReleaseReason.HANDLER_FAILED);
 			throw ex;
 		}
 		try {
-			if (captured.getStatus() >= 500) {
-				release(reservation);
+			if (captured.overflowed()) {
+				logger.warn("The response for idempotency key '" + reservation.request().key() + "' was larger than"
+						+ " ductor.idempotency.max-response-size (" + this.maxResponseSize + " bytes): it was sent but"
+						+ " not stored, and the key was released, so a retry runs the handler again");
+				release(reservation, ReleaseReason.TOO_LARGE);
+			}
+			else if (captured.getStatus() >= 500) {
+				release(reservation, ReleaseReason.SERVER_ERROR);
+			}
+			else if (captured.refusal() || captured.setsCookie()) {
+				logger.warn("The response for idempotency key '" + reservation.request().key() + "' is a "
+						+ captured.getStatus() + (captured.setsCookie() ? " carrying Set-Cookie" : "")
+						+ ", which is never stored for replay: it was sent, and the key was released");
+				release(reservation, ReleaseReason.NOT_STORABLE);
 			}
 			else {
 				this.service.complete(reservation, reservation.ownerToken().toString(), stored(captured));
@@ -241,13 +435,13 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			logger.warn(ex.getMessage());
 		}
 		finally {
-			captured.copyBodyToResponse();
+			captured.send();
 		}
 	}
 
-	private void release(Reservation reservation) {
+	private void release(Reservation reservation, ReleaseReason reason) {
 		try {
-			this.service.fail(reservation);
+			this.service.fail(reservation, reason);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not release idempotency key '" + reservation.request().key()
@@ -255,7 +449,7 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 	}
 
-	private static StoredResponse stored(ContentCachingResponseWrapper captured) {
+	private static StoredResponse stored(ResponseCapture captured) {
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		if (captured.getContentType() != null) {
 			headers.put(HttpHeaders.CONTENT_TYPE, List.of(captured.getContentType()));
@@ -266,7 +460,11 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 				headers.put(name, values);
 			}
 		}
-		return new StoredResponse(captured.getStatus(), headers, captured.getContentAsByteArray());
+		return new StoredResponse(captured.getStatus(), headers, captured.body());
+	}
+
+	private static String describe(IdempotentRequest request) {
+		return "idempotency key '" + request.key() + "'";
 	}
 
 	private static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

@@ -20,9 +20,16 @@ import io.ductor.idempotency.DuplicatePolicy;
  * the server's own multipart or form limits); 409 while the first request with the
  * key is in flight (under {@link DuplicatePolicy#REJECT}, or after the wait timeout under
  * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request (method,
- * path or body). Responses below 500 are stored and replayed; a 5xx answer or an exception
- * releases the key so that a retry runs the handler again. The handler must answer
+ * path or body). Responses below 500 are stored and replayed, except refusals (401, 403, 407,
+ * 429), responses carrying {@code Set-Cookie} and bodies larger than
+ * {@code ductor.idempotency.max-response-size}, which are never stored; a 5xx answer or an
+ * exception leaves the key free so that a retry runs the handler again. The handler must answer
  * synchronously.
+ * <p>
+ * By default ({@link IdempotencyMode#ONE_TRANSACTION}) the reservation, the handler's writes and
+ * the stored answer commit in one transaction and the answer is sent after the commit;
+ * {@link IdempotencyMode#TWO_PHASE} is for handlers that call other systems, and has a crash
+ * window described there.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -49,5 +56,13 @@ public @interface Idempotent {
 	 * {@code ductor.idempotency.duplicate-policy}
 	 */
 	DuplicatePolicy duplicatePolicy() default DuplicatePolicy.DEFAULT;
+
+	/**
+	 * How the decision commits: with the handler's writes in one transaction (the default), or in
+	 * two phases around a handler that holds no connection. See {@link IdempotencyMode} for what
+	 * each guarantees after a crash.
+	 * @return the mode
+	 */
+	IdempotencyMode mode() default IdempotencyMode.ONE_TRANSACTION;
 
 }
