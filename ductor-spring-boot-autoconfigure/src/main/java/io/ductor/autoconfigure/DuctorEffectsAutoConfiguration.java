@@ -72,7 +72,7 @@ public final class DuctorEffectsAutoConfiguration {
 		DuctorProperties.Effects effects = properties.effects();
 		return new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
-						effects.maxPayloadSize().toBytes(), effects.retention(),
+						drainer.enabled() && drainer.dispatchAtCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease(), drainer.shutdownTimeout())),

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -11,12 +12,17 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.Ids;
+import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.run.Tick;
 
 /**
  * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
- * the key to it, and arranges for the drainers to wake when the transaction commits.
+ * the key to it, and arranges what happens at commit. An intent due at commit, without an ordering
+ * key and not an alarm, is recorded already claimed by the local drainer when it has room (in
+ * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
+ * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
+ * drainers (the local one at once, the others by notification).
  */
 class EffectWriter {
 
@@ -32,9 +38,16 @@ class EffectWriter {
 
 	private final DuctorObserver observer;
 
+	private final Supplier<DrainSession.Handoff> handoffs;
+
+	/**
+	 * @param handoffs a place in the local drainer for an intent due at commit, or {@code null}
+	 * when it has none (intents are then recorded pending)
+	 */
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
-			Runnable localWakeUp, DuctorObserver observer) {
+			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer) {
 		this.observer = observer;
+		this.handoffs = handoffs;
 		this.dataSource = dataSource;
 		this.store = store;
 		this.payloads = payloads;
@@ -67,17 +80,40 @@ class EffectWriter {
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
 		Tick tick = Tick.current().orElse(null);
-		long id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+		IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
 				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
-				(tick != null) ? tick.runId() : null));
+				(tick != null) ? tick.runId() : null);
+		// due at commit, unordered, not an alarm: recorded already leased to this instance when it has room
+		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null)
+				? this.handoffs.get() : null;
+		ClaimedIntent leased = null;
+		long id;
+		try {
+			if (handoff != null) {
+				leased = this.store.insertLeased(intent, handoff.owner(), handoff.lease());
+				id = (leased != null) ? leased.id() : 0;
+			}
+			else {
+				id = this.store.insert(intent);
+			}
+		}
+		catch (RuntimeException ex) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
+			throw ex;
+		}
 		if (id == 0) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(payload.fingerprint())) {
 				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
 			}
 			return resolvedKey;
 		}
-		onCommit(effect.name(), wait.isZero());
+		onCommit(effect.name(), wait.isZero(), handoff, leased);
 		return resolvedKey;
 	}
 
@@ -95,10 +131,12 @@ class EffectWriter {
 	}
 
 	/**
-	 * After the commit, wake the local drainer, count what was scheduled and, when an intent is
-	 * due at once, have the drainers of other instances notified (once per transaction).
+	 * After the commit, hand the intents recorded leased to this instance to its workers, count
+	 * what was scheduled and, for intents recorded pending, wake the local drainer and (when one is
+	 * due at once) have the drainers of other instances notified, once per transaction. When the
+	 * transaction does not commit, the places reserved for leased intents are given up.
 	 */
-	private void onCommit(String effectName, boolean dueNow) {
+	private void onCommit(String effectName, boolean dueNow, DrainSession.Handoff handoff, ClaimedIntent leased) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
 			scheduled = new Scheduled(effectName);
@@ -108,6 +146,11 @@ class EffectWriter {
 		else {
 			scheduled.add(effectName);
 		}
+		if (handoff != null) {
+			scheduled.handOver(handoff, leased);
+			return;
+		}
+		scheduled.claimable = true;
 		if (dueNow && !scheduled.dueNow) {
 			this.notifier.beforeCommit();
 			scheduled.dueNow = true;
@@ -124,7 +167,18 @@ class EffectWriter {
 
 		private List<String> more;
 
+		/** Whether an intent was recorded pending, for the drainers to claim. */
+		private boolean claimable;
+
+		/** Whether such an intent is due at once. */
 		private boolean dueNow;
+
+		private List<DrainSession.Handoff> handoffs;
+
+		private List<ClaimedIntent> leased;
+
+		/** Whether the transaction rolled back to a savepoint: leased intents may be gone. */
+		private boolean partlyRolledBack;
 
 		Scheduled(String first) {
 			this.first = first;
@@ -137,15 +191,45 @@ class EffectWriter {
 			this.more.add(effectName);
 		}
 
+		void handOver(DrainSession.Handoff handoff, ClaimedIntent intent) {
+			if (this.handoffs == null) {
+				this.handoffs = new ArrayList<>(2);
+				this.leased = new ArrayList<>(2);
+			}
+			this.handoffs.add(handoff);
+			this.leased.add(intent);
+		}
+
+		@Override
+		public void savepointRollback(Object savepoint) {
+			this.partlyRolledBack = true;
+		}
+
 		@Override
 		public void afterCompletion(int status) {
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
-			if (status == STATUS_COMMITTED) {
+			boolean committed = status == STATUS_COMMITTED;
+			if (this.handoffs != null) {
+				if (!committed) {
+					this.handoffs.forEach(DrainSession.Handoff::cancel);
+				}
+				else if (this.partlyRolledBack) {
+					DrainSession.Handoff.handBack(this.handoffs, this.leased);
+				}
+				else {
+					for (int i = 0; i < this.handoffs.size(); i++) {
+						this.handoffs.get(i).handOver(this.leased.get(i));
+					}
+				}
+			}
+			if (committed) {
 				EffectWriter.this.observer.effectScheduled(this.first);
 				if (this.more != null) {
 					this.more.forEach(EffectWriter.this.observer::effectScheduled);
 				}
-				EffectWriter.this.localWakeUp.run();
+				if (this.claimable) {
+					EffectWriter.this.localWakeUp.run();
+				}
 				if (this.dueNow) {
 					EffectWriter.this.notifier.afterCommit();
 				}

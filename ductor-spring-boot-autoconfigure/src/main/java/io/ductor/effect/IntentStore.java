@@ -212,6 +212,46 @@ class IntentStore {
 		return (id != null) ? id : 0;
 	}
 
+	/**
+	 * Records one intent already claimed by {@code owner}: in flight, attempt 1, under a lease from
+	 * the database clock, so that the committing instance runs it without a claim while every
+	 * other instance and the reconciler see an ordinary lease. Only for intents due at once and
+	 * without an ordering key; bound like {@link #INSERT_SQL}.
+	 */
+	static final String INSERT_LEASED_SQL = """
+			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+			    max_attempts, run_id, status, attempts, lease_owner, lease_expires_at)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, clock_timestamp() + ? * interval '1 millisecond')
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING id, next_attempt_at""";
+
+	/**
+	 * @return the intent as claimed by {@code owner}, attempt 1, or {@code null} when the key is
+	 * taken
+	 */
+	ClaimedIntent insertLeased(NewIntent intent, String owner, Duration lease) {
+		return this.template.execute(INSERT_LEASED_SQL, (PreparedStatement statement) -> {
+			statement.setString(1, intent.effectName());
+			statement.setString(2, intent.key());
+			statement.setString(3, intent.payloadJson());
+			statement.setString(4, intent.fingerprint());
+			statement.setString(5, intent.receiver().name());
+			statement.setInt(6, intent.maxAttempts());
+			statement.setString(7, intent.runId());
+			statement.setString(8, owner);
+			statement.setLong(9, lease.toMillis());
+			try (ResultSet row = statement.executeQuery()) {
+				if (!row.next()) {
+					return null;
+				}
+				OffsetDateTime due = row.getObject(2, OffsetDateTime.class);
+				// claimed at the commit that records it: no time passes between the two
+				return new ClaimedIntent(row.getLong(1), intent.effectName(), intent.key(), intent.payloadJson(), 1,
+						intent.maxAttempts(), intent.receiver(), due, due, 0.0);
+			}
+		});
+	}
+
 	/** @return the effect name and payload fingerprint the key is bound to */
 	Optional<String[]> keyBinding(String key) {
 		return this.jdbc.sql("SELECT effect_name, payload_fingerprint FROM eec_effect_intent WHERE idempotency_key = ?")
