@@ -9,7 +9,9 @@ import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -223,7 +225,7 @@ class IntentStore {
 			    max_attempts, run_id, status, attempts, lease_owner, lease_expires_at)
 			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, clock_timestamp() + ? * interval '1 millisecond')
 			ON CONFLICT (idempotency_key) DO NOTHING
-			RETURNING id, next_attempt_at""";
+			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 
 	/**
 	 * @return the intent as claimed by {@code owner}, attempt 1, or {@code null} when the key is
@@ -244,7 +246,11 @@ class IntentStore {
 				if (!row.next()) {
 					return null;
 				}
-				OffsetDateTime due = row.getObject(2, OffsetDateTime.class);
+				// as a number: cheaper to read than a timestamp's text, on the committing thread
+				long micros = row.getLong(2);
+				OffsetDateTime due = OffsetDateTime.ofInstant(
+						Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L),
+						ZoneOffset.UTC);
 				// claimed at the commit that records it: no time passes between the two
 				return new ClaimedIntent(row.getLong(1), intent.effectName(), intent.key(), intent.payloadJson(), 1,
 						intent.maxAttempts(), intent.receiver(), due, due, 0.0);
