@@ -136,8 +136,13 @@ class OneTransactionHttpTest {
 	void aCompletionThatFailsAfterTheHandlersWriteLeavesNeitherSoTheRetryBooksOnce() throws Exception {
 		String key = newKey();
 		jdbc.sql("INSERT INTO poisoned_key VALUES (?)").param(key).update();
+		double completionFailed = released("completion_failed");
+		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key);
 		boolean leftNoTrace = bookingRows(key) == 0 && rows.row("", "POST /bookings", key).isEmpty();
+		// the handler did nothing wrong: the release is counted as the completion's failure
+		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
+		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 
 		// the client retries; whatever a pending reservation was left behind is swept after pending-ttl
 		jdbc.sql("DELETE FROM poisoned_key").update();
@@ -177,8 +182,12 @@ class OneTransactionHttpTest {
 	@Test
 	void aCommitThatFailsIsAnswered500ProblemAndLeavesNoTrace() throws Exception {
 		String key = newKey();
+		double completionFailed = released("completion_failed");
+		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key, "X-Amount", "-1");
 		assertProblem(failed, 500, "could not be committed");
+		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
+		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 		assertThat(failed.body()).doesNotContain("\"id\"");
 		assertThat(bookingRows(key)).isZero();
 		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
