@@ -38,8 +38,8 @@ public enum ReleaseReason {
 	SERVER_ERROR,
 
 	/**
-	 * The response must never be replayed: a 401, 403, 407 or 429, or one carrying
-	 * {@code Set-Cookie}.
+	 * The response must never be replayed: a 401, 403, 407 or 429, one carrying
+	 * {@code Set-Cookie}, or an error the container renders after the filter ({@code sendError}).
 	 */
 	NOT_STORABLE,
 
