@@ -37,9 +37,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A stranger's payments application ({@link PaymentsApplication}, written from the README) under
- * clients that send every key three times at once and retry with the same key on connection
- * errors, 409 and 5xx, while the application context is stopped and started mid-storm. Judged
+ * A stranger's payments application ({@link PaymentsApplication}, written from the README), two
+ * instances on one database, under clients that send every key three times at once to either
+ * instance and retry with the same key on connection errors, 409 and 5xx, while one instance's
+ * application context is stopped and started mid-storm. Judged
  * per key: one row, and every answer the same.
  */
 class PaymentsFromOutsideTest {
@@ -48,6 +49,11 @@ class PaymentsFromOutsideTest {
 	static final PostgresExtension postgres = new PostgresExtension();
 
 	static ConfigurableApplicationContext app;
+
+	/** A second instance on the same database, behind the same clients. */
+	static ConfigurableApplicationContext second;
+
+	static String secondBase;
 
 	static JdbcClient jdbc;
 
@@ -72,11 +78,20 @@ class PaymentsFromOutsideTest {
 	static void start() throws IOException {
 		jdbc = JdbcClient.create(postgres.dataSource());
 		Arrays.stream(PaymentsApplication.SCHEMA.split(";")).forEach((sql) -> jdbc.sql(sql).update());
-		int port;
+		app = launch(freePort());
+		second = launch(freePort());
+		base = "http://127.0.0.1:" + app.getEnvironment().getProperty("server.port");
+		secondBase = "http://127.0.0.1:" + second.getEnvironment().getProperty("server.port");
+	}
+
+	static int freePort() throws IOException {
 		try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-			port = socket.getLocalPort();
+			return socket.getLocalPort();
 		}
-		app = new SpringApplicationBuilder(PaymentsApplication.class)
+	}
+
+	static ConfigurableApplicationContext launch(int port) {
+		return new SpringApplicationBuilder(PaymentsApplication.class)
 			.properties("spring.config.name=payments", "server.port=" + port, "server.address=127.0.0.1",
 					"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
@@ -85,13 +100,15 @@ class PaymentsFromOutsideTest {
 					"spring.datasource.hikari.connection-timeout=3000", "spring.main.banner-mode=off",
 					"ductor.idempotency.wait-timeout=2s", "logging.level.io.ductor=warn")
 			.run();
-		base = "http://127.0.0.1:" + port;
 	}
 
 	@AfterAll
 	static void stop() {
 		if (app != null) {
 			app.close();
+		}
+		if (second != null) {
+			second.close();
 		}
 	}
 
@@ -106,22 +123,23 @@ class PaymentsFromOutsideTest {
 			List<CompletableFuture<?>> running = new ArrayList<>();
 			for (int copy = 0; copy < 3; copy++) {
 				for (String key : transfers) {
-					running.add(CompletableFuture.runAsync(() -> retrying(answers, key,
-							() -> form("PUT", "/transfers/" + key.substring(0, 8), key, "to=alice&amount=10")),
+					String path = "/transfers/" + key.substring(0, 8);
+					running.add(CompletableFuture.runAsync(
+							() -> retrying(answers, key, () -> form(either(), "PUT", path, key, "to=alice&amount=10")),
 							clients));
 				}
 				for (String key : uploads) {
+					byte[] file = bytes(key, 50_000);
 					running.add(CompletableFuture.runAsync(() -> retrying(answers, key,
-							() -> multipart("/statements", key, "statement-" + key + ".csv", bytes(key, 50_000))),
+							() -> multipart(either(), "/statements", key, "statement-" + key + ".csv", file)),
 							clients));
 				}
 				for (String key : audited) {
-					running.add(CompletableFuture.runAsync(
-							() -> retrying(answers, key, () -> form("POST", "/transfers/audited", key, "to=bob&amount=5")),
-							clients));
+					running.add(CompletableFuture.runAsync(() -> retrying(answers, key,
+							() -> form(either(), "POST", "/transfers/audited", key, "to=bob&amount=5")), clients));
 				}
 			}
-			// the operator restarts the context while the clients retry
+			// the operator restarts one instance's context while the clients retry on both
 			Thread.sleep(300);
 			app.stop();
 			Thread.sleep(500);
@@ -262,9 +280,19 @@ class PaymentsFromOutsideTest {
 				response.headers().allValues("Set-Cookie"));
 	}
 
+	/** @return one of the two instances, at random */
+	static String either() {
+		return java.util.concurrent.ThreadLocalRandom.current().nextBoolean() ? base : secondBase;
+	}
+
 	static HttpResponse<String> form(String method, String path, String key, String body)
 			throws IOException, InterruptedException {
-		return http.send(HttpRequest.newBuilder(URI.create(base + path))
+		return form(base, method, path, key, body);
+	}
+
+	static HttpResponse<String> form(String target, String method, String path, String key, String body)
+			throws IOException, InterruptedException {
+		return http.send(HttpRequest.newBuilder(URI.create(target + path))
 			.timeout(Duration.ofSeconds(20))
 			.header("Idempotency-Key", key)
 			.header("Content-Type", "application/x-www-form-urlencoded")
@@ -274,13 +302,18 @@ class PaymentsFromOutsideTest {
 
 	static HttpResponse<String> multipart(String path, String key, String fileName, byte[] content)
 			throws IOException, InterruptedException {
+		return multipart(base, path, key, fileName, content);
+	}
+
+	static HttpResponse<String> multipart(String target, String path, String key, String fileName, byte[] content)
+			throws IOException, InterruptedException {
 		String boundary = "b" + UUID.randomUUID().toString().replace("-", "");
 		ByteArrayOutputStream body = new ByteArrayOutputStream();
 		body.writeBytes(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + fileName
 				+ "\"\r\nContent-Type: text/csv\r\n\r\n").getBytes(StandardCharsets.UTF_8));
 		body.writeBytes(content);
 		body.writeBytes(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
-		return http.send(HttpRequest.newBuilder(URI.create(base + path))
+		return http.send(HttpRequest.newBuilder(URI.create(target + path))
 			.timeout(Duration.ofSeconds(20))
 			.header("Idempotency-Key", key)
 			.header("Content-Type", "multipart/form-data; boundary=" + boundary)
