@@ -261,15 +261,17 @@ public class IdempotencyService {
 				: response.headers().isEmpty() ? "{}" : this.json.write(response.headers(), "stored response headers");
 		try {
 			if (this.store.complete(reservation, decisionId, response, headers, this.settings.completedTtl()) == 0) {
-				throw new ReservationLostException(describe(reservation.request()) + " is no longer held by reservation "
-						+ reservation.ownerToken() + ": it was pending longer than ductor.idempotency.pending-ttl ("
+				throw new ReservationLostException(describe(reservation.request())
+						+ " is no longer held by reservation " + reservation.ownerToken()
+						+ ": it was pending longer than ductor.idempotency.pending-ttl ("
 						+ this.settings.pendingTtl() + "), was released and has been reclaimed by a retry. "
 						+ "The outcome was not stored; make the pending TTL longer than the slowest operation");
 			}
 		}
 		catch (RuntimeException ex) {
 			// a one-transaction decision rolls back because its completion failed, not its handler
-			this.deciding.computeIfPresent(reservation.ownerToken(), (token, reason) -> ReleaseReason.COMPLETION_FAILED);
+			this.deciding.computeIfPresent(reservation.ownerToken(),
+					(token, reason) -> ReleaseReason.COMPLETION_FAILED);
 			throw ex;
 		}
 		wakeAfterCommit(reservation.request());
