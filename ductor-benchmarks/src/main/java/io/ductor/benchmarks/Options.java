@@ -31,7 +31,8 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 		int producers, int lagRate, int lagSeconds, int backlog, int bigBacklog, String bigBacklogHeap, int ticks,
 		int rawWorkers, List<String> ductorProperties, String out, String child) {
 
-	static final List<String> ALL_SCENARIOS = List.of("outbox", "lag", "backlog", "ticks", "idempotency", "scale-out");
+	static final List<String> ALL_SCENARIOS = List.of("outbox", "lag", "backlog", "ticks", "idempotency", "scale-out",
+			"idempotency-modes");
 
 	static final String USAGE = """
 			Usage: java -jar ductor-benchmarks/target/ductor-benchmarks.jar [options]

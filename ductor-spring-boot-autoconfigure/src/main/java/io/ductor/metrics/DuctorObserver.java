@@ -71,8 +71,8 @@ public interface DuctorObserver {
 	/**
 	 * Pending reservations were released so that a retry with their key runs again.
 	 * @param reason why, see {@code io.ductor.idempotency.ReleaseReason}: {@code swept},
-	 * {@code handler_failed}, {@code server_error}, {@code not_storable}, {@code too_large} or
-	 * {@code failed_by_owner}
+	 * {@code handler_failed}, {@code completion_failed}, {@code rolled_back}, {@code server_error},
+	 * {@code not_storable}, {@code too_large} or {@code failed_by_owner}
 	 * @param count how many
 	 */
 	default void released(String reason, int count) {
