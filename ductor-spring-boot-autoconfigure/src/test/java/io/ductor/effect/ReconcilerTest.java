@@ -190,7 +190,7 @@ class ReconcilerTest {
 				Receiver.NOT_IDEMPOTENT, null, 1);
 		// the reconciler takes the round over: round 2 answers unknown, round 3 comes seconds later
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> "UNKNOWN".equals(jdbc.sql("SELECT reconcile_outcome FROM eec_effect_intent WHERE id = ?")
+			.until(() -> "UNKNOWN".equals(jdbc.sql("SELECT COALESCE(reconcile_outcome, '') FROM eec_effect_intent WHERE id = ?")
 				.param(id)
 				.query(String.class)
 				.single()));
