@@ -53,9 +53,10 @@ final class EffectReconciliation {
 
 	/**
 	 * One batch of due rounds.
-	 * @return the intents whose status changed
+	 * @param settledListener told about the intents whose status changed
+	 * @return whether the batch was full: more rounds may be due
 	 */
-	List<Settled> reconcileDue() {
+	boolean reconcileDue(java.util.function.Consumer<List<Settled>> settledListener) {
 		List<ReconcileClaim> claims = this.store.claimReconciling(this.owner, this.settings.lease(),
 				this.settings.batchSize());
 		List<Settled> settled = new ArrayList<>();
@@ -68,12 +69,10 @@ final class EffectReconciliation {
 						+ "; it is reconciled again when the round's lease expires", ex);
 			}
 		}
-		return settled;
-	}
-
-	/** @return whether the last batch was full */
-	boolean full(int claimed) {
-		return claimed == this.settings.batchSize();
+		if (!settled.isEmpty()) {
+			settledListener.accept(settled);
+		}
+		return claims.size() == this.settings.batchSize();
 	}
 
 	private java.util.Optional<Settled> settle(ReconcileClaim claim) {

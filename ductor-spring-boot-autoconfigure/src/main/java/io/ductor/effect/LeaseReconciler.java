@@ -42,11 +42,8 @@ class LeaseReconciler implements WorkerTask {
 		if (!redriven.isEmpty()) {
 			this.settledListener.accept(redriven);
 		}
-		List<Settled> reconciled = this.reconciliation.reconcileDue();
-		if (!reconciled.isEmpty()) {
-			this.settledListener.accept(reconciled);
-		}
-		return redriven.size() == this.batchSize;
+		boolean moreRounds = this.reconciliation.reconcileDue(this.settledListener);
+		return redriven.size() == this.batchSize || moreRounds;
 	}
 
 }
