@@ -229,6 +229,36 @@ class ReconcilerTest {
 	}
 
 	@Test
+	void anIdempotentEffectWithAReconcilerIsNotRetriedWhenItsAttemptApplied() {
+		start();
+		Mailer.loseAcknowledgement.add("charged");
+		Mailer mailer = this.context.getBean(Mailer.class);
+		new TransactionTemplate(this.context.getBean(PlatformTransactionManager.class))
+			.executeWithoutResult((status) -> mailer.charge("charged"));
+		Map<String, Object> row = awaitStatus("charged", "completed");
+		assertThat(Mailer.calls("charged")).containsExactly(1);
+		assertThat(row.get("receiver")).isEqualTo("IDEMPOTENT");
+		assertThat(row.get("reconcile_outcome")).isEqualTo("APPLIED");
+	}
+
+	@Test
+	void anOperatorMayDecideOnAReconcilingIntentWithoutWaiting() {
+		this.database = TestDatabases.create();
+		this.context = EffectInstances.start(this.database, Config.class, "ductor.drainer.poll-interval=100ms",
+				"ductor.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=1h",
+				"ductor.effects.reconcile.backoff.max=1h");
+		Mailer.loseAcknowledgement.add("decided");
+		send("decided");
+		Map<String, Object> row = awaitStatus("decided", "reconciling");
+		EffectOutbox outbox = this.context.getBean(EffectOutbox.class);
+		EffectIntent done = outbox.resolve(((Number) row.get("id")).longValue(), EffectResolution.MARK_DONE);
+		assertThat(done.status()).isEqualTo(EffectStatus.COMPLETED);
+		assertThat(done.leaseOwner()).isNull();
+		assertThat(Mailer.asked.get("decided")).isNull();
+		assertThat(Mailer.calls("decided")).containsExactly(1);
+	}
+
+	@Test
 	void anEffectWithoutAReconcilerStillWaitsForADecision() {
 		start();
 		TestEffects.failNext("plain", 1, new IllegalStateException("timed out"));
@@ -315,9 +345,19 @@ class ReconcilerTest {
 			}
 		}
 
+		@DurableEffect(name = "charge", key = "#key")
+		public void charge(String key) {
+			send(key);
+		}
+
+		@EffectReconciler("charge")
+		public ReconcileOutcome wasCharged(String key) {
+			return wasSent(null, key);
+		}
+
 		@EffectReconciler("mail")
 		public ReconcileOutcome wasSent(EffectContext context, String key) {
-			assertThat(context.idempotencyKey()).isEqualTo(key);
+			assertThat((context != null) ? context.idempotencyKey() : key).isEqualTo(key);
 			asked.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 			Deque<Object> scripted = answers.get(key);
 			Object answer = (scripted != null) ? scripted.poll() : null;
