@@ -129,7 +129,7 @@ public class DuctorEndpoint {
 			return EffectStatus.fromDb(status);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("status must be one of pending, in_flight, completed, failed, "
+			throw new IllegalArgumentException("status must be one of pending, in_flight, reconciling, completed, failed, "
 					+ "needs_decision, cancelled but was '" + status + "'");
 		}
 	}

@@ -75,7 +75,9 @@ public final class DuctorEffectsAutoConfiguration {
 						effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
-								drainer.lease(), drainer.shutdownTimeout())),
+								drainer.lease(), drainer.shutdownTimeout()),
+						new DurableEffects.Reconcile(effects.reconcile().maxRounds(),
+								effects.reconcile().backoff().toBackoff())),
 				DuctorAutoConfiguration.observer(observer));
 	}
 

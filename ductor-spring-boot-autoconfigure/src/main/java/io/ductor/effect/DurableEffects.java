@@ -13,6 +13,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.worker.Backoff;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.WorkerTask;
 
@@ -39,6 +40,13 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final ApplicationEventPublisher events;
 
+	private final EffectRegistry registry;
+
+	private final EffectReconciliation reconciliation;
+
+	/** The most reconciliation rounds one reconciler round asks, one after the other. */
+	private static final int RECONCILE_BATCH_SIZE = 50;
+
 	/**
 	 * Assemble the feature.
 	 * @param dataSource the database holding {@code eec_effect_intent}
@@ -54,9 +62,13 @@ public final class DurableEffects implements AutoCloseable {
 		this.events = events;
 		this.store = new IntentStore(dataSource);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
+		this.registry = registry;
 		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer,
-				settings.drainer().pollInterval()), this::settled,
+				settings.drainer().pollInterval(), settings.reconcile().backoff()), this::settled,
 				settings.drainer(), observer);
+		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
+				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
+						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp, observer);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
@@ -75,7 +87,8 @@ public final class DurableEffects implements AutoCloseable {
 
 	/** @return the reconciler's task, for a {@code PeriodicWorker} */
 	public WorkerTask reconciler() {
-		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled);
+		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
+				this.reconciliation);
 	}
 
 	/** @return the retention purger of effect intents */
@@ -150,9 +163,20 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
 	 * @param drainer how the drainer works
+	 * @param reconcile how unknown outcomes are reconciled
 	 */
 	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, long maxPayloadBytes,
-			Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer) {
+			Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer, Reconcile reconcile) {
+	}
+
+	/**
+	 * How the {@link EffectReconciler}s are asked about unknown outcomes.
+	 *
+	 * @param maxRounds how often a reconciler is asked about one attempt before a
+	 * {@link Receiver#NOT_IDEMPOTENT} intent waits for a decision
+	 * @param backoff the wait before the first round and between rounds
+	 */
+	public record Reconcile(int maxRounds, Backoff backoff) {
 	}
 
 }

@@ -167,17 +167,19 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Decide on an intent in {@code needs_decision}.
+	 * Decide on an intent in {@code needs_decision}, or on one still {@code reconciling} without
+	 * waiting for its reconciler (a round still running then changes nothing).
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @return the intent after the decision
-	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision}, or a
+	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision} or
+	 * {@code reconciling}, or a
 	 * {@code RETRY} of an alarm occurrence whose alarm already has a pending occurrence (named in
 	 * the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
-		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION);
+		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION, EffectStatus.RECONCILING);
 		return switch (resolution) {
 			case RETRY -> wake(move(id, from, EffectStatus.PENDING, "resolved: retry with the same key",
 					require(id).attempts() + 1));
@@ -192,7 +194,8 @@ public class EffectOutbox {
 	 * @return the intent, now cancelled
 	 */
 	public EffectIntent cancel(long id) {
-		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.FAILED, EffectStatus.NEEDS_DECISION),
+		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
+				EffectStatus.NEEDS_DECISION),
 				EffectStatus.CANCELLED, "cancelled by an operator", null));
 	}
 

@@ -159,8 +159,21 @@ class OrderEndToEndTest extends ShopTestSupport {
 	}
 
 	@Test
-	void receiptWithALostConfirmationWaitsForADecisionAndIsNeverResentAutomatically() {
+	void receiptWithALostConfirmationIsFoundInTheSentLogAndCompletedWithoutBeingResent() {
 		this.mail.faults().inject(Fault.AFTER_APPLY);
+
+		String id = place(ShopClient.order("dave", "book-1", 1));
+		awaitRunStatus(id, "completed");
+		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("receipt:" + id)));
+		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
+		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id)).isOne();
+		assertThat(count("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ? AND reconcile_outcome = 'APPLIED'",
+				"receipt:" + id)).isOne();
+	}
+
+	@Test
+	void receiptWithALostConfirmationAndAnUnreadableSentLogWaitsForADecisionAndIsNeverResentAutomatically() {
+		this.mail.faults().inject(Fault.AFTER_APPLY_LOG_DOWN);
 
 		String id = place(ShopClient.order("dave", "book-1", 1));
 		awaitRunStatus(id, "completed");

@@ -37,7 +37,7 @@ class FaultController {
 		FaultPlan plan = this.plans.get(injection.target());
 		if (plan == null || injection.fault() == null) {
 			throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
-					"target must be 'gateway' or 'mailer', fault NONE, BEFORE_APPLY or AFTER_APPLY");
+					"target must be 'gateway' or 'mailer', fault NONE, BEFORE_APPLY, AFTER_APPLY or AFTER_APPLY_LOG_DOWN");
 		}
 		plan.inject(injection.fault());
 		return queued();

@@ -70,7 +70,8 @@ public class OrderEffects {
 
 	/**
 	 * Mail the receipt. The mail server cannot deduplicate, so an attempt whose outcome is unknown
-	 * is not retried: the intent waits in {@code needs_decision} for an operator.
+	 * is never retried blindly: {@link io.ductor.sample.mail.ReceiptReconciler} asks the server's
+	 * sent log first, and when even that cannot tell, the intent waits in {@code needs_decision}.
 	 * @param orderId the order
 	 * @param recipient the customer
 	 * @param text the receipt
