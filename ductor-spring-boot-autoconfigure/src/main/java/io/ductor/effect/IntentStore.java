@@ -305,9 +305,9 @@ class IntentStore {
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
 				            AND o.status IN (%s)))
-				      AND (i.compensation_of IS NULL OR NOT EXISTS (
-				          SELECT 1 FROM eec_effect_intent g
-				          WHERE g.id = i.compensation_of AND g.status IN ('pending', 'in_flight', 'needs_decision')))
+				      AND (i.compensation_of IS NULL OR COALESCE((
+				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
+				          NOT IN ('pending', 'in_flight', 'needs_decision'))
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
