@@ -278,6 +278,32 @@ class CompensationTest {
 	}
 
 	@Test
+	void aCompensateDecisionOnARunThatAlreadyFailedRecordsNothingTwiceAndReleasesTheChain() throws Exception {
+		String run = reservedAndCharged();
+		SagaEffects.lose.add("mail:" + run);
+		ticks.tick(run, "mail", Integer.class, (state, tick) -> {
+			saga.mail(run);
+			return state;
+		});
+		EffectIntent mail = awaitStatus("mail:" + run, EffectStatus.NEEDS_DECISION);
+		fail(run);
+		// the mail may have gone out, so its retraction is recorded, but it waits for the decision
+		assertThat(outbox.findByRun(run)).hasSize(6);
+		Thread.sleep(800);
+		assertThat(outbox.findByKey("compensate:mail:" + run).orElseThrow().attempts()).isZero();
+		assertThat(outbox.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
+		assertThat(outbox.resolve(mail.id(), EffectResolution.COMPENSATE).status()).isEqualTo(EffectStatus.CANCELLED);
+		assertThat(outbox.findByRun(run)).hasSize(6);
+		awaitCompensated(run);
+		List<String> calls = jdbc.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
+			.param("compensate:%" + run)
+			.query(String.class)
+			.list();
+		assertThat(calls).containsExactly("compensate:mail:" + run, "compensate:charge:" + run,
+				"compensate:reserve:" + run);
+	}
+
+	@Test
 	void aCompensationPassedAtTheCallIsRecordedWithItsOwnArguments() {
 		String run = "order-" + UUID.randomUUID();
 		ticks.start("order", run, 0);
