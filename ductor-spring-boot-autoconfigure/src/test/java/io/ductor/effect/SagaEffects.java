@@ -26,7 +26,7 @@ public class SagaEffects {
 	/** Keys whose next call throws: for a receiver that cannot deduplicate, the outcome is unknown. */
 	static final Set<String> lose = ConcurrentHashMap.newKeySet();
 
-	/** How long every compensation takes, to keep them in flight when a crash test kills the JVM. */
+	/** How long a compensation's answer takes after the receiver applied it, so that crashes lose some. */
 	static volatile long callMillis;
 
 	private final RecordingReceiver receiver;
@@ -83,9 +83,6 @@ public class SagaEffects {
 
 	private void call(String payload) {
 		String key = EffectContext.current().idempotencyKey();
-		if (callMillis > 0 && key.startsWith("compensate:")) {
-			sleep(callMillis);
-		}
 		CountDownLatch gate = gates.get(key);
 		if (gate != null) {
 			try {
@@ -102,6 +99,10 @@ public class SagaEffects {
 			throw new IllegalStateException("answer lost for " + key);
 		}
 		this.receiver.receive(payload);
+		if (callMillis > 0 && key.startsWith("compensate:")) {
+			// after the receiver applied it: a kill now loses the answer, and the call is made again
+			sleep(callMillis);
+		}
 	}
 
 	private static void sleep(long millis) {
