@@ -28,6 +28,7 @@ import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.run.TickService;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -67,10 +68,10 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnMissingBean
 	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
 			JsonCodec json, ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties) {
+			DuctorProperties properties, ObjectProvider<TickService> ticks) {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
-		return new DurableEffects(dataSource, registry, json.mapper(), events,
+		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
 						effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
@@ -79,6 +80,8 @@ public final class DuctorEffectsAutoConfiguration {
 						new DurableEffects.Reconcile(effects.reconcile().maxRounds(),
 								effects.reconcile().backoff().toBackoff())),
 				DuctorAutoConfiguration.observer(observer));
+		ticks.ifAvailable(durableEffects::compensateRunsOf);
+		return durableEffects;
 	}
 
 	@Bean

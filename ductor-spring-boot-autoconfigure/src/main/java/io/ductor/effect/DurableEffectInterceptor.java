@@ -20,9 +20,12 @@ class DurableEffectInterceptor implements MethodInterceptor {
 
 	private final EffectWriter writer;
 
-	DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer) {
+	private final Compensations compensations;
+
+	DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer, Compensations compensations) {
 		this.registry = registry;
 		this.writer = writer;
+		this.compensations = compensations;
 	}
 
 	@Override
@@ -36,7 +39,8 @@ class DurableEffectInterceptor implements MethodInterceptor {
 			dispatching.remove();
 			return invocation.proceed();
 		}
-		this.writer.record(effect, invocation.getArguments(), null, null, null, null);
+		String key = this.writer.record(effect, invocation.getArguments(), null, null, null, null);
+		this.compensations.registerDeclared(effect, invocation.getArguments(), key);
 		return null;
 	}
 

@@ -13,6 +13,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.run.TickService;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.WorkerTask;
@@ -44,6 +45,8 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final EffectReconciliation reconciliation;
 
+	private final Compensations compensations;
+
 	/** The most reconciliation rounds one reconciler round asks, one after the other. */
 	private static final int RECONCILE_BATCH_SIZE = 50;
 
@@ -71,13 +74,25 @@ public final class DurableEffects implements AutoCloseable {
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp, observer);
-		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
-		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
+		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
+		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations);
+		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
 	/** @return the operator and programmatic API */
 	public EffectOutbox outbox() {
 		return this.outbox;
+	}
+
+	/**
+	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations its ticks
+	 * registered are recorded in the failing transaction, and {@link EffectResolution#COMPENSATE}
+	 * fails the run of a parked intent through {@code ticks}.
+	 * @param ticks the application's tick service
+	 */
+	public void compensateRunsOf(TickService ticks) {
+		ticks.onRunFailed(this.compensations);
+		this.outbox.useRuns(ticks);
 	}
 
 	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */

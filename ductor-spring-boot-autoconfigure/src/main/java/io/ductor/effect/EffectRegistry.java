@@ -51,7 +51,7 @@ public class EffectRegistry implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		for (EffectMethod effect : this.methods.all()) {
-			definition(effect);
+			checkCompensation(definition(effect));
 			if (this.beanFactory.isSingleton(effect.beanName())) {
 				checkIntercepted(effect, this.beanFactory.getBean(effect.beanName()));
 			}
@@ -155,7 +155,30 @@ public class EffectRegistry implements SmartInitializingSingleton {
 				expression(effect, "key", annotation.key()), expression(effect, "orderingKey", annotation.orderingKey()),
 				delay(effect, annotation.delay()), annotation.receiver(),
 				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
-				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()));
+				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()),
+				annotation.compensation().isBlank() ? null : annotation.compensation());
+	}
+
+	/** A declared compensation must exist and take the same parameters as the effect it undoes. */
+	private void checkCompensation(EffectDefinition effect) {
+		if (effect.compensation() == null) {
+			return;
+		}
+		EffectMethod compensation = this.methods.find(effect.compensation());
+		String declared = "@DurableEffect '" + effect.name() + "' (" + EffectMethods.describe(effect.method())
+				+ ") declares compensation '" + effect.compensation() + "'";
+		if (compensation == null) {
+			throw new DurableEffectException(declared + ", but no @DurableEffect has that name");
+		}
+		if (compensation.name().equals(effect.name())) {
+			throw new DurableEffectException(declared + ": an effect cannot compensate itself");
+		}
+		if (!java.util.Arrays.equals(compensation.method().getGenericParameterTypes(),
+				effect.method().getGenericParameterTypes())) {
+			throw new DurableEffectException(declared + ", but " + EffectMethods.describe(compensation.method())
+					+ " does not take the same parameters; it is called with the same arguments. Pass a compensation"
+					+ " with other arguments at the call: EffectRequest.withCompensation(EffectRequest.of(...))");
+		}
 	}
 
 	private static Expression expression(EffectMethod effect, String attribute, String text) {

@@ -63,6 +63,15 @@ class EffectWriter {
 	 */
 	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName) {
+		return record(effect, args, key, orderingKey, delay, alarmName, Tick.current().map(Tick::runId).orElse(null));
+	}
+
+	/**
+	 * Record one intent linked to {@code runId} whatever tick is current: a run's compensation.
+	 * @return the intent's key
+	 */
+	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
+			String alarmName, String runId) {
 		requireTransaction(effect.name());
 		String payload = this.payloads.write(effect, args);
 		String resolvedKey = (key != null) ? key : evaluate(effect, effect.key(), "key", args);
@@ -77,8 +86,7 @@ class EffectWriter {
 		Duration wait = (delay != null) ? delay : effect.delay();
 		String fingerprint = EffectPayloads.fingerprint(effect.name(), payload);
 		Optional<Long> id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload, fingerprint,
-				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
-				Tick.current().map(Tick::runId).orElse(null)));
+				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId));
 		if (id.isEmpty()) {
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(fingerprint)) {

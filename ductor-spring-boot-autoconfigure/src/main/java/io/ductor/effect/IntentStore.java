@@ -289,7 +289,7 @@ class IntentStore {
 	 * Claims up to {@code limit} due intents for {@code owner}: one short statement that locks
 	 * them with {@code SKIP LOCKED}, marks them in flight under a lease from the database clock and
 	 * counts the attempt. An intent with an ordering key is due only when no earlier intent of its
-	 * key is still live.
+	 * key is still live; a compensation only when the intent it undoes can no longer run.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		return this.jdbc.sql(claimSql(commitTimestamps(), limit))
@@ -327,6 +327,9 @@ class IntentStore {
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
 				            AND o.status IN (%s)))
+				      AND (i.compensation_of IS NULL OR COALESCE((
+				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
+				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
