@@ -101,6 +101,9 @@ public final class BenchmarkMain {
 		if (options.runs("scale-out")) {
 			outbox.scaleOut();
 		}
+		if (options.runs("idempotency-modes")) {
+			new IdempotencyModesScenario(bench).run();
+		}
 		report.note("Load average (1, 5, 15 min) at the start: " + startLoad + "; at the end: " + loadAverage()
 				+ ". Anything else running on the machine shows here; ratios come from alternating trials of the same run.");
 		return header + "\n" + report.markdown();
@@ -142,7 +145,8 @@ public final class BenchmarkMain {
 		return out.toString();
 	}
 
-	private static String loadAverage() {
+	/** @return the load average of 1, 5 and 15 minutes, comma-separated */
+	static String loadAverage() {
 		try {
 			String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
 			return fields[0] + ", " + fields[1] + ", " + fields[2];

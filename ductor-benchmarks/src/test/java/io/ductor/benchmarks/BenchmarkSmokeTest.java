@@ -14,8 +14,8 @@ class BenchmarkSmokeTest {
 
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
-		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency", "--trials=1", "--effects=100",
-				"--producers=4", "--ticks=64", "--producer-calls=100");
+		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes", "--trials=1",
+				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
 
 		assertThat(report).contains("PostgreSQL settings: ", "fsync=");
@@ -28,7 +28,8 @@ class BenchmarkSmokeTest {
 		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
 				"| 5 idempotency | raw JDBC + pg_notify |",
-				"| 5 idempotency | Ductor | 200-way duplicate storm", "all 200 answers equal, action ran once");
+				"| 5 idempotency | Ductor | 200-way duplicate storm", "all 200 answers equal, action ran once",
+				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |");
 		assertThat(report).doesNotContain("skipped");
 	}
 

@@ -60,9 +60,33 @@ class BookingStormTest {
 
 	}
 
+	/**
+	 * What the two-phase mode's documented crash window does to the bookings. Judged per key, like
+	 * every storm; the window's consequences are asserted to be found, everything else to be 0.
+	 */
+	static final Set<String> TWO_PHASE_WINDOW = Set.of("keys with two or more bookings (must be 0)",
+			"keys answered with two different booking ids (must be 0)",
+			"keys whose bookings have other than one hold intent (must be 0)",
+			"keys whose bookings have other than one hold at the hotel (must be 0)",
+			"keys with a booking whose reservation is not completed (must be 0)");
+
 	@Test
 	void killedDuringTheStormEveryKeyHasOneBookingOneHoldAndOneAnsweredId() throws Exception {
-		killStorm("Booking storm, kill -9", "booking-storm-kill", "/bookings", "POST /bookings");
+		killStorm("Booking storm, kill -9", "booking-storm-kill", "/bookings", "POST /bookings",
+				BookingStormTest::assertMustBeZero);
+	}
+
+	/**
+	 * The same storm on {@code @Idempotent(mode = TWO_PHASE)}, whose crash window is documented: a
+	 * booking committed before a kill and its pending reservation swept lets a retry book again.
+	 * It keeps the harness honest: if the judge stopped finding that window, it would no longer
+	 * prove that the default mode closes it.
+	 */
+	@Test
+	@Tag("long")
+	void killedDuringTheStormTheTwoPhaseModeShowsItsDocumentedWindow() throws Exception {
+		killStorm("Booking storm, kill -9, two-phase mode", "booking-storm-kill-two-phase", "/two-phase/bookings",
+				"POST /two-phase/bookings", BookingStormTest::assertTwoPhaseWindowFound);
 	}
 
 	/**
@@ -74,10 +98,11 @@ class BookingStormTest {
 	@Tag("long")
 	void killedDuringTheStormTheOneTransactionFormKeepsOneBookingPerKey() throws Exception {
 		killStorm("Booking storm, kill -9, one-transaction form", "booking-storm-kill-one-transaction",
-				"/one-transaction/bookings", "bookings");
+				"/one-transaction/bookings", "bookings", BookingStormTest::assertMustBeZero);
 	}
 
-	private void killStorm(String scenario, String directoryName, String path, String pool) throws Exception {
+	private void killStorm(String scenario, String directoryName, String path, String pool,
+			java.util.function.Consumer<Map<String, Object>> verdict) throws Exception {
 		Storm storm = Storm.kills();
 		TestDatabase database = postgres.database();
 		createSchema(postgres.dataSource());
@@ -118,7 +143,7 @@ class BookingStormTest {
 					.figure("storm and settle", Report.millis(stormTime))
 					.figure("every client stopped before its timeout", settled);
 				report.figures(figures).write();
-				assertMustBeZero(figures);
+				verdict.accept(figures);
 				assertThat(settled).as("every client got an answer before its timeout").isTrue();
 			}
 		}
@@ -328,6 +353,19 @@ class BookingStormTest {
 			f.put("examples", String.join("; ", examples));
 		}
 		return f;
+	}
+
+	/**
+	 * The two-phase window was found (some key has two bookings), and nothing else broke: every
+	 * key answered with its own booking's id, no reservation left pending.
+	 */
+	static void assertTwoPhaseWindowFound(Map<String, Object> figures) {
+		assertThat((Long) figures.get("keys with two or more bookings (must be 0)"))
+			.as("the storm finds the two-phase window (keys with two bookings); all figures: " + figures)
+			.isPositive();
+		Map<String, Object> others = new LinkedHashMap<>(figures);
+		others.keySet().removeAll(TWO_PHASE_WINDOW);
+		assertMustBeZero(others);
 	}
 
 	static void assertMustBeZero(Map<String, Object> figures) {

@@ -359,7 +359,8 @@ class HostileInputTest {
 				() -> http(post("/echo", "{\"a\":1}", "Idempotency-Key", "k".repeat(300))));
 		check(area, "POST /echo with a key holding UTF-8 bytes (clé, raw socket)", "400", "",
 				() -> rawPost("/echo", "{\"a\":1}", "cl\u00e9".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-		check(area, "POST /echo with malformed JSON ({not json)", "400", "eec_routing_idempotency+1",
+		// Spring MVC answers it with sendError: the error page is rendered after the filter, never stored
+		check(area, "POST /echo with malformed JSON ({not json)", "400", "",
 				() -> http(post("/echo", "{not json", "Idempotency-Key", "malformed-1")));
 		post("/echo", "{\"a\":1}", "Idempotency-Key", "body-reuse");
 		check(area, "POST /echo reusing a key with another body", "422 application/problem+json", "",

@@ -16,6 +16,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectResolution;
@@ -26,7 +27,8 @@ import io.ductor.worker.WorkerStatus;
 /**
  * The {@code ductor} actuator endpoint. Read: an overview of the backlog and the workers
  * ({@code GET /actuator/ductor}) and intents by status with paging
- * ({@code GET /actuator/ductor/{status}?afterId=&limit=}). Write: act on one intent
+ * ({@code GET /actuator/ductor/{status}?afterId=&limit=}), and a run's compensation chain
+ * ({@code GET /actuator/ductor/runs/{runId}}). Write: act on one intent
  * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel} or
  * {@code resolve} and a {@code resolution}), or retry every failed or undecided intent of an effect
  * ({@code POST /actuator/ductor} with {@code effect} and {@code status}). Every write is logged.
@@ -69,6 +71,22 @@ public class DuctorEndpoint {
 	public List<EffectIntent> intents(@Selector String status, @Nullable Long afterId, @Nullable Integer limit) {
 		requireOneLine("status", status);
 		return this.outbox.list(status(status), (afterId != null) ? afterId : 0, (limit != null) ? limit : 50);
+	}
+
+	/**
+	 * A run's compensation chain: {@code GET /actuator/ductor/runs/{runId}}.
+	 * @param runs {@code runs}
+	 * @param runId the run
+	 * @return how far the run's undo got, and its compensations in the order they run
+	 */
+	@ReadOperation
+	public CompensationChain run(@Selector String runs, @Selector String runId) {
+		requireOneLine("runs", runs);
+		requireOneLine("runId", runId);
+		if (!"runs".equals(runs)) {
+			refuse("a run is read at /actuator/ductor/runs/{runId}");
+		}
+		return this.outbox.compensations(runId);
 	}
 
 	@WriteOperation
@@ -129,21 +147,21 @@ public class DuctorEndpoint {
 			return EffectStatus.fromDb(status);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("status must be one of pending, in_flight, completed, failed, "
+			throw new IllegalArgumentException("status must be one of pending, in_flight, reconciling, completed, failed, "
 					+ "needs_decision, cancelled but was '" + status + "'");
 		}
 	}
 
 	private static EffectResolution resolution(String resolution) {
 		if (resolution == null) {
-			throw new IllegalArgumentException("resolve needs a resolution: retry, mark_done or mark_failed");
+			throw new IllegalArgumentException("resolve needs a resolution: retry, mark_done, mark_failed or compensate");
 		}
 		try {
 			return EffectResolution.valueOf(resolution.toUpperCase(Locale.ROOT));
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException(
-					"resolution must be retry, mark_done or mark_failed but was '" + resolution + "'");
+					"resolution must be retry, mark_done, mark_failed or compensate but was '" + resolution + "'");
 		}
 	}
 

@@ -28,6 +28,7 @@ import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.run.TickService;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -67,16 +68,20 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnMissingBean
 	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
 			JsonCodec json, ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties) {
+			DuctorProperties properties, ObjectProvider<TickService> ticks) {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
-		return new DurableEffects(dataSource, registry, json.mapper(), events,
+		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
 						drainer.enabled() && drainer.dispatchAtCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
-								drainer.lease(), drainer.shutdownTimeout())),
+								drainer.lease(), drainer.shutdownTimeout()),
+						new DurableEffects.Reconcile(effects.reconcile().maxRounds(),
+								effects.reconcile().backoff().toBackoff())),
 				DuctorAutoConfiguration.observer(observer));
+		ticks.ifAvailable(durableEffects::compensateRunsOf);
+		return durableEffects;
 	}
 
 	@Bean

@@ -106,10 +106,12 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * ever, set ductor.retention.enabled=false.
 	 * @param maxPayloadSize Largest JSON payload of an effect's arguments.
 	 * @param overrides Per-effect overrides of max-attempts and backoff, by effect name.
+	 * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
+	 * outcome is unknown.
 	 */
 	public record Effects(@DefaultValue("10") int maxAttempts, @DefaultValue EffectBackoff backoff,
 			@DefaultValue("7d") Duration retention, @DefaultValue("256KB") DataSize maxPayloadSize,
-			Map<String, EffectOverride> overrides) {
+			Map<String, EffectOverride> overrides, @DefaultValue Reconcile reconcile) {
 
 		public Effects {
 			requireAtLeastOne("ductor.effects.max-attempts", maxAttempts);
@@ -121,6 +123,46 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			}
 			overrides = (overrides != null) ? Map.copyOf(overrides) : Map.of();
 			overrides.forEach((name, override) -> override.check("ductor.effects.overrides." + name));
+		}
+
+	}
+
+	/**
+	 * Reconciliation: when an attempt's outcome is unknown (its receiver threw, or its lease expired
+	 * after it started) and its effect has an @EffectReconciler, the reconciler worker asks it
+	 * whether the receiver applied the attempt, outside any transaction, in rounds.
+	 *
+	 * @param maxRounds How often the reconciler is asked about one attempt (UNKNOWN, or it threw)
+	 * before the intent waits in needs_decision (an IDEMPOTENT one is retried instead). At least 1.
+	 * @param backoff The jittered wait before the first round and between rounds. Rounds run at the
+	 * reconciler worker's rounds (ductor.reconciler.interval), so a wait shorter than that interval
+	 * is rounded up to it.
+	 */
+	public record Reconcile(@DefaultValue("5") int maxRounds, @DefaultValue ReconcileBackoff backoff) {
+
+		public Reconcile {
+			requireBetween("ductor.effects.reconcile.max-rounds", maxRounds, 1, 1_000);
+			backoff.check("ductor.effects.reconcile.backoff");
+		}
+
+	}
+
+	/**
+	 * The backoff between reconciliation rounds.
+	 *
+	 * @param initial Longest wait before the first round.
+	 * @param max Longest wait before any round.
+	 * @param multiplier How much the longest wait grows per round. At least 1.
+	 */
+	public record ReconcileBackoff(@DefaultValue("1s") Duration initial, @DefaultValue("5m") Duration max,
+			@DefaultValue("2.0") double multiplier) {
+
+		void check(String prefix) {
+			checkBackoff(prefix, this.initial, this.max, this.multiplier);
+		}
+
+		Backoff toBackoff() {
+			return new Backoff(this.initial, this.max, this.multiplier);
 		}
 
 	}
@@ -185,7 +227,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * @param shutdownTimeout How long shutdown waits for running effects before leaving them to
 	 * the reconciler.
 	 * @param dispatchAtCommit Whether an intent due at commit (no delay, no ordering key, not an
-	 * alarm) is recorded already claimed by this instance's drainer, when it has room, and handed to
+	 * alarm, not recorded by a run's tick) is recorded already claimed by this instance's drainer, when it has room, and handed to
 	 * its workers right after the commit, with no wake-up and no claim statement. Other instances
 	 * and the reconciler see an ordinary lease. When the drainer is saturated, or this is off,
 	 * intents are recorded pending and claimed.

@@ -74,4 +74,17 @@ public @interface DurableEffect {
 	 */
 	Class<? extends Throwable>[] noRetryFor() default {};
 
+	/**
+	 * The name of the effect that undoes this one, called with the same arguments: when a tick of a
+	 * run records this effect, it registers that compensation with the run, and if the run fails
+	 * later ({@code tick.fail}, or an operator's {@link EffectResolution#COMPENSATE}) the
+	 * compensation is recorded, in the failing transaction, with the key
+	 * {@code "compensate:" + this intent's key}. The compensation must be a {@code @DurableEffect}
+	 * taking the same parameter types (checked at start-up). Recorded outside a run, the effect
+	 * registers nothing. Empty (the default): no compensation; one can still be passed at the call
+	 * with {@link EffectRequest#withCompensation(EffectRequest)}.
+	 * @return the compensating effect's name
+	 */
+	String compensation() default "";
+
 }

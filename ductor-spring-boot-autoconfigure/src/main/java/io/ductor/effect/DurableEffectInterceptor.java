@@ -22,6 +22,8 @@ class DurableEffectInterceptor implements MethodInterceptor {
 
 	private final EffectWriter writer;
 
+	private final Compensations compensations;
+
 	/** Per target class, the effect each intercepted method resolves to: resolved on its first call. */
 	private final ClassValue<Map<Method, EffectDefinition>> resolved = new ClassValue<>() {
 
@@ -32,9 +34,10 @@ class DurableEffectInterceptor implements MethodInterceptor {
 
 	};
 
-	DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer) {
+	DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer, Compensations compensations) {
 		this.registry = registry;
 		this.writer = writer;
+		this.compensations = compensations;
 	}
 
 	@Override
@@ -45,7 +48,8 @@ class DurableEffectInterceptor implements MethodInterceptor {
 			dispatching.remove();
 			return invocation.proceed();
 		}
-		this.writer.record(effect, invocation.getArguments(), null, null, null, null);
+		String key = this.writer.record(effect, invocation.getArguments(), null, null, null, null);
+		this.compensations.registerDeclared(effect, invocation.getArguments(), key);
 		return null;
 	}
 

@@ -13,6 +13,8 @@ import org.springframework.context.ApplicationEventPublisher;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.run.TickService;
+import io.ductor.worker.Backoff;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.WorkerTask;
 
@@ -39,6 +41,15 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final ApplicationEventPublisher events;
 
+	private final EffectRegistry registry;
+
+	private final EffectReconciliation reconciliation;
+
+	private final Compensations compensations;
+
+	/** The most reconciliation rounds one reconciler round asks, one after the other. */
+	private static final int RECONCILE_BATCH_SIZE = 50;
+
 	/**
 	 * Assemble the feature.
 	 * @param dataSource the database holding {@code eec_effect_intent}
@@ -54,19 +65,35 @@ public final class DurableEffects implements AutoCloseable {
 		this.events = events;
 		this.store = new IntentStore(dataSource);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
+		this.registry = registry;
 		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer,
-				settings.drainer().pollInterval()), this::settled,
+				settings.drainer().pollInterval(), settings.reconcile().backoff()), this::settled,
 				settings.drainer(), observer);
+		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
+				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
+						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
 				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer);
-		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp);
-		this.interceptor = new DurableEffectInterceptor(registry, this.writer);
+		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
+		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations);
+		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
 	/** @return the operator and programmatic API */
 	public EffectOutbox outbox() {
 		return this.outbox;
+	}
+
+	/**
+	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations its ticks
+	 * registered are recorded in the failing transaction, and {@link EffectResolution#COMPENSATE}
+	 * fails the run of a parked intent through {@code ticks}.
+	 * @param ticks the application's tick service
+	 */
+	public void compensateRunsOf(TickService ticks) {
+		ticks.onRunFailed(this.compensations);
+		this.outbox.useRuns(ticks);
 	}
 
 	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */
@@ -76,7 +103,8 @@ public final class DurableEffects implements AutoCloseable {
 
 	/** @return the reconciler's task, for a {@code PeriodicWorker} */
 	public WorkerTask reconciler() {
-		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled);
+		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
+				this.reconciliation);
 	}
 
 	/** @return the retention purger of effect intents */
@@ -154,10 +182,21 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
 	 * @param drainer how the drainer works
+	 * @param reconcile how unknown outcomes are reconciled
 	 */
 	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, boolean dispatchAtCommit,
-			long maxPayloadBytes,
-			Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer) {
+			long maxPayloadBytes, Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer,
+			Reconcile reconcile) {
+	}
+
+	/**
+	 * How the {@link EffectReconciler}s are asked about unknown outcomes.
+	 *
+	 * @param maxRounds how often a reconciler is asked about one attempt before a
+	 * {@link Receiver#NOT_IDEMPOTENT} intent waits for a decision
+	 * @param backoff the wait before the first round and between rounds
+	 */
+	public record Reconcile(int maxRounds, Backoff backoff) {
 	}
 
 }

@@ -23,10 +23,11 @@ import io.ductor.worker.Backoff;
  * @param maxAttempts the attempt limit
  * @param backoff the backoff between attempts
  * @param noRetryFor exceptions that fail the intent at once
+ * @param compensation the effect that undoes this one with the same arguments, or {@code null}
  */
 record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, EffectExpression key,
 		EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
-		List<Class<? extends Throwable>> noRetryFor) {
+		List<Class<? extends Throwable>> noRetryFor, String compensation) {
 
 	boolean isNonRetryable(Throwable failure) {
 		if (failure instanceof NonRetryableEffectException) {

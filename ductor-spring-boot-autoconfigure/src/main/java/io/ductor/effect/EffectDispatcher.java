@@ -9,6 +9,7 @@ import org.springframework.aop.support.AopUtils;
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.effect.IntentStore.Completion;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.worker.Backoff;
 
 /**
  * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the real
@@ -31,15 +32,19 @@ class EffectDispatcher {
 
 	private final Duration lookupRetryDelay;
 
+	private final Backoff reconcileBackoff;
+
 	/**
 	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not be looked up
+	 * @param reconcileBackoff the wait before the first reconciliation round of an unknown outcome
 	 */
 	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
-			Duration lookupRetryDelay) {
+			Duration lookupRetryDelay, Backoff reconcileBackoff) {
 		this.registry = registry;
 		this.payloads = payloads;
 		this.observer = observer;
 		this.lookupRetryDelay = lookupRetryDelay;
+		this.reconcileBackoff = reconcileBackoff;
 	}
 
 	/**
@@ -61,7 +66,7 @@ class EffectDispatcher {
 		catch (Throwable ex) {
 			// not expected: every step below catches its own failures; still, never leave an attempt unsettled
 			completion = (intent.receiver() == Receiver.NOT_IDEMPOTENT)
-					? needsDecision(intent, "Dispatch failed unexpectedly: " + describe(ex))
+					? unknownOutcome(intent, "Dispatch failed unexpectedly: " + describe(ex))
 					: finalFailure(intent, "Dispatch failed unexpectedly on attempt " + intent.attempt() + ": "
 							+ describe(ex));
 		}
@@ -143,18 +148,37 @@ class EffectDispatcher {
 			return finalFailure(intent, "Non-retryable failure on attempt " + intent.attempt() + ": " + error);
 		}
 		if (intent.receiver() == Receiver.NOT_IDEMPOTENT && !(failure instanceof EffectNotAppliedException)) {
-			return needsDecision(intent, error);
+			return unknownOutcome(intent, error);
 		}
 		if (failure instanceof LinkageError) {
 			// the code cannot run this effect (a class fails to load or initialise): every retry would fail alike
 			return finalFailure(intent, "The application's code cannot run this effect (attempt " + intent.attempt()
 					+ "); retry it once the code is fixed: " + error);
 		}
+		if (!(failure instanceof EffectNotAppliedException) && this.registry.reconciler(effect.name()) != null) {
+			// the receiver deduplicates, but its reconciler may spare a retry (or tell an applied last attempt)
+			return reconciling(intent, error);
+		}
 		if (intent.attempt() >= intent.maxAttempts()) {
 			return finalFailure(intent, "Gave up after " + intent.attempt() + " attempt(s): " + error);
 		}
 		return new Completion(intent.id(), intent.attempt(), EffectStatus.PENDING, truncate(error),
 				effect.backoff().delay(intent.attempt()));
+	}
+
+	/**
+	 * The outcome of the attempt is unknown: its reconciler is asked when the effect has one,
+	 * otherwise the intent waits for a decision.
+	 */
+	private Completion unknownOutcome(ClaimedIntent intent, String error) {
+		return (this.registry.reconciler(intent.effectName()) != null) ? reconciling(intent, error)
+				: needsDecision(intent, error);
+	}
+
+	private Completion reconciling(ClaimedIntent intent, String error) {
+		return new Completion(intent.id(), intent.attempt(), EffectStatus.RECONCILING,
+				truncate("Outcome unknown after attempt " + intent.attempt() + "; asking its reconciler: " + error),
+				this.reconcileBackoff.delay(1));
 	}
 
 	/** The receiver was certainly not called: retry while attempts remain. */

@@ -13,8 +13,9 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds the {@link DurableEffect} methods of every bean as it is created, and fails the bean's
- * creation when one of them cannot be intercepted or its name is taken.
+ * Finds the {@link DurableEffect} and {@link EffectReconciler} methods of every bean as it is
+ * created, and fails the bean's creation when one of them cannot be intercepted or called, or its
+ * name is taken.
  */
 public class EffectMethods implements BeanPostProcessor {
 
@@ -22,13 +23,57 @@ public class EffectMethods implements BeanPostProcessor {
 
 	private final Map<Method, EffectMethod> byMethod = new ConcurrentHashMap<>();
 
+	private final Map<String, ReconcilerMethod> reconcilers = new ConcurrentHashMap<>();
+
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) {
 		Class<?> userClass = ClassUtils.getUserClass(AopUtils.getTargetClass(bean));
 		ReflectionUtils.doWithMethods(userClass, (method) -> register(beanName, userClass, method),
 				(method) -> !method.isBridge() && !method.isSynthetic()
 						&& AnnotatedElementUtils.hasAnnotation(method, DurableEffect.class));
+		ReflectionUtils.doWithMethods(userClass, (method) -> registerReconciler(beanName, method),
+				(method) -> !method.isBridge() && !method.isSynthetic()
+						&& AnnotatedElementUtils.hasAnnotation(method, EffectReconciler.class));
 		return bean;
+	}
+
+	private void registerReconciler(String beanName, Method method) {
+		String problem = reconcilerProblemWith(method);
+		if (problem != null) {
+			throw new BeanInitializationException("@EffectReconciler method " + describe(method) + " of bean '"
+					+ beanName + "' " + problem);
+		}
+		EffectReconciler annotation = AnnotatedElementUtils.findMergedAnnotation(method, EffectReconciler.class);
+		String name = annotation.value();
+		if (name.isBlank()) {
+			throw new BeanInitializationException("@EffectReconciler method " + describe(method) + " of bean '"
+					+ beanName + "' must name the effect it reconciles");
+		}
+		ReconcilerMethod reconciler = new ReconcilerMethod(name, beanName, method);
+		ReconcilerMethod existing = this.reconcilers.putIfAbsent(name, reconciler);
+		if (existing != null && !existing.method().equals(method)) {
+			throw new BeanInitializationException("Effect '" + name + "' has two @EffectReconciler methods: "
+					+ describe(method) + " in bean '" + beanName + "' and " + describe(existing.method())
+					+ " in bean '" + existing.beanName() + "'; an effect has at most one reconciler");
+		}
+	}
+
+	private static String reconcilerProblemWith(Method method) {
+		int modifiers = method.getModifiers();
+		if (!Modifier.isPublic(modifiers)) {
+			return "must be public";
+		}
+		if (Modifier.isStatic(modifiers)) {
+			return "must not be static";
+		}
+		if (method.getReturnType() != ReconcileOutcome.class) {
+			return "must return ReconcileOutcome (APPLIED, NOT_APPLIED or UNKNOWN)";
+		}
+		Class<?>[] parameters = method.getParameterTypes();
+		if (parameters.length == 0 || (parameters[0] != String.class && parameters[0] != EffectContext.class)) {
+			return "must take the idempotency key (String) or the EffectContext first";
+		}
+		return null;
 	}
 
 	private void register(String beanName, Class<?> userClass, Method method) {
@@ -96,8 +141,24 @@ public class EffectMethods implements BeanPostProcessor {
 		return this.byName.values();
 	}
 
+	Iterable<ReconcilerMethod> reconcilers() {
+		return this.reconcilers.values();
+	}
+
+	/**
+	 * @param name an effect name
+	 * @return its reconciler, or {@code null}
+	 */
+	ReconcilerMethod findReconciler(String name) {
+		return this.reconcilers.get(name);
+	}
+
 	/** One {@link DurableEffect} method of one bean. */
 	record EffectMethod(String name, String beanName, Class<?> userClass, Method method, DurableEffect annotation) {
+	}
+
+	/** One {@link EffectReconciler} method of one bean. */
+	record ReconcilerMethod(String effectName, String beanName, Method method) {
 	}
 
 }

@@ -7,9 +7,15 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 
+import tools.jackson.databind.JsonNode;
+
 import org.springframework.dao.DuplicateKeyException;
 
 import io.ductor.Ids;
+import io.ductor.run.Run;
+import io.ductor.run.RunStatus;
+import io.ductor.run.TickOutcome;
+import io.ductor.run.TickService;
 
 /**
  * The outbox, programmatically: schedule effects and named alarms inside the caller's
@@ -25,11 +31,21 @@ public class EffectOutbox {
 
 	private final Runnable wakeUp;
 
-	EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp) {
+	private final Compensations compensations;
+
+	private volatile TickService ticks;
+
+	EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp,
+			Compensations compensations) {
 		this.registry = registry;
 		this.writer = writer;
 		this.store = store;
 		this.wakeUp = wakeUp;
+		this.compensations = compensations;
+	}
+
+	void useRuns(TickService ticks) {
+		this.ticks = ticks;
 	}
 
 	/**
@@ -42,8 +58,40 @@ public class EffectOutbox {
 	 */
 	public String schedule(EffectRequest request) {
 		EffectDefinition effect = effect(request.effectName());
-		return this.writer.record(effect, request.args().toArray(), request.key(), request.orderingKey(),
-				request.delay(), null);
+		Object[] args = request.args().toArray();
+		String key = this.writer.record(effect, args, request.key(), request.orderingKey(), request.delay(), null);
+		if (request.compensation() != null) {
+			this.compensations.register(key, request.compensation(), true);
+		}
+		else {
+			this.compensations.registerDeclared(effect, args, key);
+		}
+		return key;
+	}
+
+	/**
+	 * Register, in the current tick, the compensation of an intent the tick records (or recorded)
+	 * with {@code key}: for an effect called through its annotated method whose undo takes other
+	 * arguments than the effect. The first compensation registered for a key in a run wins.
+	 * @param key the idempotency key of the intent to undo if the run fails
+	 * @param compensation the effect and arguments that undo it
+	 * @throws DurableEffectException outside a tick of a run, or for an unknown effect
+	 */
+	public void compensateWith(String key, EffectRequest compensation) {
+		Ids.require("key", key);
+		Objects.requireNonNull(compensation, "compensation must not be null");
+		this.writer.requireTransaction(compensation.effectName());
+		this.compensations.register(key, compensation, true);
+	}
+
+	/**
+	 * The compensations a run's ticks registered, in the order they run if the run fails (the
+	 * latest tick's first), each with the intent it undoes and, once recorded, its own intent.
+	 * @param runId the run
+	 * @return its compensation chain
+	 */
+	public CompensationChain compensations(String runId) {
+		return this.compensations.chain(Ids.require("runId", runId));
 	}
 
 	/**
@@ -167,23 +215,74 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Decide on an intent in {@code needs_decision}.
+	 * Decide on an intent in {@code needs_decision}, or on one still {@code reconciling} without
+	 * waiting for its reconciler (a round still running then changes nothing).
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @return the intent after the decision
-	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision}, or a
+	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision} or
+	 * {@code reconciling}, or a
 	 * {@code RETRY} of an alarm occurrence whose alarm already has a pending occurrence (named in
 	 * the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
-		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION);
+		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION, EffectStatus.RECONCILING);
 		return switch (resolution) {
 			case RETRY -> wake(move(id, from, EffectStatus.PENDING, "resolved: retry with the same key",
 					require(id).attempts() + 1));
 			case MARK_DONE -> move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null);
 			case MARK_FAILED -> move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null);
+			case COMPENSATE -> compensate(id);
 		};
+	}
+
+	/**
+	 * Cancels a parked intent and fails its run, recording the run's compensations: through a tick
+	 * (stamp {@code "compensate:" + id}) for an active run, so that the cancel, the failure and the
+	 * compensations commit together; for a run that already failed, the compensations still missing
+	 * (this intent's, when it registered one) first, then the cancel. Should the cancel then not
+	 * happen, the compensation of this intent waits for it, and deciding again records nothing twice.
+	 */
+	private EffectIntent compensate(long id) {
+		EffectIntent intent = require(id);
+		if (intent.status() != EffectStatus.NEEDS_DECISION) {
+			throw new EffectIntentStateException("Intent " + id + " is " + intent.status().dbValue()
+					+ "; only [needs_decision] intents can be compensated");
+		}
+		if (intent.runId() == null) {
+			throw new EffectIntentStateException("Intent " + id + " was not recorded by a tick of a run, so there "
+					+ "is no run to compensate; resolve it with RETRY, MARK_DONE or MARK_FAILED");
+		}
+		TickService runs = this.ticks;
+		if (runs == null) {
+			throw new EffectIntentStateException("Runs are not available in this application, so intent " + id
+					+ " cannot be compensated");
+		}
+		String note = "resolved: compensate (run " + intent.runId() + " failed by an operator's decision)";
+		Run<JsonNode> run = runs.find(intent.runId(), JsonNode.class)
+			.orElseThrow(() -> new EffectIntentStateException("Run '" + intent.runId() + "' of intent " + id
+					+ " no longer exists"));
+		if (run.status() == RunStatus.ACTIVE) {
+			TickOutcome<JsonNode> outcome = runs.tick(intent.runId(), Compensations.PREFIX + id, JsonNode.class,
+					(state, tick) -> {
+						move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null);
+						tick.fail("intent " + id + " (" + intent.effectName() + ", key '" + intent.idempotencyKey()
+								+ "') had an unknown outcome; an operator decided to compensate the run");
+						return state;
+					});
+			if (outcome.applied()) {
+				return wake(require(id));
+			}
+			run = runs.find(intent.runId(), JsonNode.class).orElseThrow();
+		}
+		if (run.status() != RunStatus.FAILED) {
+			throw new EffectIntentStateException("Run '" + run.id() + "' of intent " + id + " is "
+					+ run.status().name().toLowerCase(java.util.Locale.ROOT)
+					+ ": only an active or failed run is compensated; resolve it with RETRY, MARK_DONE or MARK_FAILED");
+		}
+		runs.compensateFailedRun(run.id());
+		return wake(move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null));
 	}
 
 	/**
@@ -192,7 +291,8 @@ public class EffectOutbox {
 	 * @return the intent, now cancelled
 	 */
 	public EffectIntent cancel(long id) {
-		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.FAILED, EffectStatus.NEEDS_DECISION),
+		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
+				EffectStatus.NEEDS_DECISION),
 				EffectStatus.CANCELLED, "cancelled by an operator", null));
 	}
 

@@ -21,6 +21,7 @@ import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import io.ductor.effect.EffectMethods.EffectMethod;
+import io.ductor.effect.EffectMethods.ReconcilerMethod;
 
 /**
  * Resolves effect names and intercepted methods to their {@link EffectDefinition}, and checks at
@@ -53,10 +54,62 @@ public class EffectRegistry implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		for (EffectMethod effect : this.methods.all()) {
-			definition(effect);
+			checkCompensation(definition(effect));
 			if (this.beanFactory.isSingleton(effect.beanName())) {
 				checkIntercepted(effect, this.beanFactory.getBean(effect.beanName()));
 			}
+		}
+		for (ReconcilerMethod reconciler : this.methods.reconcilers()) {
+			checkReconciler(reconciler);
+		}
+	}
+
+	/**
+	 * @param effectName an effect name
+	 * @return its reconciler, or {@code null} when it has none
+	 */
+	ReconcilerMethod reconciler(String effectName) {
+		return this.methods.findReconciler(effectName);
+	}
+
+	/** @return the bean (its proxy) that has the reconciler */
+	Object reconcilerBean(ReconcilerMethod reconciler) {
+		return this.beanFactory.getBean(reconciler.beanName());
+	}
+
+	/** @return the names of the effects that have a reconciler */
+	java.util.Set<String> reconciledEffects() {
+		java.util.Set<String> names = new java.util.TreeSet<>();
+		this.methods.reconcilers().forEach((reconciler) -> names.add(reconciler.effectName()));
+		return names;
+	}
+
+	/**
+	 * @param reconciler a reconciler
+	 * @return whether it takes the effect's arguments after the key or context
+	 */
+	static boolean takesArguments(ReconcilerMethod reconciler) {
+		return reconciler.method().getParameterCount() > 1;
+	}
+
+	private void checkReconciler(ReconcilerMethod reconciler) {
+		Method method = reconciler.method();
+		EffectMethod effect = this.methods.find(reconciler.effectName());
+		String described = "@EffectReconciler(\"" + reconciler.effectName() + "\") " + EffectMethods.describe(method)
+				+ " of bean '" + reconciler.beanName() + "'";
+		if (effect == null) {
+			throw new DurableEffectException(described + " names an effect that does not exist: no @DurableEffect "
+					+ "method has the name '" + reconciler.effectName() + "'");
+		}
+		Class<?>[] arguments = effect.method().getParameterTypes();
+		Class<?>[] parameters = method.getParameterTypes();
+		boolean matches = parameters.length == 1 || parameters.length == arguments.length + 1;
+		for (int i = 1; matches && i < parameters.length; i++) {
+			matches = parameters[i].isAssignableFrom(arguments[i - 1]);
+		}
+		if (!matches) {
+			throw new DurableEffectException(described + " must take the key (String) or the EffectContext, "
+					+ "optionally followed by exactly the parameters of " + EffectMethods.describe(effect.method()));
 		}
 	}
 
@@ -107,7 +160,30 @@ public class EffectRegistry implements SmartInitializingSingleton {
 				expression(effect, "orderingKey", annotation.orderingKey(), names),
 				delay(effect, annotation.delay()), annotation.receiver(),
 				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
-				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()));
+				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()),
+				annotation.compensation().isBlank() ? null : annotation.compensation());
+	}
+
+	/** A declared compensation must exist and take the same parameters as the effect it undoes. */
+	private void checkCompensation(EffectDefinition effect) {
+		if (effect.compensation() == null) {
+			return;
+		}
+		EffectMethod compensation = this.methods.find(effect.compensation());
+		String declared = "@DurableEffect '" + effect.name() + "' (" + EffectMethods.describe(effect.method())
+				+ ") declares compensation '" + effect.compensation() + "'";
+		if (compensation == null) {
+			throw new DurableEffectException(declared + ", but no @DurableEffect has that name");
+		}
+		if (compensation.name().equals(effect.name())) {
+			throw new DurableEffectException(declared + ": an effect cannot compensate itself");
+		}
+		if (!java.util.Arrays.equals(compensation.method().getGenericParameterTypes(),
+				effect.method().getGenericParameterTypes())) {
+			throw new DurableEffectException(declared + ", but " + EffectMethods.describe(compensation.method())
+					+ " does not take the same parameters; it is called with the same arguments. Pass a compensation"
+					+ " with other arguments at the call: EffectRequest.withCompensation(EffectRequest.of(...))");
+		}
 	}
 
 	/** The names expressions know the parameters by, found once; an element is {@code null} when unknown. */

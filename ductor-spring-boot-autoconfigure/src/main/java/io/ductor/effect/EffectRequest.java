@@ -14,8 +14,23 @@ import java.util.Objects;
  * @param key the idempotency key, or {@code null}
  * @param orderingKey the ordering key, or {@code null}
  * @param delay the wait before the first attempt, or {@code null}
+ * @param compensation the effect that undoes this one if the run fails, or {@code null} for the
+ * effect's declared {@link DurableEffect#compensation()}, if any
  */
-public record EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay) {
+public record EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay,
+		EffectRequest compensation) {
+
+	/**
+	 * A request without a compensation of its own.
+	 * @param effectName the effect's name
+	 * @param args the arguments
+	 * @param key the idempotency key, or {@code null}
+	 * @param orderingKey the ordering key, or {@code null}
+	 * @param delay the wait before the first attempt, or {@code null}
+	 */
+	public EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay) {
+		this(effectName, args, key, orderingKey, delay, null);
+	}
 
 	public EffectRequest {
 		Objects.requireNonNull(effectName, "effectName must not be null");
@@ -37,17 +52,30 @@ public record EffectRequest(String effectName, List<Object> args, String key, St
 
 	/** @param key the idempotency key @return a copy with that key */
 	public EffectRequest withKey(String key) {
-		return new EffectRequest(this.effectName, this.args, key, this.orderingKey, this.delay);
+		return new EffectRequest(this.effectName, this.args, key, this.orderingKey, this.delay, this.compensation);
 	}
 
 	/** @param orderingKey the ordering key @return a copy with that ordering key */
 	public EffectRequest withOrderingKey(String orderingKey) {
-		return new EffectRequest(this.effectName, this.args, this.key, orderingKey, this.delay);
+		return new EffectRequest(this.effectName, this.args, this.key, orderingKey, this.delay, this.compensation);
 	}
 
 	/** @param delay the wait before the first attempt @return a copy with that delay */
 	public EffectRequest withDelay(Duration delay) {
-		return new EffectRequest(this.effectName, this.args, this.key, this.orderingKey, delay);
+		return new EffectRequest(this.effectName, this.args, this.key, this.orderingKey, delay, this.compensation);
+	}
+
+	/**
+	 * A copy that registers {@code compensation} as the undo of this call with the run whose tick
+	 * schedules it: if the run fails, {@code compensation} is recorded with the key
+	 * {@code "compensate:" + this call's key} (its own key, ordering key and delay are not used).
+	 * Scheduling it outside a tick of a run is refused.
+	 * @param compensation the effect and arguments that undo this call
+	 * @return a copy with that compensation
+	 */
+	public EffectRequest withCompensation(EffectRequest compensation) {
+		Objects.requireNonNull(compensation, "compensation must not be null");
+		return new EffectRequest(this.effectName, this.args, this.key, this.orderingKey, this.delay, compensation);
 	}
 
 }

@@ -13,6 +13,12 @@ public enum EffectStatus {
 	/** Claimed by a drainer, under a lease. */
 	IN_FLIGHT,
 
+	/**
+	 * The outcome of the last attempt is unknown and the effect has an {@link EffectReconciler}:
+	 * waiting for it to say whether the receiver applied the attempt.
+	 */
+	RECONCILING,
+
 	/** The effect ran successfully. */
 	COMPLETED,
 

@@ -19,7 +19,7 @@ import io.ductor.run.Tick;
 /**
  * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
  * the key to it, and arranges what happens at commit. An intent due at commit, without an ordering
- * key and not an alarm, is recorded already claimed by the local drainer when it has room (in
+ * key, not an alarm and not recorded by a run's tick, is recorded already claimed by the local drainer when it has room (in
  * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
  * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
  * drainers (the local one at once, the others by notification).
@@ -67,6 +67,16 @@ class EffectWriter {
 	 */
 	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName) {
+		Tick tick = Tick.current().orElse(null);
+		return record(effect, args, key, orderingKey, delay, alarmName, (tick != null) ? tick.runId() : null);
+	}
+
+	/**
+	 * Record one intent linked to {@code runId} whatever tick is current: a run's compensation.
+	 * @return the intent's key
+	 */
+	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
+			String alarmName, String runId) {
 		requireTransaction(effect.name());
 		EffectPayloads.Payload payload = this.payloads.encode(effect, args);
 		String resolvedKey = (key != null) ? key : evaluate(effect.key(), args);
@@ -79,12 +89,12 @@ class EffectWriter {
 			this.store.lockUntilCommit("ductor.ordering:" + ordering);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
-		Tick tick = Tick.current().orElse(null);
 		IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
-				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName,
-				(tick != null) ? tick.runId() : null);
-		// due at commit, unordered, not an alarm: recorded already leased to this instance when it has room
-		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null)
+				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId);
+		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
+		// has room. A run's intents stay pending until claimed, so that the run failing in the same
+		// transaction still finds them never attempted and cancels them instead of compensating them.
+		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null)
 				? this.handoffs.get() : null;
 		ClaimedIntent leased = null;
 		long id;

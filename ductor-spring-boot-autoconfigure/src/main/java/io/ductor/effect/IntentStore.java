@@ -40,12 +40,12 @@ class IntentStore {
 	static final String CHANNEL = "ductor_effects";
 
 	/** Statuses that hold up later intents of the same ordering key. */
-	private static final String BLOCKING_STATUSES = "'pending', 'in_flight', 'failed', 'needs_decision'";
+	private static final String BLOCKING_STATUSES = "'pending', 'in_flight', 'reconciling', 'failed', 'needs_decision'";
 
 	private static final String COLUMNS = """
 			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
-			created_at, updated_at, finished_at""";
+			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome""";
 
 	/** The in-flight intents whose lease expired, oldest expiry first. */
 	private static final String EXPIRED_SQL = """
@@ -61,12 +61,15 @@ class IntentStore {
 	 * ({@link #markStarted}); one that never started goes back to {@code pending} with its attempt
 	 * uncounted, since its receiver was never called. A superseded alarm occurrence (its alarm was
 	 * rescheduled or cancelled while it ran) that would go back to pending is cancelled instead: the
-	 * newer occurrence holds the alarm's one pending place.
+	 * newer occurrence holds the alarm's one pending place. An attempt that may have reached its
+	 * receiver, of an effect among those {@code %2$s} names (the effects with a reconciler), goes to
+	 * {@code reconciling} instead, whatever its receiver, with its attempt counted.
 	 */
 	private static final String REDRIVE_UPDATE_SQL = """
 			UPDATE eec_effect_intent i
 			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
 			                   THEN CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END
+			                  WHEN i.effect_name = ANY (%2$s) THEN 'reconciling'
 			                  WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
 			                  WHEN i.attempts >= i.max_attempts THEN 'failed'
 			                  WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
@@ -79,18 +82,35 @@ class IntentStore {
 			                        THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END
 			        ELSE 'Lease of ' || i.lease_owner || ' expired during attempt ' || i.attempts
 			            || '; the outcome of that attempt is unknown'
-			            || CASE WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
+			            || CASE WHEN i.effect_name = ANY (%2$s) THEN '; asking its reconciler'
+			                    WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
 			                    THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END END,
 			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-			    finished_at = CASE WHEN i.superseded_at IS NOT NULL
+			    reconcile_rounds = CASE WHEN i.effect_name = ANY (%2$s) THEN 0 ELSE i.reconcile_rounds END,
+			    finished_at = CASE WHEN i.effect_name = ANY (%2$s) THEN NULL
+			        WHEN i.superseded_at IS NOT NULL
 			            AND (i.receiver = 'IDEMPOTENT' OR i.attempt_started_at IS NULL) THEN now()
 			        WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
 			WHERE i.id = ANY (%s) AND i.status = 'in_flight'
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 
-	/** Redrives expired leases: found by primary key, as the batch statements below. */
-	static final String REDRIVE_SQL = "WITH expired AS (" + EXPIRED_SQL + ")\n"
-			+ REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)");
+	/** Redrives expired leases (of effects none of which has a reconciler): found by primary key. */
+	static final String REDRIVE_SQL = redriveSql(Set.of());
+
+	/**
+	 * Redrives expired leases, found by primary key as the batch statements below; the attempts of
+	 * the {@code reconciled} effects that may have reached their receiver go to reconciliation.
+	 */
+	static String redriveSql(Collection<String> reconciled) {
+		return "WITH expired AS (" + EXPIRED_SQL + ")\n"
+				+ REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)", textArray(reconciled));
+	}
+
+	/** A literal {@code text[]} of fixed names (effect names, known at start-up): one plan whatever the round. */
+	static String textArray(Collection<String> values) {
+		return "ARRAY[" + String.join(", ", values.stream().map((value) -> "'" + value.replace("'", "''") + "'").toList())
+				+ "]::text[]";
+	}
 
 	/**
 	 * One batch of the parked intents of one effect that were parked at or before {@code :asOf}
@@ -126,7 +146,7 @@ class IntentStore {
 			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
 			    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END,
 			    finished_at = CASE WHEN status = 'pending' THEN now() ELSE finished_at END
-			WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'failed', 'needs_decision')
+			WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
 			RETURNING status""";
 
 	/** One batch of the finished intents past their retention, oldest first. */
@@ -144,7 +164,8 @@ class IntentStore {
 	/**
 	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of a
 	 * superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran) may complete
-	 * or fail, but instead of going back to pending beside the newer occurrence it is cancelled.
+	 * or fail, but instead of going back to pending beside the newer occurrence it is cancelled. An
+	 * outcome {@code reconciling} starts the reconciliation of the attempt from its first round.
 	 */
 	static final String COMPLETE_SQL = """
 			UPDATE eec_effect_intent i
@@ -152,8 +173,9 @@ class IntentStore {
 			    last_error = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL
 			        THEN 'superseded by a rescheduled occurrence; not retried after: ' || COALESCE(v.error, i.last_error, 'no error recorded')
 			        ELSE COALESCE(v.error, i.last_error) END,
-			    next_attempt_at = CASE WHEN v.status = 'pending' AND i.superseded_at IS NULL
+			    next_attempt_at = CASE WHEN v.status = 'reconciling' OR (v.status = 'pending' AND i.superseded_at IS NULL)
 			        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
+			    reconcile_rounds = CASE WHEN v.status = 'reconciling' THEN 0 ELSE i.reconcile_rounds END,
 			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
 			    finished_at = CASE WHEN v.status IN ('completed', 'failed')
 			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN now() END
@@ -321,7 +343,7 @@ class IntentStore {
 	 * Claims up to {@code limit} due intents for {@code owner}: one short statement that locks
 	 * them with {@code SKIP LOCKED}, marks them in flight under a lease from the database clock and
 	 * counts the attempt. An intent with an ordering key is due only when no earlier intent of its
-	 * key is still live.
+	 * key is still live; a compensation only when the intent it undoes can no longer run.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		return this.jdbc.sql(claimSql(commitTimestamps(), limit))
@@ -359,6 +381,9 @@ class IntentStore {
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
 				            AND o.status IN (%s)))
+				      AND (i.compensation_of IS NULL OR COALESCE((
+				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
+				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
@@ -704,16 +729,16 @@ class IntentStore {
 	 * {@code needs_decision} for receivers that cannot deduplicate, or to {@code failed} when the
 	 * expired attempt was the last.
 	 */
-	List<Settled> redriveExpired(int limit) {
+	List<Settled> redriveExpired(int limit, Collection<String> reconciled) {
 		try {
-			return this.jdbc.sql(REDRIVE_SQL).param("limit", limit).query((rs, row) -> settled(rs)).list();
+			return this.jdbc.sql(redriveSql(reconciled)).param("limit", limit).query((rs, row) -> settled(rs)).list();
 		}
 		catch (RuntimeException ex) {
 			if (rowFault(ex) == null) {
 				throw ex;
 			}
 		}
-		String redriveOne = REDRIVE_UPDATE_SQL.formatted("ARRAY[?]::bigint[]");
+		String redriveOne = REDRIVE_UPDATE_SQL.formatted("ARRAY[?]::bigint[]", textArray(reconciled));
 		return rowByRow(EXPIRED_SQL.replace(":limit", "?"), new Object[] { limit }, (connection, id) -> {
 			try (PreparedStatement statement = connection.prepareStatement(redriveOne)) {
 				statement.setLong(1, id);
@@ -806,7 +831,7 @@ class IntentStore {
 				UPDATE eec_effect_intent
 				SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
 				    next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
-				    max_attempts = COALESCE(:maxAttempts, max_attempts),
+				    max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
 				    superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
 				    finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
 				WHERE id = :id AND status IN (:from)
@@ -947,7 +972,99 @@ class IntentStore {
 				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
 				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"), rs.getString("last_error"),
 				rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
-				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class));
+				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
+				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"));
+	}
+
+	/**
+	 * Claims up to {@code limit} due reconciliation rounds for {@code owner}: intents in
+	 * {@code reconciling} whose next round is due and whose last round's lease (if any) expired. The
+	 * round is counted and leased in the claiming statement, before the reconciler is asked, so a
+	 * round a crash interrupts is counted, and the intent is claimed again once its lease expires.
+	 */
+	static final String CLAIM_RECONCILING_SQL = """
+			WITH due AS (
+			    SELECT id FROM eec_effect_intent
+			    WHERE status = 'reconciling' AND next_attempt_at <= now()
+			      AND (lease_expires_at IS NULL OR lease_expires_at < now())
+			    ORDER BY next_attempt_at, id
+			    LIMIT :limit
+			    FOR UPDATE SKIP LOCKED)
+			UPDATE eec_effect_intent t
+			SET reconcile_rounds = t.reconcile_rounds + 1, lease_owner = :owner,
+			    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+			WHERE t.id = ANY (ARRAY(SELECT id FROM due))
+			RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts, t.receiver,
+			    t.next_attempt_at, t.reconcile_rounds""";
+
+	List<ReconcileClaim> claimReconciling(String owner, Duration lease, int limit) {
+		return this.jdbc.sql(CLAIM_RECONCILING_SQL)
+			.param("owner", owner)
+			.param("leaseMs", lease.toMillis())
+			.param("limit", limit)
+			.query((rs, row) -> new ReconcileClaim(rs.getLong("id"), rs.getString("effect_name"),
+					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
+					Receiver.valueOf(rs.getString("receiver")), rs.getObject("next_attempt_at", OffsetDateTime.class),
+					rs.getInt("reconcile_rounds")))
+			.list();
+	}
+
+	/**
+	 * Records the end of one reconciliation round, fenced by lease owner and round: a round whose
+	 * lease was lost (and that another round took over) changes nothing. {@code complete} completes
+	 * the intent; {@code retry} returns it to pending with the same key (failed when its attempts
+	 * are used up, cancelled for a superseded alarm occurrence); {@code again} leaves it to a later
+	 * round after {@code :delayMs}; {@code park} waits for a decision.
+	 */
+	static final String SETTLE_RECONCILING_SQL = """
+			UPDATE eec_effect_intent i
+			SET status = CASE :action WHEN 'complete' THEN 'completed' WHEN 'again' THEN 'reconciling'
+			        WHEN 'park' THEN 'needs_decision'
+			        ELSE CASE WHEN i.attempts >= i.max_attempts THEN 'failed'
+			                  WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END END,
+			    reconcile_outcome = :outcome,
+			    last_error = CASE WHEN :action = 'again' THEN i.last_error
+			        ELSE left(:note || CASE WHEN :action = 'retry' AND i.attempts >= i.max_attempts
+			                                THEN '; not retried: its attempts are used up'
+			                                WHEN :action = 'retry' AND i.superseded_at IS NOT NULL
+			                                THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END
+			            || COALESCE('. The attempt had ended with: ' || i.last_error, ''), 4000) END,
+			    next_attempt_at = CASE WHEN :action = 'again' THEN now() + :delayMs * interval '1 millisecond'
+			        WHEN :action = 'retry' THEN now() ELSE i.next_attempt_at END,
+			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    finished_at = CASE WHEN :action = 'complete'
+			        OR (:action = 'retry' AND (i.attempts >= i.max_attempts OR i.superseded_at IS NOT NULL)) THEN now() END
+			WHERE i.id = :id AND i.status = 'reconciling' AND i.lease_owner = :owner AND i.reconcile_rounds = :round
+			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+
+	/**
+	 * @param action {@code complete}, {@code retry}, {@code again} or {@code park}
+	 * @param outcome the reconciler's answer, as stored in {@code reconcile_outcome}
+	 * @param note what the round found, for {@code last_error} (unless {@code again})
+	 * @return the intent with its new status, or empty when the round's lease was lost
+	 */
+	Optional<Settled> settleReconciling(String owner, ReconcileClaim claim, String action, String outcome, String note,
+			Duration delay) {
+		return this.jdbc.sql(SETTLE_RECONCILING_SQL)
+			.param("action", action)
+			.param("outcome", outcome)
+			.param("note", note)
+			.param("delayMs", (delay != null) ? delay.toMillis() : 0L)
+			.param("id", claim.id())
+			.param("owner", owner)
+			.param("round", claim.round())
+			.query((rs, row) -> settled(rs))
+			.optional();
+	}
+
+	/**
+	 * A reconciliation round this reconciler claimed.
+	 *
+	 * @param attempt the attempt whose outcome is unknown
+	 * @param round the round, from 1
+	 */
+	record ReconcileClaim(long id, String effectName, String key, String payloadJson, int attempt, Receiver receiver,
+			OffsetDateTime dueAt, int round) {
 	}
 
 	/** An intent to insert. */

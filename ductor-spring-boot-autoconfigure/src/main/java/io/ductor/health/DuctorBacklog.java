@@ -32,6 +32,8 @@ public class DuctorBacklog {
 			            ORDER BY status, updated_at LIMIT :cap) x) AS failed,
 			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'needs_decision'
 			            ORDER BY status, updated_at LIMIT :cap) x) AS needs_decision,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'reconciling'
+			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
 			       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
 			            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations""";
 
@@ -109,7 +111,8 @@ public class DuctorBacklog {
 				OffsetDateTime now = rs.getObject("db_now", OffsetDateTime.class);
 				Duration oldestDueAge = (oldestDue != null) ? Duration.between(oldestDue, now) : Duration.ZERO;
 				return new Snapshot(pending, estimated, oldestDueAge, rs.getLong("in_flight"), rs.getLong("failed"),
-						rs.getLong("needs_decision"), rs.getLong("pending_reservations"), Instant.now());
+						rs.getLong("needs_decision"), rs.getLong("reconciling"), rs.getLong("pending_reservations"),
+						Instant.now());
 			})
 			.single();
 	}
@@ -126,11 +129,12 @@ public class DuctorBacklog {
 	 * @param inFlight intents being dispatched
 	 * @param failed intents that failed for good
 	 * @param needsDecision intents waiting for an operator's decision
+	 * @param reconciling intents whose last attempt's outcome is unknown, waiting for their reconciler
 	 * @param pendingReservations idempotency reservations not settled yet
 	 * @param takenAt when the snapshot was read
 	 */
 	public record Snapshot(long pendingIntents, boolean pendingEstimated, Duration oldestDueAge, long inFlight,
-			long failed, long needsDecision, long pendingReservations, Instant takenAt) {
+			long failed, long needsDecision, long reconciling, long pendingReservations, Instant takenAt) {
 
 		/** @return failed plus undecided intents: what needs an operator */
 		public long parked() {

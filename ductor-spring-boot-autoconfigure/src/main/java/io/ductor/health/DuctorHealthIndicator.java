@@ -56,6 +56,7 @@ public class DuctorHealthIndicator extends AbstractHealthIndicator {
 		backlog.put("inFlight", snapshot.inFlight());
 		backlog.put("failed", snapshot.failed());
 		backlog.put("needsDecision", snapshot.needsDecision());
+		backlog.put("reconciling", snapshot.reconciling());
 		backlog.put("pendingReservations", snapshot.pendingReservations());
 		builder.up().withDetail("backlog", backlog);
 

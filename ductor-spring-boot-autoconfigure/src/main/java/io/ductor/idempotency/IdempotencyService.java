@@ -102,6 +102,13 @@ public class IdempotencyService {
 	 */
 	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
 
+	/**
+	 * The one-transaction decisions running in this instance, by owner token, each with the reason
+	 * its rollback is counted with should it throw: {@link ReleaseReason#COMPLETION_FAILED} once
+	 * its {@link #complete} failed, else {@link ReleaseReason#HANDLER_FAILED}.
+	 */
+	private final Map<UUID, ReleaseReason> deciding = new ConcurrentHashMap<>();
+
 	private final DuctorObserver observer;
 
 	/**
@@ -252,11 +259,20 @@ public class IdempotencyService {
 		Objects.requireNonNull(reservation, "reservation must not be null");
 		String headers = (response == null) ? null
 				: response.headers().isEmpty() ? "{}" : this.json.write(response.headers(), "stored response headers");
-		if (this.store.complete(reservation, decisionId, response, headers, this.settings.completedTtl()) == 0) {
-			throw new ReservationLostException(describe(reservation.request()) + " is no longer held by reservation "
-					+ reservation.ownerToken() + ": it was pending longer than ductor.idempotency.pending-ttl ("
-					+ this.settings.pendingTtl() + "), was released and has been reclaimed by a retry. "
-					+ "The outcome was not stored; make the pending TTL longer than the slowest operation");
+		try {
+			if (this.store.complete(reservation, decisionId, response, headers, this.settings.completedTtl()) == 0) {
+				throw new ReservationLostException(describe(reservation.request())
+						+ " is no longer held by reservation " + reservation.ownerToken()
+						+ ": it was pending longer than ductor.idempotency.pending-ttl ("
+						+ this.settings.pendingTtl() + "), was released and has been reclaimed by a retry. "
+						+ "The outcome was not stored; make the pending TTL longer than the slowest operation");
+			}
+		}
+		catch (RuntimeException ex) {
+			// a one-transaction decision rolls back because its completion failed, not its handler
+			this.deciding.computeIfPresent(reservation.ownerToken(),
+					(token, reason) -> ReleaseReason.COMPLETION_FAILED);
+			throw ex;
 		}
 		wakeAfterCommit(reservation.request());
 	}
@@ -490,6 +506,8 @@ public class IdempotencyService {
 			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
 			try {
 				Attempt<T> attempt;
+				// set once the decision returned without rolling back: only its commit is left
+				AtomicBoolean committing = new AtomicBoolean();
 				try {
 					attempt = this.transactions.execute((status) -> {
 						ReserveOutcome outcome = reserveOnce(request);
@@ -502,8 +520,17 @@ public class IdempotencyService {
 						this.held.put(request.waiterId(), new AtomicBoolean());
 						this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
 						wakeWhenEnded(request);
-						return new Attempt<>(outcome, decide(decision, outcome.reservation(), status));
+						T value = decide(decision, outcome.reservation(), status);
+						committing.set(!status.isRollbackOnly());
+						return new Attempt<>(outcome, value);
 					});
+				}
+				catch (RuntimeException | Error ex) {
+					if (committing.get()) {
+						// the commit failed: the reservation rolled back with the decision's work
+						releasedByRollback(request, ReleaseReason.COMPLETION_FAILED);
+					}
+					throw ex;
 				}
 				finally {
 					announceEnd(request);
@@ -543,13 +570,18 @@ public class IdempotencyService {
 	}
 
 	private <T> T decide(TransactionalDecision<T> decision, Reservation reservation, TransactionStatus status) {
+		UUID token = reservation.ownerToken();
+		this.deciding.put(token, ReleaseReason.HANDLER_FAILED);
 		try {
 			return decision.reserved(reservation, status);
 		}
 		catch (RuntimeException | Error ex) {
 			// the transaction rolls back: the reservation goes with the work
-			releasedByRollback(reservation.request(), ReleaseReason.HANDLER_FAILED);
+			releasedByRollback(reservation.request(), this.deciding.get(token));
 			throw ex;
+		}
+		finally {
+			this.deciding.remove(token);
 		}
 	}
 

@@ -21,6 +21,13 @@ public enum ReleaseReason {
 	HANDLER_FAILED,
 
 	/**
+	 * One-transaction mode: the handler answered, but storing its decision failed, the
+	 * completion statement or the commit (a lost connection, a deferred constraint of the
+	 * handler's writes, a full disk), so the reservation rolled back with the handler's work.
+	 */
+	COMPLETION_FAILED,
+
+	/**
 	 * One-transaction mode: the handler's own transactional work marked the transaction
 	 * rollback-only (a joined {@code @Transactional} method threw, and the handler answered
 	 * anyway), so nothing could be stored; the answer is sent unstored.
@@ -31,8 +38,8 @@ public enum ReleaseReason {
 	SERVER_ERROR,
 
 	/**
-	 * The response must never be replayed: a 401, 403, 407 or 429, or one carrying
-	 * {@code Set-Cookie}.
+	 * The response must never be replayed: a 401, 403, 407 or 429, one carrying
+	 * {@code Set-Cookie}, or an error the container renders after the filter ({@code sendError}).
 	 */
 	NOT_STORABLE,
 

@@ -16,10 +16,11 @@ import io.ductor.health.DuctorBacklog;
  * the cached {@link DuctorBacklog} snapshot, so a scrape costs at most one cheap query.
  * <ul>
  * <li>{@code ductor.effects.scheduled} (effect), {@code ductor.effects.dispatched} (effect,
- * outcome), {@code ductor.effects.dispatch.duration} (effect, outcome), {@code ductor.effects.lag}
+ * outcome), {@code ductor.effects.reconciled} (effect, outcome),
+ * {@code ductor.effects.dispatch.duration} (effect, outcome), {@code ductor.effects.lag}
  * (effect): from the recording commit to the first claim, by the database clock;</li>
  * <li>{@code ductor.effects.backlog}, {@code ductor.effects.oldest.age} (seconds),
- * {@code ductor.effects.in.flight}, {@code ductor.effects.parked} (status),
+ * {@code ductor.effects.in.flight}, {@code ductor.effects.reconciling}, {@code ductor.effects.parked} (status),
  * {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
  * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
@@ -56,6 +57,8 @@ public class DuctorMetrics implements DuctorObserver {
 			.description("Effect intents that need an operator")
 			.tag("status", "needs_decision")
 			.register(registry);
+		gauge(registry, "ductor.effects.reconciling", "Effect intents whose outcome is unknown, waiting for their reconciler",
+				null, DuctorBacklog.Snapshot::reconciling);
 		gauge(registry, "ductor.idempotency.pending", "Idempotency reservations not settled yet", null,
 				DuctorBacklog.Snapshot::pendingReservations);
 	}
@@ -102,6 +105,11 @@ public class DuctorMetrics implements DuctorObserver {
 		this.registry.counter("ductor.effects.dispatched", "effect", effect, "outcome", outcome).increment();
 		this.registry.timer("ductor.effects.dispatch.duration", "effect", effect, "outcome", outcome)
 			.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	@Override
+	public void effectReconciled(String effect, String outcome) {
+		this.registry.counter("ductor.effects.reconciled", "effect", effect, "outcome", outcome).increment();
 	}
 
 	@Override

@@ -29,10 +29,19 @@ public interface DuctorObserver {
 	/**
 	 * An attempt of an effect ended.
 	 * @param effect the effect name
-	 * @param outcome {@code completed}, {@code retry}, {@code failed} or {@code needs_decision}
+	 * @param outcome {@code completed}, {@code retry}, {@code failed}, {@code needs_decision} or
+	 * {@code reconciling} (unknown, its reconciler is asked)
 	 * @param nanos how long the effect ran
 	 */
 	default void effectDispatched(String effect, String outcome, long nanos) {
+	}
+
+	/**
+	 * An effect's reconciler answered about an attempt whose outcome was unknown.
+	 * @param effect the effect name
+	 * @param outcome {@code applied}, {@code not_applied}, {@code unknown} or {@code failed} (it threw)
+	 */
+	default void effectReconciled(String effect, String outcome) {
 	}
 
 	/**
@@ -71,8 +80,8 @@ public interface DuctorObserver {
 	/**
 	 * Pending reservations were released so that a retry with their key runs again.
 	 * @param reason why, see {@code io.ductor.idempotency.ReleaseReason}: {@code swept},
-	 * {@code handler_failed}, {@code server_error}, {@code not_storable}, {@code too_large} or
-	 * {@code failed_by_owner}
+	 * {@code handler_failed}, {@code completion_failed}, {@code rolled_back}, {@code server_error},
+	 * {@code not_storable}, {@code too_large} or {@code failed_by_owner}
 	 * @param count how many
 	 */
 	default void released(String reason, int count) {

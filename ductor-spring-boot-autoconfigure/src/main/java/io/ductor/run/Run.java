@@ -14,8 +14,10 @@ import java.time.OffsetDateTime;
  * @param failureReason why a step failed the run, or {@code null}
  * @param createdAt when the run was started (database clock)
  * @param updatedAt when the run last changed (database clock)
+ * @param compensation how far the undo of a failed run got: {@link RunCompensation#NONE} unless the
+ * run failed with compensations to run
  * @param <S> the state type
  */
 public record Run<S>(String id, String type, RunStatus status, S state, long recordVersion, long lastTransitionSeq,
-		String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt) {
+		String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt, RunCompensation compensation) {
 }

@@ -48,7 +48,7 @@ class RunStore {
 	Optional<RunRow> findForTick(String runId, String stamp, boolean lock) {
 		return this.jdbc.sql("""
 				SELECT r.id, r.type, r.status, r.state::text AS state, r.record_version, r.last_transition_seq,
-				       r.failure_reason, r.created_at, r.updated_at,
+				       r.failure_reason, r.created_at, r.updated_at, r.compensation,
 				       EXISTS (SELECT 1 FROM eec_run_transition t WHERE t.run_id = r.id AND t.stamp = :stamp)
 				           AS stamp_applied
 				FROM eec_run r WHERE r.id = :id""" + (lock ? " FOR NO KEY UPDATE OF r" : ""))
@@ -84,6 +84,13 @@ class RunStore {
 			.update();
 	}
 
+	/** Marks a failed run {@code compensating}: it has compensations that have not all finished. */
+	void markCompensating(String runId) {
+		this.jdbc.sql("UPDATE eec_run SET compensation = 'compensating' WHERE id = :id AND status = 'failed'")
+			.param("id", runId)
+			.update();
+	}
+
 	List<RunTransition> transitions(String runId) {
 		return this.jdbc.sql("""
 				SELECT run_id, seq, stamp, input::text AS input, record_version, run_status, created_at
@@ -99,12 +106,13 @@ class RunStore {
 		return new RunRow(rs.getString("id"), rs.getString("type"), RunStatus.fromDb(rs.getString("status")),
 				rs.getString("state"), rs.getLong("record_version"), rs.getLong("last_transition_seq"),
 				rs.getString("failure_reason"), rs.getObject("created_at", OffsetDateTime.class),
-				rs.getObject("updated_at", OffsetDateTime.class), rs.getBoolean("stamp_applied"));
+				rs.getObject("updated_at", OffsetDateTime.class), rs.getBoolean("stamp_applied"),
+				RunCompensation.fromDb(rs.getString("compensation")));
 	}
 
 	record RunRow(String id, String type, RunStatus status, String stateJson, long recordVersion,
 			long lastTransitionSeq, String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt,
-			boolean stampApplied) {
+			boolean stampApplied, RunCompensation compensation) {
 	}
 
 }

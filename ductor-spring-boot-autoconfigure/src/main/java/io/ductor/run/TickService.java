@@ -78,6 +78,8 @@ public class TickService {
 
 	private final DuctorObserver observer;
 
+	private volatile RunFailureHandler failureHandler = RunFailureHandler.NONE;
+
 	/**
 	 * Create a tick service that reports to no observer.
 	 * @param dataSource the database holding Ductor's tables
@@ -257,6 +259,46 @@ public class TickService {
 	}
 
 	/**
+	 * Have {@code handler} told, in the transaction of every tick that fails a run, that the run
+	 * failed. Ductor's effects use it to record the run's compensations.
+	 * @param handler the handler
+	 */
+	public void onRunFailed(RunFailureHandler handler) {
+		this.failureHandler = Objects.requireNonNull(handler, "handler must not be null");
+	}
+
+	/**
+	 * Record again the compensations of a run that already failed, in the caller's transaction or
+	 * one of its own: what the {@link RunFailureHandler} finds still to record (nothing, when the run
+	 * failed with its compensations recorded, since each has a stable key), marking the run
+	 * compensating when there are new ones. It is how an operator's {@code COMPENSATE} decision on a
+	 * parked intent of a failed run undoes that step too.
+	 * @param runId the failed run
+	 * @return how many new compensations were recorded
+	 * @throws IllegalStateException when the run is unknown or has not failed; nothing was written
+	 */
+	public int compensateFailedRun(String runId) {
+		Ids.require("runId", runId);
+		Integer recorded = this.transactions.execute((status) -> {
+			RunRow row = this.store.findForTick(runId, null, true).orElseThrow(() -> new UnknownRunException(runId));
+			if (row.status() != RunStatus.FAILED) {
+				throw new IllegalStateException("Run '" + runId + "' is " + row.status().dbValue()
+						+ "; only a failed run is compensated");
+			}
+			return failed(runId);
+		});
+		return (recorded != null) ? recorded : 0;
+	}
+
+	private int failed(String runId) {
+		int recorded = this.failureHandler.runFailed(runId);
+		if (recorded > 0) {
+			this.store.markCompensating(runId);
+		}
+		return recorded;
+	}
+
+	/**
 	 * Read a run.
 	 * @param runId the run
 	 * @param stateType the type the state is read as
@@ -297,6 +339,9 @@ public class TickService {
 		catch (DuplicateKeyException ex) {
 			throw new VersionConflict();
 		}
+		if (tick.outcome() == RunStatus.FAILED) {
+			failed(runId);
+		}
 		return new TickOutcome<>(TickOutcome.Result.APPLIED, runId, next, tick.outcome(), row.recordVersion() + 1,
 				tick.seq(), attempt);
 	}
@@ -307,7 +352,7 @@ public class TickService {
 
 	private <S> Run<S> toRun(RunRow row, Class<S> stateType) {
 		return new Run<>(row.id(), row.type(), row.status(), readState(row, stateType), row.recordVersion(),
-				row.lastTransitionSeq(), row.failureReason(), row.createdAt(), row.updatedAt());
+				row.lastTransitionSeq(), row.failureReason(), row.createdAt(), row.updatedAt(), row.compensation());
 	}
 
 	private static void pause(Duration delay, String runId) {

@@ -20,6 +20,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -205,6 +206,24 @@ class DispatchAtCommitTest {
 				.query(String.class)
 				.single()
 				.equals("completed"));
+	}
+
+	@Test
+	void anIntentARunsTickRecordsIsRecordedPendingSoThatTheRunFailingStillCancelsIt() {
+		TickService ticks = context.getBean(TickService.class);
+		String run = "run-" + UUID.randomUUID();
+		String key = key("in-a-tick");
+		ticks.start("order", run, 0);
+		List<Object> seen = new ArrayList<>();
+		ticks.tick(run, "place", Integer.class, (state, tick) -> {
+			effects.scripted(key);
+			seen.add(row(jdbc, key).get("status"));
+			return state + 1;
+		});
+
+		assertThat(seen).containsExactly("pending");
+		awaitCompleted(key);
+		assertThat(calls(key)).isOne();
 	}
 
 	@Test

@@ -145,6 +145,8 @@ class OneTransactionServiceTest {
 	void aConnectionLostBeforeTheCommitLeavesNeitherTheWriteNorTheReservationAndTheKeyIsFreeAtOnce() {
 		IdempotencyService service = service(DuplicatePolicy.WAIT, Duration.ofSeconds(5), Duration.ofSeconds(1));
 		String key = UUID.randomUUID().toString();
+		int completionFailed = count("completion_failed");
+		int handlerFailed = count("handler_failed");
 		assertThatThrownBy(() -> service.executeInTransaction(request(key), String.class, () -> {
 			jdbc.sql("INSERT INTO placed (id) VALUES (?)").param(key).update();
 			int backend = jdbc.sql("SELECT pg_backend_pid()").query(Integer.class).single();
@@ -156,6 +158,9 @@ class OneTransactionServiceTest {
 		})).isInstanceOf(RuntimeException.class);
 		assertThat(placed(key)).isZero();
 		assertThat(rows.row("", "placements", key)).isEmpty();
+		// the action returned: it is the completion that failed on the lost connection
+		assertThat(count("completion_failed")).isEqualTo(completionFailed + 1);
+		assertThat(count("handler_failed")).isEqualTo(handlerFailed);
 		assertThat(service.executeInTransaction(request(key), String.class, () -> {
 			jdbc.sql("INSERT INTO placed (id) VALUES (?)").param(key).update();
 			return "placed";

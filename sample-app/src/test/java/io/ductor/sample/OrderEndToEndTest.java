@@ -23,6 +23,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.sample.fault.Fault;
 import io.ductor.sample.mail.MailServer;
 import io.ductor.sample.payment.PaymentGateway;
+import io.ductor.sample.stock.StockRoom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -51,6 +52,7 @@ class OrderEndToEndTest extends ShopTestSupport {
 		this.mail = bean(MailServer.class);
 		this.gateway.faults().clear();
 		this.mail.faults().clear();
+		bean(StockRoom.class).shippingFaults().clear();
 	}
 
 	@Test
@@ -159,8 +161,21 @@ class OrderEndToEndTest extends ShopTestSupport {
 	}
 
 	@Test
-	void receiptWithALostConfirmationWaitsForADecisionAndIsNeverResentAutomatically() {
+	void receiptWithALostConfirmationIsFoundInTheSentLogAndCompletedWithoutBeingResent() {
 		this.mail.faults().inject(Fault.AFTER_APPLY);
+
+		String id = place(ShopClient.order("dave", "book-1", 1));
+		awaitRunStatus(id, "completed");
+		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("receipt:" + id)));
+		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
+		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id)).isOne();
+		assertThat(count("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ? AND reconcile_outcome = 'APPLIED'",
+				"receipt:" + id)).isOne();
+	}
+
+	@Test
+	void receiptWithALostConfirmationAndAnUnreadableSentLogWaitsForADecisionAndIsNeverResentAutomatically() {
+		this.mail.faults().inject(Fault.AFTER_APPLY_LOG_DOWN);
 
 		String id = place(ShopClient.order("dave", "book-1", 1));
 		awaitRunStatus(id, "completed");
@@ -198,8 +213,43 @@ class OrderEndToEndTest extends ShopTestSupport {
 		assertThat(order.get("stage").asString()).isEqualTo("OUT_OF_STOCK");
 		assertThat(order.get("failureReason").asString()).contains("out of stock");
 		assertThat(count("SELECT count(*) FROM sample_payment_request WHERE order_id = ?", id)).isZero();
-		assertThat(effectStatuses(id)).containsExactly("completed");
+		// the reservation ran, so its compensation runs too; it finds nothing reserved and gives nothing back
+		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("compensate:reserve:" + id)));
+		assertThat(effectStatuses(id)).containsExactly("completed", "completed");
+		assertThat(count("SELECT quantity FROM sample_stock_release WHERE order_id = ?", id)).isZero();
 		assertThat(count("SELECT available FROM sample_product WHERE sku = 'poster-1'")).isEqualTo(3);
+	}
+
+	@Test
+	void orderThatFailsAtShippingAfterTheChargeIsRefundedAndItsStockReleasedThroughCompensations() {
+		long before = count("SELECT available FROM sample_product WHERE sku = 'book-2'");
+		bean(StockRoom.class).shippingFaults().inject(Fault.BEFORE_APPLY);
+
+		String id = place(ShopClient.order("hank", "book-2", 3));
+		awaitRunStatus(id, "failed");
+		await().atMost(PATIENCE).until(() -> "compensated".equals(this.shop.order(id).get("compensation").asString()));
+
+		JsonNode order = this.shop.order(id);
+		assertThat(order.get("stage").asString()).isEqualTo("SHIPPING_FAILED");
+		assertThat(order.get("failureReason").asString()).contains("out of stock at shipping");
+		// the refund first (the charge's tick came last), then the release, each keyed by what it undoes
+		assertThat(order.get("effects").findValuesAsString("idempotencyKey")).containsExactly("reserve:" + id,
+				"charge:" + id, "compensate:charge:" + id, "compensate:reserve:" + id);
+		assertThat(order.get("effects").findValuesAsString("name")).containsExactly("stock.reserve", "payment.charge",
+				"payment.refund", "stock.release");
+		assertThat(effectStatuses(id)).containsOnly("completed");
+		assertThat(order.get("refundedCents").asLong()).isEqualTo(3 * 3900);
+		assertThat(order.get("itemsReleased").asInt()).isEqualTo(3);
+		assertThat(count("SELECT count(*) FROM sample_payment WHERE order_id = ?", id)).isOne();
+		assertThat(count("SELECT count(*) FROM sample_refund WHERE order_id = ?", id)).isOne();
+		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isZero();
+		assertThat(count("SELECT available FROM sample_product WHERE sku = 'book-2'")).isEqualTo(before);
+		assertThat(this.jdbc.sql("""
+				SELECT (SELECT created_at FROM sample_stock_release WHERE order_id = ?)
+				    >= (SELECT created_at FROM sample_refund WHERE order_id = ?)""")
+			.params(id, id)
+			.query(Boolean.class)
+			.single()).isTrue();
 	}
 
 	@Test

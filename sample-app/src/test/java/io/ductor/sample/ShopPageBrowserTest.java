@@ -24,7 +24,7 @@ class ShopPageBrowserTest extends ShopTestSupport {
 	@Test
 	void pagePlacesAnOrderWithAChosenKeyReplaysItAndResolvesAnUndecidedReceipt() throws Exception {
 		Path chromium = HeadlessChromium.locate();
-		bean(MailServer.class).faults().inject(Fault.AFTER_APPLY);
+		bean(MailServer.class).faults().inject(Fault.AFTER_APPLY_LOG_DOWN);
 		try (HeadlessChromium browser = HeadlessChromium.launch(chromium, 1280, 900)) {
 			browser.open("http://localhost:" + port() + "/");
 			assertThat(browser.evaluate("document.title")).isEqualTo("Ductor sample shop");

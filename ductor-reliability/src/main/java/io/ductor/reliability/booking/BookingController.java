@@ -18,12 +18,14 @@ import io.ductor.idempotency.IdempotencyKeyInFlightException;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;
+import io.ductor.idempotency.web.IdempotencyMode;
 import io.ductor.idempotency.web.Idempotent;
 
 /**
  * {@code POST /bookings}: one booking per {@code Idempotency-Key}, answered {@code 201} with the
  * booking read back. {@code POST /one-transaction/bookings} does the same with
- * {@link IdempotencyService#executeInTransaction}, the README's one-transaction form from code.
+ * {@link IdempotencyService#executeInTransaction}, the README's one-transaction form from code;
+ * {@code POST /two-phase/bookings} with {@code @Idempotent(mode = TWO_PHASE)}.
  * {@code GET /bookings/{id}}; {@code GET /ready} for the launcher.
  */
 @RestController
@@ -47,6 +49,18 @@ class BookingController {
 	ResponseEntity<Booking> book(@RequestHeader("Idempotency-Key") String key, @RequestBody BookingRequest request) {
 		String id = this.bookings.book(key, request.guest(), request.room(), request.nights());
 		return ResponseEntity.created(URI.create("/bookings/" + id)).body(this.bookings.find(id).orElseThrow());
+	}
+
+	/**
+	 * The same booking with {@code @Idempotent(mode = TWO_PHASE)}: the reservation, the booking and
+	 * the completion commit separately. Its crash window is documented; the storm uses it to show
+	 * that it still finds that window.
+	 */
+	@Idempotent(mode = IdempotencyMode.TWO_PHASE)
+	@PostMapping("/two-phase/bookings")
+	ResponseEntity<Booking> bookInTwoPhases(@RequestHeader("Idempotency-Key") String key,
+			@RequestBody BookingRequest request) {
+		return book(key, request);
 	}
 
 	@PostMapping("/one-transaction/bookings")

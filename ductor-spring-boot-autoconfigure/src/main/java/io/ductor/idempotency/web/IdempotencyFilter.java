@@ -358,8 +358,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			this.service.rollBack(reservation, transaction, ReleaseReason.SERVER_ERROR);
 			return null;
 		}
-		if (captured.refusal() || (status >= 400 && captured.setsCookie())) {
-			// a refusal or an error is about this attempt: sent as it is, never replayed
+		if (captured.refusal() || captured.errorSent() || (status >= 400 && captured.setsCookie())) {
+			// a refusal or an error is about this attempt, and an error page is rendered after this
+			// filter: sent as it is, never replayed
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
 			return null;
 		}
@@ -421,9 +422,10 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			else if (captured.getStatus() >= 500) {
 				release(reservation, ReleaseReason.SERVER_ERROR);
 			}
-			else if (captured.refusal() || captured.setsCookie()) {
+			else if (captured.refusal() || captured.setsCookie() || captured.errorSent()) {
 				logger.warn("The response for idempotency key '" + reservation.request().key() + "' is a "
 						+ captured.getStatus() + (captured.setsCookie() ? " carrying Set-Cookie" : "")
+						+ (captured.errorSent() ? " sent as an error page (sendError)" : "")
 						+ ", which is never stored for replay: it was sent, and the key was released");
 				release(reservation, ReleaseReason.NOT_STORABLE);
 			}

@@ -21,7 +21,8 @@ import io.ductor.idempotency.DuplicatePolicy;
  * key is in flight (under {@link DuplicatePolicy#REJECT}, or after the wait timeout under
  * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request (method,
  * path or body). Responses below 500 are stored and replayed, except refusals (401, 403, 407,
- * 429), responses carrying {@code Set-Cookie} and bodies larger than
+ * 429), responses carrying {@code Set-Cookie}, errors the container renders ({@code sendError}, as
+ * for a {@code ResponseStatusException}) and bodies larger than
  * {@code ductor.idempotency.max-response-size}, which are never stored; a 5xx answer or an
  * exception leaves the key free so that a retry runs the handler again. The handler must answer
  * synchronously.

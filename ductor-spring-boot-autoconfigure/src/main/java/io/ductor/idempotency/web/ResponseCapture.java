@@ -80,6 +80,15 @@ final class ResponseCapture extends HttpServletResponseWrapper {
 		return values != null && !values.isEmpty();
 	}
 
+	/**
+	 * @return whether the handler ended with {@code sendError} (a {@code ResponseStatusException},
+	 * an {@code @ResponseStatus} exception, Spring MVC's own 4xx): the container renders its body
+	 * after the filter, so it cannot be stored
+	 */
+	boolean errorSent() {
+		return this.errorStatus != null;
+	}
+
 	/** @return whether the status is a refusal that must never be replayed (401, 403, 407, 429) */
 	boolean refusal() {
 		return REFUSALS.contains(getStatus());

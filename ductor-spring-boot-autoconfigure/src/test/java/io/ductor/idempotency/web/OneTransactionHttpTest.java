@@ -31,6 +31,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -41,6 +42,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 
 import io.ductor.idempotency.IdempotencyRows;
 import io.ductor.idempotency.IdempotencyService;
@@ -136,8 +138,13 @@ class OneTransactionHttpTest {
 	void aCompletionThatFailsAfterTheHandlersWriteLeavesNeitherSoTheRetryBooksOnce() throws Exception {
 		String key = newKey();
 		jdbc.sql("INSERT INTO poisoned_key VALUES (?)").param(key).update();
+		double completionFailed = released("completion_failed");
+		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key);
 		boolean leftNoTrace = bookingRows(key) == 0 && rows.row("", "POST /bookings", key).isEmpty();
+		// the handler did nothing wrong: the release is counted as the completion's failure
+		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
+		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 
 		// the client retries; whatever a pending reservation was left behind is swept after pending-ttl
 		jdbc.sql("DELETE FROM poisoned_key").update();
@@ -177,8 +184,12 @@ class OneTransactionHttpTest {
 	@Test
 	void aCommitThatFailsIsAnswered500ProblemAndLeavesNoTrace() throws Exception {
 		String key = newKey();
+		double completionFailed = released("completion_failed");
+		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key, "X-Amount", "-1");
 		assertProblem(failed, 500, "could not be committed");
+		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
+		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 		assertThat(failed.body()).doesNotContain("\"id\"");
 		assertThat(bookingRows(key)).isZero();
 		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
@@ -339,6 +350,32 @@ class OneTransactionHttpTest {
 		assertThat(rows.row("", "POST /bookings/audited", key)).isEmpty();
 		// REQUIRES_NEW committed separately, as the README says
 		assertThat(bookingRows(key + "-audit")).isOne();
+	}
+
+	@Test
+	void anErrorTheContainerRendersIsSentAsItIsAndNeverStoredInEitherMode() throws Exception {
+		String key = newKey();
+		double before = released("not_storable");
+		HttpResponse<String> first = send("/bookings/checked", key);
+		HttpResponse<String> again = send("/bookings/checked", key);
+		// the error page's body is written after the filter: a replay could only send it empty
+		for (HttpResponse<String> response : List.of(first, again)) {
+			assertThat(response.statusCode()).isEqualTo(422);
+			assertThat(response.body()).contains("\"status\":422");
+			assertThat(response.headers().firstValue("Idempotency-Replayed")).isEmpty();
+		}
+		assertThat(bookingRows(key)).isZero();
+		assertThat(rows.row("", "POST /bookings/checked", key)).isEmpty();
+		assertThat(bookings.runs(key)).isEqualTo(2);
+
+		String twoPhase = newKey();
+		assertThat(send("/bookings/two-phase/checked", twoPhase).body()).contains("\"status\":422");
+		assertThat(rows.status("", "POST /bookings/two-phase/checked", twoPhase)).isEqualTo("failed_before_commit");
+		HttpResponse<String> retried = send("/bookings/two-phase/checked", twoPhase);
+		assertThat(retried.body()).contains("\"status\":422");
+		assertThat(retried.headers().firstValue("Idempotency-Replayed")).isEmpty();
+		assertThat(bookings.runs(twoPhase)).isEqualTo(2);
+		assertThat(released("not_storable")).isEqualTo(before + 4);
 	}
 
 	static double released(String reason) {
@@ -573,6 +610,21 @@ class OneTransactionHttpTest {
 			book(key, 1);
 			this.hotel.auditSeparately(key);
 			throw new IllegalStateException("the hotel refused after the audit was written");
+		}
+
+		/** Refuses the way Spring users do: the container renders the body, after the filter. */
+		@PostMapping("/bookings/checked")
+		@Idempotent
+		String checked(@RequestHeader("Idempotency-Key") String key) {
+			book(key, 1);
+			throw new ResponseStatusException(HttpStatus.UNPROCESSABLE_CONTENT, "over the limit");
+		}
+
+		@PostMapping("/bookings/two-phase/checked")
+		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
+		String checkedTwoPhase(@RequestHeader("Idempotency-Key") String key) {
+			this.bookings.ran(key, 0);
+			throw new ResponseStatusException(HttpStatus.UNPROCESSABLE_CONTENT, "over the limit");
 		}
 
 		@GetMapping("/ping")

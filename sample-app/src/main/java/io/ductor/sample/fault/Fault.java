@@ -16,6 +16,13 @@ public enum Fault {
 	 * The receiver applies the request, then the answer is lost: the caller sees an error although
 	 * the charge or the mail went through. This is the window no platform can close on its own.
 	 */
-	AFTER_APPLY
+	AFTER_APPLY,
+
+	/**
+	 * As {@link #AFTER_APPLY}, and the receiver's own record of what it applied (the mail server's
+	 * sent log) cannot be read for that request either: nobody can tell whether it went through, so
+	 * a person decides. Only the mail server has such a log.
+	 */
+	AFTER_APPLY_LOG_DOWN
 
 }

@@ -47,11 +47,24 @@ public class OrderEffects {
 	 * @param sku the product
 	 * @param quantity how many
 	 */
-	@DurableEffect(name = "stock.reserve", key = "'reserve:' + #orderId")
+	@DurableEffect(name = "stock.reserve", key = "'reserve:' + #orderId", compensation = "stock.release")
 	public void reserveStock(String orderId, String sku, int quantity) {
 		String key = EffectContext.current().idempotencyKey();
 		this.transactions.executeWithoutResult((status) -> this.flow.getObject()
 			.stockAnswered(orderId, key, this.stock.reserve(key, orderId, sku, quantity)));
+	}
+
+	/**
+	 * Give the reserved stock back: the compensation of {@code stock.reserve}, recorded by Ductor
+	 * with the same arguments when the order's run fails after the reservation may have been made.
+	 * Its key is {@code compensate:reserve:<orderId>}; the stock room applies it at most once.
+	 * @param orderId the order
+	 * @param sku the product
+	 * @param quantity how many were reserved
+	 */
+	@DurableEffect(name = "stock.release")
+	public void releaseStock(String orderId, String sku, int quantity) {
+		this.stock.release(EffectContext.current().idempotencyKey(), "reserve:" + orderId, orderId);
 	}
 
 	/**
@@ -61,7 +74,8 @@ public class OrderEffects {
 	 * @param orderId the order
 	 * @param amountCents the amount
 	 */
-	@DurableEffect(name = "payment.charge", key = "'charge:' + #orderId", maxAttempts = 20)
+	@DurableEffect(name = "payment.charge", key = "'charge:' + #orderId", maxAttempts = 20,
+			compensation = "payment.refund")
 	public void charge(String orderId, long amountCents) {
 		String key = EffectContext.current().idempotencyKey();
 		Charge charge = this.gateway.charge(key, orderId, amountCents);
@@ -69,8 +83,22 @@ public class OrderEffects {
 	}
 
 	/**
+	 * Refund the charge: the compensation of {@code payment.charge}, recorded by Ductor when the
+	 * order's run fails after the charge may have been made. Its key,
+	 * {@code compensate:charge:<orderId>}, goes to the gateway, which refunds at most once per key
+	 * (and refunds nothing for a charge it never made).
+	 * @param orderId the order
+	 * @param amountCents the amount charged
+	 */
+	@DurableEffect(name = "payment.refund", maxAttempts = 20)
+	public void refund(String orderId, long amountCents) {
+		this.gateway.refund(EffectContext.current().idempotencyKey(), "charge:" + orderId, orderId);
+	}
+
+	/**
 	 * Mail the receipt. The mail server cannot deduplicate, so an attempt whose outcome is unknown
-	 * is not retried: the intent waits in {@code needs_decision} for an operator.
+	 * is never retried blindly: {@link io.ductor.sample.mail.ReceiptReconciler} asks the server's
+	 * sent log first, and when even that cannot tell, the intent waits in {@code needs_decision}.
 	 * @param orderId the order
 	 * @param recipient the customer
 	 * @param text the receipt

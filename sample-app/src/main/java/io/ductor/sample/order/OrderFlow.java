@@ -14,6 +14,7 @@ import org.springframework.web.server.ResponseStatusException;
 import io.ductor.run.TickService;
 import io.ductor.sample.order.OrderState.Stage;
 import io.ductor.sample.payment.Charge;
+import io.ductor.sample.stock.StockRoom;
 
 /**
  * An order's life as a Ductor run (type {@value #RUN_TYPE}, id = order id). Every step is a tick:
@@ -24,6 +25,9 @@ import io.ductor.sample.payment.Charge;
  * place            PLACED          schedules stock.reserve
  * stock:&lt;key&gt;      STOCK_RESERVED  schedules payment.charge   (or OUT_OF_STOCK: the run fails)
  * payment:&lt;key&gt;    PAID            schedules receipt.send, completes the run
+ *                  (or SHIPPING_FAILED: the shelf is empty at shipping, the run fails, and Ductor
+ *                  records payment.refund, then stock.release, the compensations the charge and
+ *                  the reservation declared)
  * </pre>
  *
  * The answers of the stock room and the gateway are folded back by ticks stamped with the
@@ -42,10 +46,13 @@ public class OrderFlow {
 
 	private final JdbcClient jdbc;
 
-	OrderFlow(TickService ticks, OrderEffects effects, DataSource dataSource) {
+	private final StockRoom stock;
+
+	OrderFlow(TickService ticks, OrderEffects effects, DataSource dataSource, StockRoom stock) {
 		this.ticks = ticks;
 		this.effects = effects;
 		this.jdbc = JdbcClient.create(dataSource);
+		this.stock = stock;
 	}
 
 	/**
@@ -103,7 +110,14 @@ public class OrderFlow {
 	 * @param charge the gateway's answer
 	 */
 	void paymentAnswered(String orderId, String attemptKey, Charge charge) {
+		boolean onTheShelf = this.stock.onTheShelf();
 		this.ticks.tick(orderId, "payment:" + attemptKey, charge, OrderState.class, (state, tick) -> {
+			if (!onTheShelf) {
+				// Ductor records the undo of the charge and of the reservation in this tick's transaction
+				tick.fail("out of stock at shipping: " + state.quantity() + " x " + state.sku()
+						+ "; the charge is refunded and the stock released");
+				return state.paid(charge.id()).with(Stage.SHIPPING_FAILED);
+			}
 			this.effects.sendReceipt(orderId, state.customer(), "Thank you, " + state.customer() + "! Order " + orderId
 					+ ": " + state.quantity() + " x " + state.sku() + ", charged " + Money.format(state.amountCents())
 					+ " (" + charge.id() + ").");

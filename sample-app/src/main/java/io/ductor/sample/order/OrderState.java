@@ -25,7 +25,13 @@ public record OrderState(String customer, String sku, int quantity, long amountC
 		OUT_OF_STOCK,
 
 		/** Charged; the receipt was handed to the mailer and the run completed. */
-		PAID
+		PAID,
+
+		/**
+		 * Charged, but the shelf was empty at shipping: the run failed, and its compensations refund
+		 * the charge and release the stock, in that order.
+		 */
+		SHIPPING_FAILED
 
 	}
 

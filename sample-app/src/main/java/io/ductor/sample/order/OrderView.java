@@ -26,10 +26,16 @@ import io.ductor.sample.effect.EffectView;
  * @param effects the effects the run's ticks recorded, oldest first
  * @param gateway what the payment gateway recorded for this order
  * @param receiptsSent how many receipt mails the mail server sent for this order
+ * @param compensation how far the undo of a failed order got: {@code none}, {@code compensating}
+ * (Ductor recorded the refund and the release when the run failed, and they are running, one after
+ * the other) or {@code compensated}
+ * @param refundedCents what the gateway refunded for this order
+ * @param itemsReleased how many reserved items the stock room took back
  */
 public record OrderView(String id, String idempotencyKey, String customer, String sku, int quantity, long amountCents,
 		OffsetDateTime createdAt, String status, String stage, String failureReason, long recordVersion,
-		List<Transition> transitions, List<EffectView> effects, Gateway gateway, int receiptsSent) {
+		List<Transition> transitions, List<EffectView> effects, Gateway gateway, int receiptsSent, String compensation,
+		long refundedCents, int itemsReleased) {
 
 	/**
 	 * One applied tick.

@@ -66,7 +66,8 @@ class OrderViews {
 	private OrderView order(java.sql.ResultSet rs, int row) throws java.sql.SQLException {
 		return new OrderView(rs.getString("id"), rs.getString("idempotency_key"), rs.getString("customer"),
 				rs.getString("sku"), rs.getInt("quantity"), rs.getLong("amount_cents"),
-				rs.getObject("created_at", OffsetDateTime.class), null, null, null, 0, List.of(), List.of(), null, 0);
+				rs.getObject("created_at", OffsetDateTime.class), null, null, null, 0, List.of(), List.of(), null, 0, null, 0,
+				0);
 	}
 
 	private OrderView complete(OrderView order) {
@@ -87,10 +88,19 @@ class OrderViews {
 			.param(order.id())
 			.query(Integer.class)
 			.single();
+		long refunded = this.jdbc.sql("SELECT COALESCE(sum(amount_cents), 0) FROM sample_refund WHERE order_id = ?")
+			.param(order.id())
+			.query(Long.class)
+			.single();
+		int released = this.jdbc.sql("SELECT COALESCE(sum(quantity), 0) FROM sample_stock_release WHERE order_id = ?")
+			.param(order.id())
+			.query(Integer.class)
+			.single();
 		return new OrderView(order.id(), order.idempotencyKey(), order.customer(), order.sku(), order.quantity(),
 				order.amountCents(), order.createdAt(), run.status().name().toLowerCase(Locale.ROOT),
 				run.state().stage().name(), run.failureReason(), run.recordVersion(), transitions, effects,
-				new OrderView.Gateway(charges, requests), receipts);
+				new OrderView.Gateway(charges, requests), receipts,
+				run.compensation().name().toLowerCase(Locale.ROOT), refunded, released);
 	}
 
 	private OrderView.Transition transition(RunTransition transition) {

@@ -87,6 +87,31 @@ public class PaymentGateway {
 			.optional();
 	}
 
+	/**
+	 * Refund the charge made for {@code chargeKey}, at most once per idempotency key, as a real
+	 * payment API does: a repeated key answers the refund it made the first time. A charge that was
+	 * never made refunds nothing (and says so).
+	 * @param idempotencyKey the refund's key
+	 * @param chargeKey the key the charge was requested with
+	 * @param orderId the order
+	 * @return the amount refunded, in cents; 0 when there was no charge
+	 */
+	public long refund(String idempotencyKey, String chargeKey, String orderId) {
+		return this.transactions.execute((status) -> {
+			Optional<Charge> charge = find(chargeKey);
+			this.jdbc.sql("""
+					INSERT INTO sample_refund (idempotency_key, charge_key, order_id, charge_id, amount_cents)
+					VALUES (?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING""")
+				.params(idempotencyKey, chargeKey, orderId, charge.map(Charge::id).orElse(null),
+						charge.map(Charge::amountCents).orElse(0L))
+				.update();
+			return this.jdbc.sql("SELECT amount_cents FROM sample_refund WHERE idempotency_key = ?")
+				.param(idempotencyKey)
+				.query(Long.class)
+				.single();
+		});
+	}
+
 	private Charge apply(String key, String orderId, long amountCents, boolean answerLost) {
 		String id = "ch_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
 		int inserted = this.jdbc.sql("""

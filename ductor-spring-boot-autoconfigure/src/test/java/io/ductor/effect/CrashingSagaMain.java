@@ -1,0 +1,23 @@
+package io.ductor.effect;
+
+import io.ductor.test.TestDatabase;
+
+/**
+ * The saga's drainer in a JVM of its own, for {@link SagaCrashTest}: it dispatches the forward
+ * steps and the compensations of the database it is given until it is killed.
+ */
+public final class CrashingSagaMain {
+
+	private CrashingSagaMain() {
+	}
+
+	public static void main(String[] args) throws InterruptedException {
+		SagaEffects.callMillis = 100;
+		TestDatabase database = new TestDatabase(args[0], args[1], (args.length > 2) ? args[2] : null, "saga-crash");
+		EffectInstances.start(database, SagaEffects.Config.class, "ductor.drainer.lease=2s",
+				"ductor.reconciler.interval=300ms", "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=4",
+				"ductor.drainer.batch-size=20");
+		Thread.currentThread().join();
+	}
+
+}
