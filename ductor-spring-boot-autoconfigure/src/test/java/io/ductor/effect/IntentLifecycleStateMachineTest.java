@@ -298,6 +298,26 @@ class IntentLifecycleStateMachineTest {
 			.containsExactly("cancelled", "failed", "completed", "pending");
 	}
 
+	/**
+	 * Found by the property with the attempt fence of completions removed: a drainer's attempt
+	 * whose lease expired is redriven and claimed again by the same drainer; the old attempt's
+	 * outcome, recorded at stop, must not settle the new attempt.
+	 */
+	@Example
+	void theOutcomeOfARedrivenAttemptDoesNotSettleTheAttemptThatReplacedIt() {
+		World world = new World();
+		world.schedule(false, false, false);
+		world.claim(0, 1);
+		world.expireLease(0);
+		world.start(0, 0, Behavior.SUCCESS);
+		world.reconcile();
+		world.claim(0, 1);
+		world.stopDrainer(0);
+		world.check();
+		assertThat(world.intents.get(0).status).isEqualTo("pending");
+		assertThat(world.intents.get(0).attempts).isEqualTo(1);
+	}
+
 	/** What the model knows of one row of {@code eec_effect_intent}. */
 	static final class Intent {
 
