@@ -318,6 +318,31 @@ class IntentLifecycleStateMachineTest {
 		assertThat(world.intents.get(0).attempts).isEqualTo(1);
 	}
 
+	/**
+	 * Found by the property's model: an operator retries an alarm's old, failed occurrence while the
+	 * newer one runs (no pending occurrence refuses it). The retried one is the alarm's live
+	 * occurrence, so the running one is superseded: its retryable failure cancels it, where it was
+	 * failed with a unique violation of the one-pending-occurrence index.
+	 */
+	@Example
+	void retryingAnOldOccurrenceWhileTheNewerRunsSupersedesTheNewer() {
+		World world = new World();
+		world.scheduleAlarm("digest", false, false);
+		world.claim(0, 1);
+		world.start(0, 0, Behavior.REFUSED);
+		world.recordOutcomes(0, 1);
+		world.scheduleAlarm("digest", false, false);
+		world.claim(0, 1);
+		world.retry(0);
+		world.start(0, 0, Behavior.FAILS);
+		world.recordOutcomes(0, 1);
+		world.check();
+		assertThat(world.intents).extracting((intent) -> intent.status).containsExactly("pending", "cancelled");
+		assertThat(store.find(world.intents.get(1).id).orElseThrow().lastError())
+			.contains("superseded by a rescheduled occurrence")
+			.contains("receiver timed out");
+	}
+
 	/** What the model knows of one row of {@code eec_effect_intent}. */
 	static final class Intent {
 
@@ -763,6 +788,7 @@ class IntentLifecycleStateMachineTest {
 			}
 			outbox.retry(intent.id);
 			runAgain(intent, intent.attempts + MAX_ATTEMPTS);
+			supersedeOthers(intent);
 		}
 
 		void resolve(int index, EffectResolution resolution) {
@@ -778,7 +804,10 @@ class IntentLifecycleStateMachineTest {
 			}
 			outbox.resolve(intent.id, resolution);
 			switch (resolution) {
-				case RETRY -> runAgain(intent, intent.attempts + 1);
+				case RETRY -> {
+					runAgain(intent, intent.attempts + 1);
+					supersedeOthers(intent);
+				}
 				case MARK_DONE -> finish(intent, "completed");
 				case MARK_FAILED -> finish(intent, "failed");
 			}
@@ -825,11 +854,22 @@ class IntentLifecycleStateMachineTest {
 					left.add(intent);
 				}
 			}
+			candidates.stream().filter((i) -> i.status.equals("pending")).forEach(this::supersedeOthers);
 			for (Intent intent : left) {
 				assertThat(intent.alarm != null && taken.contains(intent.alarm)).as(intent + " left parked by retryAll")
 					.isTrue();
 			}
 			assertThat(retried).isEqualTo(expected);
+		}
+
+		/** An occurrence run again by an operator supersedes the other live occurrences of its alarm. */
+		private void supersedeOthers(Intent retried) {
+			for (Intent intent : this.intents) {
+				if (intent != retried && retried.alarm != null && retried.alarm.equals(intent.alarm)
+						&& List.of("in_flight", "failed", "needs_decision").contains(intent.status)) {
+					intent.superseded = true;
+				}
+			}
 		}
 
 		private void runAgain(Intent intent, int maxAttempts) {
