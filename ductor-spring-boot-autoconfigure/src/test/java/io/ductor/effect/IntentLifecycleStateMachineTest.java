@@ -520,7 +520,7 @@ class IntentLifecycleStateMachineTest {
 				intent.owner = drainer.owner;
 				intent.leaseExpired = false;
 				intent.started = false;
-				// as the drain session does: an earlier unstarted claim of the same intent is dropped
+				// as DrainSession does: an earlier unstarted claim of the same intent is dropped
 				drainer.claims.removeIf((held) -> held.intent == intent && !held.dispatched);
 				drainer.claims.add(new Claim(intent, c));
 			}
