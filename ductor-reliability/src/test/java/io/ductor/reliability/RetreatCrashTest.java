@@ -49,8 +49,8 @@ class RetreatCrashTest {
 	record Attack(int guests, int chunk, int kills, int pauseMinMillis, int pauseMaxMillis) {
 
 		static Attack current() {
-			return "chaos".equals(Scale.current().name()) ? new Attack(4000, 50, 12, 700, 2500)
-					: new Attack(900, 50, 3, 700, 1500);
+			return "chaos".equals(Scale.current().name()) ? new Attack(3900, 50, 12, 700, 1500)
+					: new Attack(1000, 50, 3, 700, 1500);
 		}
 
 	}
@@ -65,12 +65,13 @@ class RetreatCrashTest {
 		int port = Workload.freePort();
 		AtomicReference<Process> up = new AtomicReference<>();
 		AtomicInteger signedUp = new AtomicInteger();
+		AtomicInteger started = new AtomicInteger();
 		List<Duration> restarts = new ArrayList<>();
 		List<Long> backlogAtKill = new ArrayList<>();
 		JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 		long start = System.nanoTime();
 		Process instance = launch(directory, database, "r-g0", port, mailLog);
-		Thread loader = new Thread(() -> load(port, attack, signedUp), "retreat-loader");
+		Thread loader = new Thread(() -> load(port, attack, signedUp, started), "retreat-loader");
 		try {
 			restarts.add(awaitReady(instance, port, directory.resolve("r-g0.log")));
 			up.set(instance);
@@ -84,6 +85,7 @@ class RetreatCrashTest {
 				assertThat(instance.waitFor(30, TimeUnit.SECONDS)).isTrue();
 				instance = launch(directory, database, "r-g" + kill, port, mailLog);
 				restarts.add(awaitReady(instance, port, directory.resolve("r-g" + kill + ".log")));
+				started.incrementAndGet();
 			}
 			loader.join(TimeUnit.SECONDS.toMillis(120));
 			assertThat(signedUp.get()).as("guests signed up").isEqualTo(attack.guests());
@@ -127,9 +129,17 @@ class RetreatCrashTest {
 		}
 	}
 
-	/** Signs every guest up, a chunk per request, retrying a chunk on any failure (it is idempotent). */
-	private static void load(int port, Attack attack, AtomicInteger signedUp) {
+	/**
+	 * Signs every guest up, a chunk per request, retrying a chunk on any failure (it is idempotent):
+	 * one slice of the guests after each start, as fast as the application takes them, so that
+	 * every kill meets a backlog.
+	 */
+	private static void load(int port, Attack attack, AtomicInteger signedUp, AtomicInteger started) {
+		int slice = attack.guests() / (attack.kills() + 1);
 		for (int first = 0; first < attack.guests() && !Thread.currentThread().isInterrupted(); first += attack.chunk()) {
+			while (first / slice > started.get() && !Thread.currentThread().isInterrupted()) {
+				sleep(20);
+			}
 			URI uri = URI.create("http://127.0.0.1:" + port + "/signups?first=" + first + "&count=" + attack.chunk());
 			while (!Thread.currentThread().isInterrupted()) {
 				try {
@@ -150,7 +160,6 @@ class RetreatCrashTest {
 				sleep(100);
 			}
 			signedUp.addAndGet(attack.chunk());
-			sleep(60);
 		}
 	}
 
