@@ -45,6 +45,7 @@ import io.ductor.effect.IntentStore.Settled;
 import io.ductor.effect.LifecycleEffects.Behavior;
 import io.ductor.effect.LifecycleEffects.Call;
 import io.ductor.json.JsonCodec;
+import io.ductor.worker.Backoff;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -100,6 +101,13 @@ class IntentLifecycleStateMachineTest {
 
 	static EffectDispatcher dispatcher;
 
+	/** The lifecycle's effects have no reconcilers: the reconcile settings only complete the wiring. */
+	static final Backoff RECONCILE_BACKOFF = new Backoff(Duration.ofHours(1), Duration.ofHours(1), 1.0);
+
+	static EffectRegistry registry;
+
+	static EffectPayloads payloads;
+
 	static RetentionPurger purger;
 
 	static TransactionTemplate tx;
@@ -130,9 +138,10 @@ class IntentLifecycleStateMachineTest {
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
 		store = new IntentStore(dataSource);
-		dispatcher = new EffectDispatcher(context.getBean(EffectRegistry.class),
-				new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024), DuctorObserver.NOOP,
-				Duration.ofHours(1));
+		registry = context.getBean(EffectRegistry.class);
+		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
+		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
+				RECONCILE_BACKOFF);
 		purger = new EffectRetentionPurger(store, Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);
@@ -711,7 +720,9 @@ class IntentLifecycleStateMachineTest {
 
 		void reconcile() {
 			List<Settled> redriven = new ArrayList<>();
-			LeaseReconciler reconciler = new LeaseReconciler(store, 1000, redriven::addAll);
+			LeaseReconciler reconciler = new LeaseReconciler(store, 1000, redriven::addAll, registry,
+					new EffectReconciliation(store, registry, payloads, DuctorObserver.NOOP,
+							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50)));
 			Map<Long, String> expected = new HashMap<>();
 			for (Intent intent : this.intents) {
 				if (!intent.status.equals("in_flight") || !intent.leaseExpired) {
