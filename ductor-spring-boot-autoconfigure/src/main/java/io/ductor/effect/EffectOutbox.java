@@ -171,7 +171,8 @@ public class EffectOutbox {
 
 	/**
 	 * Run a {@code failed} or {@code needs_decision} intent again, with the same key and a fresh
-	 * budget of attempts.
+	 * budget of attempts. A retried alarm occurrence supersedes the alarm's other live occurrences,
+	 * as a reschedule does: one still running may complete or fail, but is not retried beside it.
 	 * @param id the intent
 	 * @return the intent, now pending
 	 * @throws EffectIntentStateException when the intent is in another status, or is an alarm

@@ -124,13 +124,34 @@ class IntentStore {
 			  AND updated_at <= :asOf
 			ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
 
-	/** Moves the parked intents whose ids {@code %s} gives back to pending. */
+	/**
+	 * Marks superseded the other live occurrences of the alarms of the intents the {@code moved}
+	 * statement put back to pending: an occurrence an operator runs again is its alarm's live one,
+	 * as after a reschedule, so another occurrence still running (or parked) may finish or fail but
+	 * never returns to pending beside it.
+	 */
+	private static final String SUPERSEDE_OTHER_OCCURRENCES = """
+			, superseded AS (
+			    UPDATE eec_effect_intent o SET superseded_at = COALESCE(o.superseded_at, now())
+			    WHERE o.alarm_name = ANY (ARRAY(SELECT m.alarm_name FROM moved m
+			                                    WHERE m.alarm_name IS NOT NULL AND m.status = 'pending'))
+			      AND o.status IN ('in_flight', 'reconciling', 'failed', 'needs_decision')
+			      AND o.id <> ALL (ARRAY(SELECT m.id FROM moved m))
+			    RETURNING o.id)
+			""";
+
+	/**
+	 * Moves the parked intents whose ids {@code %s} gives back to pending, superseding the other
+	 * live occurrences of their alarms; selects the ids moved.
+	 */
 	private static final String RETRY_UPDATE_SQL = """
-			UPDATE eec_effect_intent
-			SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
-			    max_attempts = attempts + :budget, superseded_at = NULL,
-			    last_error = COALESCE(last_error, '') || ' (retried in bulk)'
-			WHERE id = ANY (%s) AND status IN ('failed', 'needs_decision')""";
+			WITH moved AS (
+			    UPDATE eec_effect_intent
+			    SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
+			        max_attempts = attempts + :budget, superseded_at = NULL,
+			        last_error = COALESCE(last_error, '') || ' (retried in bulk)'
+			    WHERE id = ANY (%s) AND status IN ('failed', 'needs_decision')
+			    RETURNING id, alarm_name, status)""" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT id FROM moved";
 
 	/** Moves one batch of parked intents of one effect back to pending. */
 	static final String RETRY_BATCH_SQL = RETRY_UPDATE_SQL.formatted("ARRAY(" + PARKED_SQL + ")");
@@ -822,20 +843,23 @@ class IntentStore {
 
 	/**
 	 * Moves an intent from one of {@code from} to {@code to} in one conditional update. An intent
-	 * moved to pending is no longer superseded: an operator chose to run it.
+	 * moved to pending is no longer superseded: an operator chose to run it; the other live
+	 * occurrences of its alarm, if it is an alarm occurrence, are superseded by it in the same
+	 * statement.
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
 	Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
 			Integer maxAttempts) {
 		return this.jdbc.sql("""
-				UPDATE eec_effect_intent
-				SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
-				    next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
-				    max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
-				    superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
-				    finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
-				WHERE id = :id AND status IN (:from)
-				RETURNING\s""" + COLUMNS)
+				WITH moved AS (
+				    UPDATE eec_effect_intent
+				    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
+				        next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
+				        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
+				        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
+				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
+				    WHERE id = :id AND status IN (:from)
+				    RETURNING\s""" + COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
 			.param("to", to.dbValue())
 			.param("from", from.stream().map(EffectStatus::dbValue).toList())
@@ -861,14 +885,16 @@ class IntentStore {
 				.param("asOf", asOf)
 				.param("budget", budget)
 				.param("batch", batchSize)
-				.update();
+				.query(Long.class)
+				.list()
+				.size();
 		}
 		catch (RuntimeException ex) {
 			if (rowFault(ex) == null) {
 				throw ex;
 			}
 		}
-		String retryOne = RETRY_UPDATE_SQL.replace(":budget", "?").formatted("ARRAY[?]::bigint[]") + " RETURNING id";
+		String retryOne = RETRY_UPDATE_SQL.replace(":budget", "?").formatted("ARRAY[?]::bigint[]");
 		String parked = PARKED_SQL.replace(":name", "?").replace(":from", "?").replace(":asOf", "?").replace(":batch", "?");
 		return rowByRow(parked, new Object[] { effectName, from.dbValue(), asOf, batchSize }, (connection, id) -> {
 			try (PreparedStatement statement = connection.prepareStatement(retryOne)) {
