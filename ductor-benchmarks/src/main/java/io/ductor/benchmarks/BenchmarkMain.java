@@ -72,12 +72,19 @@ public final class BenchmarkMain {
 		Bench bench = new Bench(options, report);
 		String header = header(options, args);
 		System.err.print(header);
+		if (options.runs("producer")) {
+			new ProducerPathScenario(bench).run();
+		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
-		if (options.runs("outbox") || options.runs("lag") || options.runs("scale-out")) {
+		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag")
+				|| options.runs("scale-out")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
-			outbox.endToEnd();
+			outbox.endToEnd(Shape.HEADLINE);
+		}
+		if (options.runs("outbox-minimal")) {
+			outbox.endToEnd(Shape.MINIMAL);
 		}
 		if (options.runs("lag")) {
 			outbox.lag();

@@ -3,6 +3,8 @@ package io.ductor.benchmarks;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 
 import io.ductor.test.TestDatabase;
@@ -13,11 +15,18 @@ import io.ductor.test.TestDatabase;
  * @param url its JDBC URL
  * @param user the role
  * @param password the password, or {@code null}
+ * @param driverClassName the JDBC driver to use instead of the one the URL names, or {@code null}
  */
-record Db(String url, String user, String password) {
+record Db(String url, String user, String password, String driverClassName) {
 
 	static Db of(TestDatabase database) {
-		return new Db(database.jdbcUrl(), database.username(), database.password());
+		return new Db(database.jdbcUrl(), database.username(), database.password(), null);
+	}
+
+	/** @return the same database through {@link CountingDriver}, which counts what producer threads send */
+	Db counting() {
+		return new Db(CountingDriver.PREFIX + this.url.substring("jdbc:".length()), this.user, this.password,
+				CountingDriver.class.getName());
 	}
 
 	Connection connect() throws SQLException {
@@ -27,15 +36,20 @@ record Db(String url, String user, String password) {
 			properties.setProperty("password", this.password);
 		}
 		properties.setProperty("ApplicationName", "ductor-benchmarks");
-		return DriverManager.getConnection(this.url, properties);
+		return DriverManager.getConnection(this.url.replace(CountingDriver.PREFIX, "jdbc:"), properties);
 	}
 
 	/** The Spring properties of a context on this database. */
 	String[] datasourceProperties(int poolSize) {
-		return new String[] { "spring.datasource.url=" + this.url, "spring.datasource.username=" + this.user,
+		List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + this.url,
+				"spring.datasource.username=" + this.user,
 				"spring.datasource.password=" + ((this.password != null) ? this.password : ""),
 				"spring.datasource.hikari.maximum-pool-size=" + poolSize,
-				"spring.datasource.hikari.minimum-idle=" + poolSize };
+				"spring.datasource.hikari.minimum-idle=" + poolSize));
+		if (this.driverClassName != null) {
+			properties.add("spring.datasource.driver-class-name=" + this.driverClassName);
+		}
+		return properties.toArray(String[]::new);
 	}
 
 }

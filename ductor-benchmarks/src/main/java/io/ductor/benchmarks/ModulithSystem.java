@@ -36,8 +36,11 @@ final class ModulithSystem implements OutboxSystem {
 
 	private final Probe probe;
 
-	ModulithSystem(Db db, Probe probe) {
+	private final Shape shape;
+
+	ModulithSystem(Shape shape, Db db, Probe probe) {
 		this.probe = probe;
+		this.shape = shape;
 		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(DuctorSystem.POOL_SIZE)));
 		properties.add("spring.main.banner-mode=off");
 		properties.add("spring.main.log-startup-info=false");
@@ -51,15 +54,16 @@ final class ModulithSystem implements OutboxSystem {
 		this.jdbc = JdbcClient.create(this.context.getBean(DataSource.class));
 	}
 
-	static OutboxSystem.Kind kind() {
-		return new OutboxSystem.Kind("Spring Modulith", ModulithSystem::new);
+	static OutboxSystem.Kind kind(Shape shape) {
+		return new OutboxSystem.Kind("Spring Modulith", (db, probe) -> new ModulithSystem(shape, db, probe));
 	}
 
 	@Override
 	public void produce(int seq) {
 		this.tx.executeWithoutResult((status) -> {
 			this.probe.producing(seq);
-			this.events.publishEvent(new BenchEvent(seq));
+			this.events.publishEvent((this.shape == Shape.HEADLINE) ? new HandleEvent(seq, Shape.KIND, Shape.body(seq))
+					: new BenchEvent(seq));
 			this.probe.beforeCommit(seq, this.jdbc);
 		});
 	}
@@ -80,6 +84,10 @@ final class ModulithSystem implements OutboxSystem {
 	public record BenchEvent(long seq) {
 	}
 
+	/** The headline event: the same three fields as the headline effect's arguments. */
+	public record HandleEvent(long seq, String kind, String body) {
+	}
+
 	/** The no-op listener. */
 	public static class NoOpListener {
 
@@ -92,6 +100,12 @@ final class ModulithSystem implements OutboxSystem {
 		@Async
 		@TransactionalEventListener
 		public void on(BenchEvent event) {
+			this.probe.dispatched(event.seq());
+		}
+
+		@Async
+		@TransactionalEventListener
+		public void on(HandleEvent event) {
 			this.probe.dispatched(event.seq());
 		}
 

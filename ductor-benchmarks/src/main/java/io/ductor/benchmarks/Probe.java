@@ -39,6 +39,8 @@ final class Probe {
 
 	private final AtomicLong firstCommit = new AtomicLong(Long.MAX_VALUE);
 
+	private final AtomicLong firstDispatch = new AtomicLong(Long.MAX_VALUE);
+
 	private final CountDownLatch all;
 
 	private final long[] commitNanos;
@@ -115,6 +117,9 @@ final class Probe {
 	/** The no-op handler of every system calls this, first thing. */
 	void dispatched(long seq) {
 		int index = (int) seq;
+		if (this.firstDispatch.get() == Long.MAX_VALUE) {
+			this.firstDispatch.compareAndSet(Long.MAX_VALUE, System.nanoTime());
+		}
 		if (this.dispatchNanos != null) {
 			this.dispatchNanos[index] = System.nanoTime();
 		}
@@ -136,6 +141,11 @@ final class Probe {
 
 	long firstCommitNanos() {
 		return this.firstCommit.get();
+	}
+
+	/** @return when the first handler was entered: a backlog's drain is timed from its first claimed batch */
+	long firstDispatchNanos() {
+		return this.firstDispatch.get();
 	}
 
 	long distinct() {

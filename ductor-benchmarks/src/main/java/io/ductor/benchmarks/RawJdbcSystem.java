@@ -13,6 +13,8 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import tools.jackson.databind.json.JsonMapper;
+
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
 
@@ -45,8 +47,17 @@ final class RawJdbcSystem implements OutboxSystem {
 
 	private volatile boolean running = true;
 
+	private final Shape shape;
+
+	private final JsonMapper mapper = JsonMapper.builder().build();
+
 	RawJdbcSystem(Db db, Probe probe, int workers, boolean createSchema) {
+		this(Shape.MINIMAL, db, probe, workers, createSchema);
+	}
+
+	RawJdbcSystem(Shape shape, Db db, Probe probe, int workers, boolean createSchema) {
 		this.probe = probe;
+		this.shape = shape;
 		this.dataSource = pool(db, DuctorSystem.POOL_SIZE);
 		if (createSchema) {
 			createSchema(this.dataSource);
@@ -61,8 +72,8 @@ final class RawJdbcSystem implements OutboxSystem {
 		}
 	}
 
-	static OutboxSystem.Kind kind(int workers) {
-		return new OutboxSystem.Kind("raw JDBC", (db, probe) -> new RawJdbcSystem(db, probe, workers, true));
+	static OutboxSystem.Kind kind(Shape shape, int workers) {
+		return new OutboxSystem.Kind("raw JDBC", (db, probe) -> new RawJdbcSystem(shape, db, probe, workers, true));
 	}
 
 	static HikariDataSource pool(Db db, int size) {
@@ -73,6 +84,9 @@ final class RawJdbcSystem implements OutboxSystem {
 		config.setMaximumPoolSize(size);
 		config.setMinimumIdle(size);
 		config.setPoolName("raw-" + size);
+		if (db.driverClassName() != null) {
+			config.setDriverClassName(db.driverClassName());
+		}
 		return new HikariDataSource(config);
 	}
 
@@ -88,11 +102,22 @@ final class RawJdbcSystem implements OutboxSystem {
 	public void produce(int seq) {
 		this.tx.executeWithoutResult((status) -> {
 			this.probe.producing(seq);
-			this.jdbc.sql("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
-					VALUES ('bench.noop', gen_random_uuid()::text, jsonb_build_array(?::bigint), 'raw')""")
-				.param(seq)
-				.update();
+			if (this.shape == Shape.HEADLINE) {
+				// what an application's own outbox does: its key, the arguments as JSON, one insert
+				this.jdbc.sql("""
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
+						VALUES ('bench.handle', ?, ?::jsonb, 'raw')""")
+					.param(Shape.key(seq))
+					.param(this.mapper.writeValueAsString(List.of((long) seq, Shape.KIND, Shape.body(seq))))
+					.update();
+			}
+			else {
+				this.jdbc.sql("""
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
+						VALUES ('bench.noop', gen_random_uuid()::text, jsonb_build_array(?::bigint), 'raw')""")
+					.param(seq)
+					.update();
+			}
 			this.probe.beforeCommit(seq, this.jdbc);
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
@@ -190,9 +215,10 @@ final class RawJdbcSystem implements OutboxSystem {
 		}
 	}
 
-	/** {@code [42]} is effect 42. */
+	/** {@code [42]} and {@code [42, "peerbench", "…"]} are effect 42. */
 	private static long seq(String payload) {
-		return Long.parseLong(payload.substring(1, payload.length() - 1).trim());
+		int end = payload.indexOf(',');
+		return Long.parseLong(payload.substring(1, (end < 0) ? payload.length() - 1 : end).trim());
 	}
 
 }

@@ -12,6 +12,8 @@ final class Report {
 
 	private final List<String> notes = new ArrayList<>();
 
+	private final List<String> sections = new ArrayList<>();
+
 	/**
 	 * One figure.
 	 *
@@ -57,6 +59,11 @@ final class Report {
 		this.notes.add(note);
 	}
 
+	/** Markdown printed after the table and its notes. */
+	void section(String markdown) {
+		this.sections.add(markdown);
+	}
+
 	List<Row> rows() {
 		return List.copyOf(this.rows);
 	}
@@ -75,6 +82,7 @@ final class Report {
 			out.append('\n');
 			this.notes.forEach((note) -> out.append("- ").append(note).append('\n'));
 		}
+		this.sections.forEach((section) -> out.append('\n').append(section));
 		return out.toString();
 	}
 

@@ -14,14 +14,17 @@ class BenchmarkSmokeTest {
 
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
-		Options options = Options.parse("--scenarios=outbox,ticks,idempotency,idempotency-modes", "--trials=1", "--effects=100",
-				"--producers=4", "--ticks=64");
+		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes", "--trials=1",
+				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
 
 		assertThat(report).contains("PostgreSQL settings: ", "fsync=");
 		for (String system : List.of("| Ductor |", "| raw JDBC |", "| Spring Modulith |")) {
 			assertThat(report).contains("| 1 end-to-end outbox " + system);
 		}
+		assertThat(report).contains("| 0 producer's path | Ductor, headline effect | bytes allocated per call",
+				"| 0 producer's path | raw JDBC, minimal effect | round trips per call",
+				"Where the producer's path of the headline effect goes", "| 1 end-to-end outbox | Ductor producers alone |");
 		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
 				"| 5 idempotency | raw JDBC + pg_notify |",

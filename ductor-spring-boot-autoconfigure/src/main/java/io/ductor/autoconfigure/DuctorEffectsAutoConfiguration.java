@@ -73,7 +73,7 @@ public final class DuctorEffectsAutoConfiguration {
 		DuctorProperties.Effects effects = properties.effects();
 		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
-						effects.maxPayloadSize().toBytes(), effects.retention(),
+						drainer.enabled() && drainer.dispatchAtCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease(), drainer.shutdownTimeout()),

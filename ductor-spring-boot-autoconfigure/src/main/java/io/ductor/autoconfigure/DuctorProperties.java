@@ -226,11 +226,16 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * to the other instances' next poll.
 	 * @param shutdownTimeout How long shutdown waits for running effects before leaving them to
 	 * the reconciler.
+	 * @param dispatchAtCommit Whether an intent due at commit (no delay, no ordering key, not an
+	 * alarm, not recorded by a run's tick) is recorded already claimed by this instance's drainer, when it has room, and handed to
+	 * its workers right after the commit, with no wake-up and no claim statement. Other instances
+	 * and the reconciler see an ordinary lease. When the drainer is saturated, or this is off,
+	 * intents are recorded pending and claimed.
 	 */
 	public record Drainer(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration pollInterval,
 			@DefaultValue("100") int batchSize, @DefaultValue("8") int concurrency, @DefaultValue("30s") Duration lease,
 			@DefaultValue("true") boolean notifyOnCommit, @DefaultValue("false") boolean notifyInTransaction,
-			@DefaultValue("30s") Duration shutdownTimeout) {
+			@DefaultValue("30s") Duration shutdownTimeout, @DefaultValue("true") boolean dispatchAtCommit) {
 
 		public Drainer {
 			requirePositive("ductor.drainer.poll-interval", pollInterval);

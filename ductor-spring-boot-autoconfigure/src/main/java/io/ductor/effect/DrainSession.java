@@ -199,9 +199,68 @@ final class DrainSession {
 		}
 	}
 
+	/**
+	 * A place in this run for one intent that a local transaction records already leased to it,
+	 * or {@code null} when the run holds as many intents as it would claim (or is stopping): the
+	 * intent is then recorded pending, for any instance to claim.
+	 */
+	Handoff reserve() {
+		while (!this.stopping) {
+			int current = this.outstanding.get();
+			if (current >= capacity()) {
+				return null;
+			}
+			if (this.outstanding.compareAndSet(current, current + 1)) {
+				return new Handoff(this);
+			}
+		}
+		return null;
+	}
+
 	private void submit(ClaimedIntent intent) {
-		Claim claim = new Claim(intent);
 		this.outstanding.incrementAndGet();
+		enqueue(intent);
+	}
+
+	/** Runs an intent recorded leased to this run, once the transaction that recorded it committed. */
+	private void handOver(ClaimedIntent intent) {
+		if (this.stopping) {
+			// its lease expires and the reconciler redrives it, as after a crash
+			this.outstanding.decrementAndGet();
+			return;
+		}
+		enqueue(intent);
+	}
+
+	/**
+	 * Returns intents recorded leased to this run whose transaction committed after rolling back to
+	 * a savepoint: which of them still exist is unknown here, so none runs here; the ones that do
+	 * go back to pending for the next claim. On a pool thread: the committing thread's connection
+	 * still belongs to the finished transaction.
+	 */
+	private void handBackAfterPartialRollback(List<ClaimedIntent> intents) {
+		this.outstanding.addAndGet(-intents.size());
+		Runnable handBack = () -> {
+			try {
+				this.store.handBack(this.owner, intents);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Ductor's drainer could not return " + intents.size() + " intent(s) recorded in a "
+						+ "transaction that rolled back to a savepoint; the reconciler redrives them when their "
+						+ "leases expire", ex);
+			}
+			wakeUp();
+		};
+		try {
+			this.pool.execute(handBack);
+		}
+		catch (RejectedExecutionException ex) {
+			// stopping: the leases expire and the reconciler redrives them
+		}
+	}
+
+	private void enqueue(ClaimedIntent intent) {
+		Claim claim = new Claim(intent);
 		this.unstarted.add(claim);
 		Claim previous = this.held.put(intent.id(), claim);
 		if (previous != null && this.unstarted.remove(previous)) {
@@ -443,6 +502,50 @@ final class DrainSession {
 	}
 
 	private record Outcome(Claim claim, Completion completion) {
+	}
+
+	/**
+	 * One place reserved in a run for an intent recorded leased to it: handed over when the
+	 * recording transaction commits, or given up when it does not.
+	 */
+	static final class Handoff {
+
+		private final DrainSession session;
+
+		private Handoff(DrainSession session) {
+			this.session = session;
+		}
+
+		/** @return the lease owner to record the intent under */
+		String owner() {
+			return this.session.owner;
+		}
+
+		/** @return how long the recorded lease lasts, from the database clock */
+		Duration lease() {
+			return this.session.settings.lease();
+		}
+
+		/** The transaction committed: run the intent. */
+		void handOver(ClaimedIntent intent) {
+			this.session.handOver(intent);
+		}
+
+		/** The intent was not recorded leased, or its transaction did not commit. */
+		void cancel() {
+			this.session.outstanding.decrementAndGet();
+			this.session.wakeUp();
+		}
+
+		/** The transaction committed after rolling back to a savepoint: see {@link DrainSession#handBackAfterPartialRollback}. */
+		static void handBack(List<Handoff> handoffs, List<ClaimedIntent> intents) {
+			Map<DrainSession, List<ClaimedIntent>> bySession = new java.util.HashMap<>();
+			for (int i = 0; i < handoffs.size(); i++) {
+				bySession.computeIfAbsent(handoffs.get(i).session, (session) -> new ArrayList<>()).add(intents.get(i));
+			}
+			bySession.forEach(DrainSession::handBackAfterPartialRollback);
+		}
+
 	}
 
 }

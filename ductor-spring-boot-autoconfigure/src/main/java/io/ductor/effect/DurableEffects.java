@@ -73,7 +73,8 @@ public final class DurableEffects implements AutoCloseable {
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
-		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp, observer);
+		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
+				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
@@ -174,14 +175,18 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param notifyInTransaction whether that notification is sent inside the committing transaction
 	 * (delivered atomically with it, but PostgreSQL then commits notifying transactions one at a time)
 	 * rather than right after the commit
+	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased to this
+	 * instance's drainer, when it has room, and handed to its workers right after the commit
+	 * instead of being claimed
 	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
 	 * @param drainer how the drainer works
 	 * @param reconcile how unknown outcomes are reconciled
 	 */
-	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, long maxPayloadBytes,
-			Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer, Reconcile reconcile) {
+	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, boolean dispatchAtCommit,
+			long maxPayloadBytes, Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer,
+			Reconcile reconcile) {
 	}
 
 	/**

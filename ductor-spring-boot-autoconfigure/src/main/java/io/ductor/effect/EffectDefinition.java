@@ -6,8 +6,6 @@ import java.util.List;
 
 import tools.jackson.databind.JavaType;
 
-import org.springframework.expression.Expression;
-
 import io.ductor.worker.Backoff;
 
 /**
@@ -18,8 +16,8 @@ import io.ductor.worker.Backoff;
  * @param beanName the bean whose method runs it
  * @param method the user-class method
  * @param parameterTypes the method's generic parameter types, for the JSON payload
- * @param key the key expression, or {@code null} for a fresh UUID per call
- * @param orderingKey the ordering key expression, or {@code null}
+ * @param key the key expression, parsed once, or {@code null} for a fresh UUID per call
+ * @param orderingKey the ordering key expression, parsed once, or {@code null}
  * @param delay the wait before the first attempt
  * @param receiver the receiver kind
  * @param maxAttempts the attempt limit
@@ -27,8 +25,8 @@ import io.ductor.worker.Backoff;
  * @param noRetryFor exceptions that fail the intent at once
  * @param compensation the effect that undoes this one with the same arguments, or {@code null}
  */
-record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, Expression key,
-		Expression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
+record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, EffectExpression key,
+		EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
 		List<Class<? extends Throwable>> noRetryFor, String compensation) {
 
 	boolean isNonRetryable(Throwable failure) {

@@ -97,6 +97,17 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 	}
 
+	/**
+	 * A place in the running drainer for an intent that a transaction of this instance records
+	 * already leased to it, so that the commit hands it straight to a worker.
+	 * @return the reservation, or {@code null} when the drainer does not run or holds as many
+	 * intents as it would claim
+	 */
+	DrainSession.Handoff reserve() {
+		DrainSession session = this.session;
+		return (session != null) ? session.reserve() : null;
+	}
+
 	@Override
 	public synchronized void start() {
 		if (this.session != null) {

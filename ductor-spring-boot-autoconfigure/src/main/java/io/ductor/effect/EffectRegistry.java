@@ -15,7 +15,8 @@ import tools.jackson.databind.type.TypeFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.expression.Expression;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
@@ -29,6 +30,8 @@ import io.ductor.effect.EffectMethods.ReconcilerMethod;
 public class EffectRegistry implements SmartInitializingSingleton {
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final EffectMethods methods;
 
@@ -151,8 +154,10 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		if (annotation.maxAttempts() < 0) {
 			throw invalid(effect, "maxAttempts must not be negative but was " + annotation.maxAttempts());
 		}
+		String[] names = parameterNames(method);
 		return new EffectDefinition(effect.name(), effect.beanName(), method, List.copyOf(types),
-				expression(effect, "key", annotation.key()), expression(effect, "orderingKey", annotation.orderingKey()),
+				expression(effect, "key", annotation.key(), names),
+				expression(effect, "orderingKey", annotation.orderingKey(), names),
 				delay(effect, annotation.delay()), annotation.receiver(),
 				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
 				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()),
@@ -181,12 +186,18 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		}
 	}
 
-	private static Expression expression(EffectMethod effect, String attribute, String text) {
+	/** The names expressions know the parameters by, found once; an element is {@code null} when unknown. */
+	private static String[] parameterNames(Method method) {
+		String[] names = parameterNames.getParameterNames(method);
+		return (names != null) ? names : new String[method.getParameterCount()];
+	}
+
+	private static EffectExpression expression(EffectMethod effect, String attribute, String text, String[] names) {
 		if (text.isBlank()) {
 			return null;
 		}
 		try {
-			return parser.parseExpression(text);
+			return new EffectExpression(parser.parseExpression(text), attribute, effect.name(), names);
 		}
 		catch (ParseException ex) {
 			throw invalid(effect, attribute + " '" + text + "' is not a valid SpEL expression: " + ex.getMessage());

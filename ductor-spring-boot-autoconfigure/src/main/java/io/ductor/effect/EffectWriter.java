@@ -1,33 +1,30 @@
 package io.ductor.effect;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import org.springframework.context.expression.MethodBasedEvaluationContext;
-import org.springframework.core.DefaultParameterNameDiscoverer;
-import org.springframework.core.ParameterNameDiscoverer;
-import org.springframework.expression.EvaluationException;
-import org.springframework.expression.Expression;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.Ids;
+import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.run.Tick;
 
 /**
  * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
- * the key to it, and arranges for the drainers to wake when the transaction commits.
+ * the key to it, and arranges what happens at commit. An intent due at commit, without an ordering
+ * key, not an alarm and not recorded by a run's tick, is recorded already claimed by the local drainer when it has room (in
+ * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
+ * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
+ * drainers (the local one at once, the others by notification).
  */
 class EffectWriter {
-
-	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final DataSource dataSource;
 
@@ -41,9 +38,16 @@ class EffectWriter {
 
 	private final DuctorObserver observer;
 
+	private final Supplier<DrainSession.Handoff> handoffs;
+
+	/**
+	 * @param handoffs a place in the local drainer for an intent due at commit, or {@code null}
+	 * when it has none (intents are then recorded pending)
+	 */
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
-			Runnable localWakeUp, DuctorObserver observer) {
+			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer) {
 		this.observer = observer;
+		this.handoffs = handoffs;
 		this.dataSource = dataSource;
 		this.store = store;
 		this.payloads = payloads;
@@ -63,7 +67,8 @@ class EffectWriter {
 	 */
 	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName) {
-		return record(effect, args, key, orderingKey, delay, alarmName, Tick.current().map(Tick::runId).orElse(null));
+		Tick tick = Tick.current().orElse(null);
+		return record(effect, args, key, orderingKey, delay, alarmName, (tick != null) ? tick.runId() : null);
 	}
 
 	/**
@@ -73,28 +78,52 @@ class EffectWriter {
 	String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName, String runId) {
 		requireTransaction(effect.name());
-		String payload = this.payloads.write(effect, args);
-		String resolvedKey = (key != null) ? key : evaluate(effect, effect.key(), "key", args);
+		EffectPayloads.Payload payload = this.payloads.encode(effect, args);
+		String resolvedKey = (key != null) ? key : evaluate(effect.key(), args);
 		resolvedKey = (resolvedKey != null) ? requireKey("idempotency key", resolvedKey, effect)
 				: UUID.randomUUID().toString();
-		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect, effect.orderingKey(), "orderingKey", args);
+		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect.orderingKey(), args);
 		if (ordering != null) {
 			requireKey("ordering key", ordering, effect);
 			// same-key writers commit one after the other, so id order is commit order
 			this.store.lockUntilCommit("ductor.ordering:" + ordering);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
-		String fingerprint = EffectPayloads.fingerprint(effect.name(), payload);
-		Optional<Long> id = this.store.insert(new IntentStore.NewIntent(effect.name(), resolvedKey, payload, fingerprint,
-				effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId));
-		if (id.isEmpty()) {
+		IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId);
+		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
+		// has room. A run's intents stay pending until claimed, so that the run failing in the same
+		// transaction still finds them never attempted and cancels them instead of compensating them.
+		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null)
+				? this.handoffs.get() : null;
+		ClaimedIntent leased = null;
+		long id;
+		try {
+			if (handoff != null) {
+				leased = this.store.insertLeased(intent, handoff.owner(), handoff.lease());
+				id = (leased != null) ? leased.id() : 0;
+			}
+			else {
+				id = this.store.insert(intent);
+			}
+		}
+		catch (RuntimeException ex) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
+			throw ex;
+		}
+		if (id == 0) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
-			if (!binding[1].equals(fingerprint)) {
+			if (!binding[1].equals(payload.fingerprint())) {
 				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
 			}
 			return resolvedKey;
 		}
-		onCommit(effect.name(), wait.isZero());
+		onCommit(effect.name(), wait.isZero(), handoff, leased);
 		return resolvedKey;
 	}
 
@@ -112,65 +141,115 @@ class EffectWriter {
 	}
 
 	/**
-	 * After the commit, wake the local drainer, count what was scheduled and, when an intent is
-	 * due at once, have the drainers of other instances notified (once per transaction).
+	 * After the commit, hand the intents recorded leased to this instance to its workers, count
+	 * what was scheduled and, for intents recorded pending, wake the local drainer and (when one is
+	 * due at once) have the drainers of other instances notified, once per transaction. When the
+	 * transaction does not commit, the places reserved for leased intents are given up.
 	 */
-	private void onCommit(String effectName, boolean dueNow) {
+	private void onCommit(String effectName, boolean dueNow, DrainSession.Handoff handoff, ClaimedIntent leased) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
-			Scheduled fresh = new Scheduled();
-			scheduled = fresh;
-			TransactionSynchronizationManager.bindResource(this, fresh);
-			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-
-				@Override
-				public void afterCompletion(int status) {
-					TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
-					if (status == STATUS_COMMITTED) {
-						fresh.effects.forEach(EffectWriter.this.observer::effectScheduled);
-						EffectWriter.this.localWakeUp.run();
-						if (fresh.dueNow) {
-							EffectWriter.this.notifier.afterCommit();
-						}
-					}
-				}
-
-			});
+			scheduled = new Scheduled(effectName);
+			TransactionSynchronizationManager.bindResource(this, scheduled);
+			TransactionSynchronizationManager.registerSynchronization(scheduled);
 		}
+		else {
+			scheduled.add(effectName);
+		}
+		if (handoff != null) {
+			scheduled.handOver(handoff, leased);
+			return;
+		}
+		scheduled.claimable = true;
 		if (dueNow && !scheduled.dueNow) {
 			this.notifier.beforeCommit();
 			scheduled.dueNow = true;
 		}
-		scheduled.effects.add(effectName);
 	}
 
-	/** What one transaction has recorded so far. */
-	private static final class Scheduled {
+	/**
+	 * What one transaction has recorded so far, and what happens when it completes: one object per
+	 * transaction, however many intents it records.
+	 */
+	private final class Scheduled implements TransactionSynchronization {
 
-		private final List<String> effects = new ArrayList<>();
+		private final String first;
 
+		private List<String> more;
+
+		/** Whether an intent was recorded pending, for the drainers to claim. */
+		private boolean claimable;
+
+		/** Whether such an intent is due at once. */
 		private boolean dueNow;
 
+		private List<DrainSession.Handoff> handoffs;
+
+		private List<ClaimedIntent> leased;
+
+		/** Whether the transaction rolled back to a savepoint: leased intents may be gone. */
+		private boolean partlyRolledBack;
+
+		Scheduled(String first) {
+			this.first = first;
+		}
+
+		void add(String effectName) {
+			if (this.more == null) {
+				this.more = new ArrayList<>();
+			}
+			this.more.add(effectName);
+		}
+
+		void handOver(DrainSession.Handoff handoff, ClaimedIntent intent) {
+			if (this.handoffs == null) {
+				this.handoffs = new ArrayList<>(2);
+				this.leased = new ArrayList<>(2);
+			}
+			this.handoffs.add(handoff);
+			this.leased.add(intent);
+		}
+
+		@Override
+		public void savepointRollback(Object savepoint) {
+			this.partlyRolledBack = true;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+			boolean committed = status == STATUS_COMMITTED;
+			if (this.handoffs != null) {
+				if (!committed) {
+					this.handoffs.forEach(DrainSession.Handoff::cancel);
+				}
+				else if (this.partlyRolledBack) {
+					DrainSession.Handoff.handBack(this.handoffs, this.leased);
+				}
+				else {
+					for (int i = 0; i < this.handoffs.size(); i++) {
+						this.handoffs.get(i).handOver(this.leased.get(i));
+					}
+				}
+			}
+			if (committed) {
+				EffectWriter.this.observer.effectScheduled(this.first);
+				if (this.more != null) {
+					this.more.forEach(EffectWriter.this.observer::effectScheduled);
+				}
+				if (this.claimable) {
+					EffectWriter.this.localWakeUp.run();
+				}
+				if (this.dueNow) {
+					EffectWriter.this.notifier.afterCommit();
+				}
+			}
+		}
+
 	}
 
-	private static String evaluate(EffectDefinition effect, Expression expression, String attribute, Object[] args) {
-		if (expression == null) {
-			return null;
-		}
-		Method method = effect.method();
-		Object value;
-		try {
-			value = expression.getValue(new MethodBasedEvaluationContext(null, method, args, parameterNames));
-		}
-		catch (EvaluationException ex) {
-			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
-					+ "' of effect '" + effect.name() + "' failed: " + ex.getMessage(), ex);
-		}
-		if (value == null) {
-			throw new DurableEffectException("The " + attribute + " expression '" + expression.getExpressionString()
-					+ "' of effect '" + effect.name() + "' evaluated to null");
-		}
-		return value.toString();
+	private static String evaluate(EffectExpression expression, Object[] args) {
+		return (expression != null) ? expression.evaluate(args) : null;
 	}
 
 	private static String requireKey(String what, String key, EffectDefinition effect) {

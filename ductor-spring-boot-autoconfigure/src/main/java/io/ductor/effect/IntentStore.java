@@ -9,7 +9,9 @@ import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -224,27 +226,79 @@ class IntentStore {
 		this.jdbc = JdbcClient.create(this.template);
 	}
 
-	/** @return the new intent's id, or empty when the key is taken */
-	Optional<Long> insert(NewIntent intent) {
-		return this.jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-				    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
-				VALUES (:name, :key, :payload::jsonb, :fingerprint, :receiver, :maxAttempts,
-				    now() + :delayMs * interval '1 millisecond', :orderingKey, :alarmName, :runId)
-				ON CONFLICT (idempotency_key) DO NOTHING
-				RETURNING id""")
-			.param("name", intent.effectName())
-			.param("key", intent.key())
-			.param("payload", intent.payloadJson())
-			.param("fingerprint", intent.fingerprint())
-			.param("receiver", intent.receiver().name())
-			.param("maxAttempts", intent.maxAttempts())
-			.param("delayMs", intent.delay().toMillis())
-			.param("orderingKey", intent.orderingKey())
-			.param("alarmName", intent.alarmName())
-			.param("runId", intent.runId())
-			.query(Long.class)
-			.optional();
+	/**
+	 * Records one intent; bound by position, with the statement text fixed, so that a call builds
+	 * no SQL and the driver reuses one server-side prepared statement per connection.
+	 */
+	static final String INSERT_SQL = """
+			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+			    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?)
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING id""";
+
+	/** @return the new intent's id, or 0 when the key is taken */
+	long insert(NewIntent intent) {
+		Long id = this.template.execute(INSERT_SQL, (PreparedStatement statement) -> {
+			statement.setString(1, intent.effectName());
+			statement.setString(2, intent.key());
+			statement.setString(3, intent.payloadJson());
+			statement.setString(4, intent.fingerprint());
+			statement.setString(5, intent.receiver().name());
+			statement.setInt(6, intent.maxAttempts());
+			statement.setLong(7, intent.delay().toMillis());
+			statement.setString(8, intent.orderingKey());
+			statement.setString(9, intent.alarmName());
+			statement.setString(10, intent.runId());
+			try (ResultSet row = statement.executeQuery()) {
+				return row.next() ? row.getLong(1) : 0L;
+			}
+		});
+		return (id != null) ? id : 0;
+	}
+
+	/**
+	 * Records one intent already claimed by {@code owner}: in flight, attempt 1, under a lease from
+	 * the database clock, so that the committing instance runs it without a claim while every
+	 * other instance and the reconciler see an ordinary lease. Only for intents due at once and
+	 * without an ordering key; bound like {@link #INSERT_SQL}.
+	 */
+	static final String INSERT_LEASED_SQL = """
+			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+			    max_attempts, run_id, status, attempts, lease_owner, lease_expires_at)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, clock_timestamp() + ? * interval '1 millisecond')
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
+
+	/**
+	 * @return the intent as claimed by {@code owner}, attempt 1, or {@code null} when the key is
+	 * taken
+	 */
+	ClaimedIntent insertLeased(NewIntent intent, String owner, Duration lease) {
+		return this.template.execute(INSERT_LEASED_SQL, (PreparedStatement statement) -> {
+			statement.setString(1, intent.effectName());
+			statement.setString(2, intent.key());
+			statement.setString(3, intent.payloadJson());
+			statement.setString(4, intent.fingerprint());
+			statement.setString(5, intent.receiver().name());
+			statement.setInt(6, intent.maxAttempts());
+			statement.setString(7, intent.runId());
+			statement.setString(8, owner);
+			statement.setLong(9, lease.toMillis());
+			try (ResultSet row = statement.executeQuery()) {
+				if (!row.next()) {
+					return null;
+				}
+				// as a number: cheaper to read than a timestamp's text, on the committing thread
+				long micros = row.getLong(2);
+				OffsetDateTime due = OffsetDateTime.ofInstant(
+						Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L),
+						ZoneOffset.UTC);
+				// claimed at the commit that records it: no time passes between the two
+				return new ClaimedIntent(row.getLong(1), intent.effectName(), intent.key(), intent.payloadJson(), 1,
+						intent.maxAttempts(), intent.receiver(), due, due, 0.0);
+			}
+		});
 	}
 
 	/** @return the effect name and payload fingerprint the key is bound to */

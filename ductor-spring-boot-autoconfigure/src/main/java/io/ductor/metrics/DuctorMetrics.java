@@ -1,5 +1,7 @@
 package io.ductor.metrics;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
@@ -30,6 +32,8 @@ public class DuctorMetrics implements DuctorObserver {
 	private final DuctorBacklog backlog;
 
 	private final MeterRegistry registry;
+
+	private final Map<String, Counter> scheduled = new ConcurrentHashMap<>();
 
 	/**
 	 * Register Ductor's gauges in {@code registry} and count into it from now on.
@@ -87,7 +91,13 @@ public class DuctorMetrics implements DuctorObserver {
 
 	@Override
 	public void effectScheduled(String effect) {
-		this.registry.counter("ductor.effects.scheduled", "effect", effect).increment();
+		// found once per effect: every commit that records an intent counts here
+		Counter counter = this.scheduled.get(effect);
+		if (counter == null) {
+			counter = this.registry.counter("ductor.effects.scheduled", "effect", effect);
+			this.scheduled.put(effect, counter);
+		}
+		counter.increment();
 	}
 
 	@Override
