@@ -1,7 +1,5 @@
 package io.ductor.effect;
 
-import java.io.File;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,15 +38,11 @@ class DispatchAtCommitCrashTest {
 		TestDatabase database = postgres.database();
 		String idempotent = "halted-" + UUID.randomUUID();
 		String mail = "halted-mail-" + UUID.randomUUID();
-		List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-				"-Xmx256m", "-cp", System.getProperty("java.class.path"), CommitThenHaltMain.class.getName(),
-				database.jdbcUrl(), database.username(), idempotent, mail));
+		List<String> args = new ArrayList<>(List.of(database.jdbcUrl(), database.username(), idempotent, mail));
 		if (database.password() != null) {
-			command.add(database.password());
+			args.add(database.password());
 		}
-		Process child = new ProcessBuilder(command).redirectErrorStream(true)
-			.redirectOutput(new File("target", "commit-then-halt.log"))
-			.start();
+		Process child = ChildJvm.start(CommitThenHaltMain.class, "commit-then-halt.log", args);
 		assertThat(child.waitFor(2, TimeUnit.MINUTES)).isTrue();
 		assertThat(child.exitValue()).isEqualTo(42);
 

@@ -1,11 +1,6 @@
 package io.ductor.effect;
 
-import java.io.File;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +42,7 @@ class DrainerCrashTest {
 			// the first run creates the schema and the receiver's tables; then the backlog arrives
 			this.running = launch(database, 0);
 			await().atMost(Duration.ofMinutes(1))
-				.until(() -> tableExists(jdbc, "test_applied") && tableExists(jdbc, "eec_effect_intent"));
+				.until(() -> ChildJvm.tableExists(jdbc, "test_applied") && ChildJvm.tableExists(jdbc, "eec_effect_intent"));
 			jdbc.sql("""
 					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts)
 					SELECT 'ship', 'ship:crash-' || n, jsonb_build_array('crash-' || n, '[]'::jsonb), 'f', 100
@@ -89,20 +84,9 @@ class DrainerCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-cp",
-				System.getProperty("java.class.path"), CrashingDrainerMain.class.getName(), database.jdbcUrl(),
-				database.username()));
-		if (database.password() != null) {
-			command.add(database.password());
-		}
-		File log = new File("target", "crash-drainer-" + run + ".log");
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+		return ChildJvm.start(CrashingDrainerMain.class, "crash-drainer-" + run + ".log", ChildJvm.connection(database));
 	}
 
-	private static boolean tableExists(JdbcClient jdbc, String table) {
-		return jdbc.sql("SELECT to_regclass(?) IS NOT NULL").param(table).query(Boolean.class).single();
-	}
 
 	private static long calls(JdbcClient jdbc) {
 		return jdbc.sql("SELECT count(*) FROM test_call_log").query(Long.class).single();

@@ -1,12 +1,10 @@
 package io.ductor.effect;
 
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -59,7 +57,7 @@ class NotIdempotentCrashTest {
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			// the first run creates the schema; then the backlog arrives
 			this.running = launch(database, 0);
-			await().atMost(Duration.ofMinutes(1)).until(() -> tableExists(jdbc, "eec_effect_intent"));
+			await().atMost(Duration.ofMinutes(1)).until(() -> ChildJvm.tableExists(jdbc, "eec_effect_intent"));
 			jdbc.sql("""
 					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 					    max_attempts)
@@ -137,19 +135,8 @@ class NotIdempotentCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-cp",
-				System.getProperty("java.class.path"), CrashingMailerMain.class.getName(), database.jdbcUrl(),
-				RECEIVER_LOG.toAbsolutePath().toString(), database.username()));
-		if (database.password() != null) {
-			command.add(database.password());
-		}
-		File log = new File("target", "crash-mailer-" + run + ".log");
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+		return ChildJvm.start(CrashingMailerMain.class, "crash-mailer-" + run + ".log", ChildJvm.connection(database, RECEIVER_LOG.toAbsolutePath().toString()));
 	}
 
-	private static boolean tableExists(JdbcClient jdbc, String table) {
-		return jdbc.sql("SELECT to_regclass(?) IS NOT NULL").param(table).query(Boolean.class).single();
-	}
 
 }

@@ -1,12 +1,10 @@
 package io.ductor.effect;
 
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +52,7 @@ class ReconcilingCrashTest {
 		try (HikariDataSource dataSource = database.newDataSource(2)) {
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			this.running = launch(database, 0);
-			await().atMost(Duration.ofMinutes(1)).until(() -> tableExists(jdbc, "eec_effect_intent"));
+			await().atMost(Duration.ofMinutes(1)).until(() -> ChildJvm.tableExists(jdbc, "eec_effect_intent"));
 			jdbc.sql("""
 					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 					    max_attempts)
@@ -126,19 +124,8 @@ class ReconcilingCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-cp",
-				System.getProperty("java.class.path"), CrashingReconciledMailerMain.class.getName(), database.jdbcUrl(),
-				SENT_LOG.toAbsolutePath().toString(), database.username()));
-		if (database.password() != null) {
-			command.add(database.password());
-		}
-		File log = new File("target", "crash-reconciled-mailer-" + run + ".log");
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+		return ChildJvm.start(CrashingReconciledMailerMain.class, "crash-reconciled-mailer-" + run + ".log", ChildJvm.connection(database, SENT_LOG.toAbsolutePath().toString()));
 	}
 
-	private static boolean tableExists(JdbcClient jdbc, String table) {
-		return jdbc.sql("SELECT to_regclass(?) IS NOT NULL").param(table).query(Boolean.class).single();
-	}
 
 }

@@ -1,8 +1,5 @@
 package io.ductor.effect;
 
-import java.io.File;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,15 +128,7 @@ class SagaCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-cp",
-				System.getProperty("java.class.path"), CrashingSagaMain.class.getName(), database.jdbcUrl(),
-				database.username()));
-		if (database.password() != null) {
-			command.add(database.password());
-		}
-		File log = new File("target", "crash-saga-" + run + ".log");
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+		return ChildJvm.start(CrashingSagaMain.class, "crash-saga-" + run + ".log", ChildJvm.connection(database));
 	}
 
 	private static long compensated(JdbcClient jdbc) {
