@@ -213,37 +213,10 @@ public class IdempotencyService {
 		if (resolved == DuplicatePolicy.REJECT) {
 			return reserveOnce(request);
 		}
-		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
-		boolean announced = false;
-		while (true) {
-			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
-			try {
-				ReserveOutcome outcome = reserveOnce(request);
-				long left = deadline - System.nanoTime();
-				if (outcome.result() != Result.IN_FLIGHT || left <= 0) {
-					return outcome;
-				}
-				if (!announced) {
-					// ask the holder to notify when it settles, then look once more: settled meanwhile
-					// means no notification is coming, but the second look sees the outcome
-					this.store.markWaited(request);
-					announced = true;
-					continue;
-				}
-				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
-					// settled or released: a reclaim clears the mark, so a new holder must be asked again
-					announced = false;
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IdempotencyKeyInFlightException("Interrupted while waiting for the request holding "
-						+ describe(request) + " to finish; retry later with the same key");
-			}
-			finally {
-				this.waiters.unregister(request.waiterId(), wakeUp);
-			}
-		}
+		return awaitSettled(request, (wakeUp) -> {
+			ReserveOutcome outcome = reserveOnce(request);
+			return new Look<>(outcome.result() != Result.IN_FLIGHT, () -> outcome);
+		}, () -> this.store.markWaited(request));
 	}
 
 	/**
@@ -500,61 +473,81 @@ public class IdempotencyService {
 			});
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
+		return awaitSettled(request, (wakeUp) -> {
+			Attempt<T> attempt;
+			// set once the decision returned without rolling back: only its commit is left
+			AtomicBoolean committing = new AtomicBoolean();
+			try {
+				attempt = this.transactions.execute((status) -> {
+					ReserveOutcome outcome = reserveOnce(request);
+					if (outcome.result() != Result.RESERVED) {
+						// nothing written: this transaction only held the key's lock for a moment
+						return new Attempt<T>(outcome, null);
+					}
+					// the holder is no duplicate: not parked while it decides
+					this.waiters.unregister(request.waiterId(), wakeUp);
+					this.held.put(request.waiterId(), new AtomicBoolean());
+					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+					wakeWhenEnded(request);
+					T value = decide(decision, outcome.reservation(), status);
+					committing.set(!status.isRollbackOnly());
+					return new Attempt<>(outcome, value);
+				});
+			}
+			catch (RuntimeException | Error ex) {
+				if (committing.get()) {
+					// the commit failed: the reservation rolled back with the decision's work
+					releasedByRollback(request, ReleaseReason.COMPLETION_FAILED);
+				}
+				throw ex;
+			}
+			finally {
+				announceEnd(request);
+			}
+			ReserveOutcome outcome = attempt.outcome();
+			if (outcome.result() == Result.RESERVED) {
+				return new Look<>(true, attempt::value);
+			}
+			return new Look<>(outcome.result() != Result.IN_FLIGHT || resolved == DuplicatePolicy.REJECT, () -> {
+				this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+				return decision.notReserved(outcome);
+			});
+		}, () -> {
+			if (!this.held.containsKey(request.waiterId())) {
+				// a two-phase holder's committed pending row: mark it, so that its settlement
+				// notifies; another instance's open transaction: tell that instance we wait
+				this.store.markWaited(request);
+				this.store.notify(WAITING_CHANNEL, request.waiterId());
+			}
+		});
+	}
+
+	/**
+	 * Looks at a key until it is settled or the wait timeout has passed: between two looks the
+	 * caller parks, with no connection held, until the key's holder settles it (a local
+	 * settlement or a notification wakes it) or the poll interval has passed. After the first
+	 * look that finds it held, {@code announce} asks the holder to notify, and the key is looked
+	 * at once more: settled meanwhile means no notification is coming, but that look sees it.
+	 * @return the answer of the last look
+	 */
+	private <R> R awaitSettled(IdempotentRequest request, Looker<R> looker, Runnable announce) {
 		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
 		boolean announced = false;
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
 			try {
-				Attempt<T> attempt;
-				// set once the decision returned without rolling back: only its commit is left
-				AtomicBoolean committing = new AtomicBoolean();
-				try {
-					attempt = this.transactions.execute((status) -> {
-						ReserveOutcome outcome = reserveOnce(request);
-						if (outcome.result() != Result.RESERVED) {
-							// nothing written: this transaction only held the key's lock for a moment
-							return new Attempt<T>(outcome, null);
-						}
-						// the holder is no duplicate: not parked while it decides
-						this.waiters.unregister(request.waiterId(), wakeUp);
-						this.held.put(request.waiterId(), new AtomicBoolean());
-						this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
-						wakeWhenEnded(request);
-						T value = decide(decision, outcome.reservation(), status);
-						committing.set(!status.isRollbackOnly());
-						return new Attempt<>(outcome, value);
-					});
-				}
-				catch (RuntimeException | Error ex) {
-					if (committing.get()) {
-						// the commit failed: the reservation rolled back with the decision's work
-						releasedByRollback(request, ReleaseReason.COMPLETION_FAILED);
-					}
-					throw ex;
-				}
-				finally {
-					announceEnd(request);
-				}
-				ReserveOutcome outcome = attempt.outcome();
-				if (outcome.result() == Result.RESERVED) {
-					return attempt.value();
-				}
+				Look<R> look = looker.look(wakeUp);
 				long left = deadline - System.nanoTime();
-				if (outcome.result() != Result.IN_FLIGHT || resolved == DuplicatePolicy.REJECT || left <= 0) {
-					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
-					return decision.notReserved(outcome);
+				if (look.settled() || left <= 0) {
+					return look.answer().get();
 				}
 				if (!announced) {
-					if (!this.held.containsKey(request.waiterId())) {
-						// a two-phase holder's committed pending row: mark it, so that its settlement
-						// notifies; another instance's open transaction: tell that instance we wait
-						this.store.markWaited(request);
-						this.store.notify(WAITING_CHANNEL, request.waiterId());
-					}
+					announce.run();
 					announced = true;
 					continue;
 				}
 				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
+					// settled or released: a reclaim clears the mark, so a new holder must be asked again
 					announced = false;
 				}
 			}
@@ -567,6 +560,18 @@ public class IdempotencyService {
 				this.waiters.unregister(request.waiterId(), wakeUp);
 			}
 		}
+	}
+
+	/** One look at a held key: whether it is settled, and the answer to give if the wait ends here. */
+	private record Look<R>(boolean settled, Supplier<R> answer) {
+	}
+
+	@FunctionalInterface
+	private interface Looker<R> {
+
+		/** @param wakeUp what wakes the caller before the next look, registered for this one */
+		Look<R> look(CountDownLatch wakeUp);
+
 	}
 
 	private <T> T decide(TransactionalDecision<T> decision, Reservation reservation, TransactionStatus status) {
