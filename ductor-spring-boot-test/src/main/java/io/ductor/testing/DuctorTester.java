@@ -227,11 +227,19 @@ public final class DuctorTester implements AutoCloseable {
 		this.recordedAfter = (max != null) ? max : 0;
 	}
 
-	/** Gives Ductor the server's clock back and removes the injected faults. */
+	/**
+	 * Gives Ductor the server's clock back and removes the injected faults. Called after each test
+	 * method of a test annotated with {@link AutoConfigureDuctorTester}.
+	 */
+	public void release() {
+		this.faults.clear();
+		this.clock.release();
+	}
+
+	/** Stops injecting faults when the context closes (the clock was given back after the last test). */
 	@Override
 	public void close() {
 		this.effects.injectFaults(null);
-		this.clock.release();
 	}
 
 }

@@ -8,7 +8,9 @@ import org.springframework.test.context.TestExecutionListener;
 /**
  * Resets the {@link DuctorTester} of a test annotated with {@link AutoConfigureDuctorTester}
  * before each test method (before its {@code @BeforeEach} methods), so that a context cached
- * between tests carries neither a moved clock nor a pending fault into the next test. Tests without
+ * between tests carries neither a moved clock nor a pending fault into the next test, and gives
+ * Ductor the server's clock back after each, so that an application without the annotation that
+ * shares the database runs on the real time. Tests without
  * the annotation are left alone, and their contexts are never loaded by this listener.
  */
 final class DuctorTesterResetListener implements TestExecutionListener, Ordered {
@@ -17,6 +19,14 @@ final class DuctorTesterResetListener implements TestExecutionListener, Ordered 
 	public void beforeTestMethod(TestContext testContext) {
 		if (TestContextAnnotationUtils.hasAnnotation(testContext.getTestClass(), AutoConfigureDuctorTester.class)) {
 			testContext.getApplicationContext().getBeanProvider(DuctorTester.class).ifAvailable(DuctorTester::reset);
+		}
+	}
+
+	@Override
+	public void afterTestMethod(TestContext testContext) {
+		if (TestContextAnnotationUtils.hasAnnotation(testContext.getTestClass(), AutoConfigureDuctorTester.class)
+				&& testContext.hasApplicationContext()) {
+			testContext.getApplicationContext().getBeanProvider(DuctorTester.class).ifAvailable(DuctorTester::release);
 		}
 	}
 
