@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.effect.CallingThreadDrainer;
 import io.ductor.effect.DurableEffects;
@@ -76,6 +77,7 @@ public final class DuctorTester implements AutoCloseable {
 	 * record effects without end)
 	 */
 	public List<EffectIntent> drain() {
+		requireNoTransaction("drain()");
 		List<EffectIntent> ran = new ArrayList<>();
 		while (true) {
 			int reconciled = this.drainer.reconcile();
@@ -99,6 +101,7 @@ public final class DuctorTester implements AutoCloseable {
 	 * @return the intent as it is after its attempt, or empty when none of that effect was due
 	 */
 	public Optional<EffectIntent> drainOne(String effectName) {
+		requireNoTransaction("drainOne()");
 		return this.drainer.runNext(effectName);
 	}
 
@@ -112,6 +115,7 @@ public final class DuctorTester implements AutoCloseable {
 		if (duration == null || duration.isNegative()) {
 			throw new IllegalArgumentException("advance takes a duration of zero or more, not " + duration);
 		}
+		requireNoTransaction("advance()");
 		this.clock.advance(duration);
 	}
 
@@ -213,6 +217,20 @@ public final class DuctorTester implements AutoCloseable {
 					+ " scopes and pools; name the scope and pool: " + rows);
 		}
 		return new IdempotencyKeyAssert(key, rows.isEmpty() ? null : rows.get(0));
+	}
+
+	/**
+	 * Effects recorded in a transaction that has not committed (a {@code @Transactional} test's, which
+	 * is rolled back) are invisible to the drain's own connections, and a clock moved in it is moved
+	 * for that transaction only: refuse rather than silently run nothing.
+	 */
+	private static void requireNoTransaction(String method) {
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException(method + " was called inside a transaction (a @Transactional test?): the "
+					+ "effects it recorded are not committed, so no drainer can see them, and Ductor's clock would move "
+					+ "for this transaction only. Let the code under test commit (remove @Transactional from the test, "
+					+ "or use @Commit) and call " + method + " outside the transaction.");
+		}
 	}
 
 	/**

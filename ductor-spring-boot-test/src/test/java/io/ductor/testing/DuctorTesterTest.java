@@ -285,4 +285,16 @@ class DuctorTesterTest {
 		assertThat(this.outside.mailed()).isEmpty();
 	}
 
+	@Test
+	@Order(13)
+	@org.springframework.transaction.annotation.Transactional
+	void inATestManagedTransactionDrainAndAdvanceRefuseWithAnExplanation() {
+		record(() -> this.outside.mail("rolled-back"));
+		org.assertj.core.api.Assertions.assertThatIllegalStateException()
+			.isThrownBy(() -> this.ductor.drain())
+			.withMessageContaining("@Transactional");
+		org.assertj.core.api.Assertions.assertThatIllegalStateException()
+			.isThrownBy(() -> this.ductor.advance(Duration.ofHours(1)));
+	}
+
 }
