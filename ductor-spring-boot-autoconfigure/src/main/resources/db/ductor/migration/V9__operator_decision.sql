@@ -1,0 +1,12 @@
+-- An operator's decision on an intent (retry, mark done, mark failed, cancel, compensate): why, who
+-- (the authenticated principal, or 'anonymous') and when (database clock), written in the same
+-- statement that moves the intent. Nullable columns without a default change only the catalog.
+ALTER TABLE eec_effect_intent ADD COLUMN decision_reason text;
+ALTER TABLE eec_effect_intent ADD COLUMN decided_by text;
+ALTER TABLE eec_effect_intent ADD COLUMN decided_at timestamptz;
+
+-- The operator console lists intents of one live status by id (keyset paging). Finished intents are
+-- most of the table and their pages are dense in the primary key; the live ones are a small part,
+-- found here without reading the finished ones.
+CREATE INDEX eec_effect_intent_live_id_idx ON eec_effect_intent (status, id)
+    WHERE status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision');
