@@ -19,6 +19,7 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -106,9 +107,13 @@ public final class Browser implements AutoCloseable {
 		return find(css).getAttribute("textContent");
 	}
 
-	/** Replaces the value of an input. */
+	/** Replaces the value of an input, or chooses the option with this value of a select. */
 	public void fill(String css, String text) {
 		WebElement input = find(css);
+		if ("select".equalsIgnoreCase(input.getTagName())) {
+			new Select(input).selectByValue(text);
+			return;
+		}
 		input.clear();
 		input.sendKeys(text);
 	}
