@@ -63,7 +63,7 @@ final class ConsoleScenario {
 		properties.addAll(List.of("server.port=0", "spring.main.banner-mode=off", "spring.main.log-startup-info=false",
 				"management.endpoints.web.exposure.include=ductor", "ductor.console.enabled=true",
 				"ductor.drainer.enabled=false", "ductor.reconciler.enabled=false", "ductor.retention.enabled=false",
-				"ductor.sweeper.enabled=false"));
+				"ductor.sweeper.enabled=false", DuctorSystem.excludeModulith()));
 		properties.addAll(DuctorSystem.extraProperties);
 		return new SpringApplicationBuilder(ConsoleApplication.class).properties(properties.toArray(String[]::new)).run();
 	}
@@ -203,6 +203,9 @@ final class ConsoleScenario {
 				+ "' ORDER BY id LIMIT 50");
 		queries.put("parked by effect", "SELECT effect_name, status, count(*) FROM eec_effect_intent "
 				+ "WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status");
+		queries.put("all + created in a past hour", "SELECT * FROM (SELECT * FROM eec_effect_intent WHERE id > 0 "
+				+ "AND created_at >= '" + s.get("from") + "' AND created_at < '" + s.get("to") + "' OFFSET 0) AS w "
+				+ "ORDER BY id LIMIT 50");
 		queries.put("throughput", "SELECT date_trunc('minute', finished_at), count(*) FROM eec_effect_intent "
 				+ "WHERE status IN ('completed', 'cancelled') AND status = 'completed' "
 				+ "AND finished_at >= date_trunc('minute', now()) - interval '900 seconds' GROUP BY 1");

@@ -172,7 +172,11 @@ public class DuctorEndpoint {
 			Map<String, Object> answer = new LinkedHashMap<>();
 			answer.put("runId", chain.runId());
 			answer.put("compensation", chain.compensation());
-			answer.put("links", chain.links());
+			answer.put("links", chain.links()
+				.stream()
+				.map((link) -> new CompensationChain.Link(link.seq(), link.originalKey(), link.effectName(),
+						maskedOrNull(link.original()), maskedOrNull(link.compensation())))
+				.toList());
 			Optional<Map<String, Object>> run = this.inspector.run(id);
 			run.ifPresent((found) -> found.put("effects", masked(cast(found.get("effects")))));
 			answer.put("run", run.orElse(null));
@@ -313,6 +317,10 @@ public class DuctorEndpoint {
 
 	private List<EffectIntent> masked(List<EffectIntent> intents) {
 		return (this.mask == PayloadMask.NONE) ? intents : intents.stream().map(this::masked).toList();
+	}
+
+	private @Nullable EffectIntent maskedOrNull(@Nullable EffectIntent intent) {
+		return (intent != null) ? masked(intent) : null;
 	}
 
 	private EffectIntent masked(EffectIntent i) {

@@ -51,6 +51,14 @@ class ConsoleSecurityBrowserTest {
 			decide(browser, "mark_done", "the viewer tries");
 			assertThat(browser.find("#error[data-status='403']").getText()).contains("operator role");
 			assertThat(status(parked)).isEqualTo("needs_decision");
+			Object bulk = browser.driver()
+				.executeAsyncScript("const done = arguments[arguments.length - 1]; const b = document.body.dataset;"
+						+ "fetch(b.endpoint, {method: 'POST', headers: {'Content-Type': 'application/json',"
+						+ " [b.csrfHeader]: b.csrfToken}, body: JSON.stringify({effect: 'receipt.send',"
+						+ " status: 'needs_decision', action: 'cancel', reason: 'the viewer again'})})"
+						+ ".then((r) => done(r.status));");
+			assertThat(bulk).isEqualTo(403L);
+			assertThat(status(parked)).isEqualTo("needs_decision");
 		}
 		try (Browser browser = Browser.launch(1280, 800)) {
 			signIn(browser, "operator");
