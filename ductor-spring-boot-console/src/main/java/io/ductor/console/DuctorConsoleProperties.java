@@ -8,11 +8,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The operator console ({@code ductor.console.*}).
  *
- * @param enabled whether the application serves the operator console
- * @param path the path the console is served under
- * @param operatorRole the role (without {@code ROLE_}) a caller needs to change intents when
+ * @param enabled Whether the application serves the operator console
+ * @param path Path the console is served under
+ * @param operatorRole Role (without {@code ROLE_}) a caller needs to change intents when
  * Spring Security is present
- * @param hiddenFields names of argument fields whose values the console and the {@code ductor}
+ * @param hiddenFields Names of argument fields whose values the console and the {@code ductor}
  * endpoint never show, at any depth of an intent's arguments (e.g. {@code cardNumber})
  */
 @ConfigurationProperties("ductor.console")
