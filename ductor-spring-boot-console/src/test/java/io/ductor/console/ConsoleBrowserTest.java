@@ -128,6 +128,17 @@ class ConsoleBrowserTest {
 				.contains("201");
 			assertThat(browser.text("#key-body")).contains("\"total\": 4200");
 			browser.screenshot(ConsoleApp.screenshot("console-key.png"));
+
+			// what the application stored is shown as text, never run as markup
+			String markup = "<img src=x onerror=\"document.body.dataset.pwned='yes'\">";
+			long hostile = app.park(markup, markup, "failed", "[\"" + markup.replace("\"", "\\\"") + "\"]", markup);
+			browser.open(app.url("/ductor/#/intent/" + hostile));
+			browser.find("#intent-page[data-intent-id='" + hostile + "']");
+			browser.open(app.url("/ductor/#/intents?status=failed"));
+			browser.find("#intents tr[data-intent-id='" + hostile + "']");
+			assertThat(browser.text("#intents tr[data-intent-id='" + hostile + "']")).contains(markup);
+			assertThat(browser.evaluate("document.querySelectorAll('main img').length")).isEqualTo(0L);
+			assertThat(browser.evaluate("document.body.dataset.pwned || 'no'")).isEqualTo("no");
 		}
 	}
 
