@@ -866,7 +866,7 @@ class IntentStore {
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
 	Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
-			Integer maxAttempts) {
+			Integer maxAttempts, OperatorDecision decision) {
 		return this.jdbc.sql("""
 				WITH moved AS (
 				    UPDATE eec_effect_intent
@@ -874,7 +874,10 @@ class IntentStore {
 				        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
 				        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
 				        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
-				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END
+				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END,
+				        decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
+				        decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
+				        decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END
 				    WHERE id = :id AND status IN (:from)
 				    RETURNING\s""" + COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
@@ -882,6 +885,9 @@ class IntentStore {
 			.param("from", from.stream().map(EffectStatus::dbValue).toList())
 			.param("error", error)
 			.param("maxAttempts", maxAttempts)
+			.param("decided", decision != null)
+			.param("reason", (decision != null) ? decision.reason() : null)
+			.param("decidedBy", (decision != null) ? decision.by() : null)
 			.query(IntentStore::intent)
 			.optional();
 	}
