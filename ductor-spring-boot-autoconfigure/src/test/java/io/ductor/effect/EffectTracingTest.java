@@ -56,7 +56,7 @@ class EffectTracingTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms",
+	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1",
 			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.reconciler.interval=100ms",
 			"ductor.retention.enabled=false" };
 
@@ -128,12 +128,26 @@ class EffectTracingTest {
 				.containsEntry("ductor.run", order)
 				.doesNotContainValue("card-4242"));
 			assertThat(lines).noneMatch((event) -> event.getThreadName().equals(Thread.currentThread().getName()));
+
+			// the next attempt on the same drainer thread, of an intent no run recorded, inherits nothing
+			String plain = "plain-" + UUID.randomUUID();
+			recordAndAwait(context, plain);
+			ILoggingEvent next = this.logs.list.stream()
+				.filter((event) -> event.getFormattedMessage().equals("delivering " + plain))
+				.findFirst()
+				.orElseThrow();
+			assertThat(next.getThreadName()).isEqualTo(lines.get(1).getThreadName());
+			assertThat(next.getMDCPropertyMap()).containsEntry("ductor.key", plain)
+				.containsEntry("ductor.attempt", "1")
+				.doesNotContainKey("ductor.run");
 		}
 	}
 
 	@Test
 	void anAttemptRedrivenAfterACrashOnAFreshInstanceKeepsTheTrace() throws Exception {
 		String order = "order-" + UUID.randomUUID();
+		String notAnObject = "order-" + UUID.randomUUID();
+		String garbage = "order-" + UUID.randomUUID();
 		String requestTrace;
 		// the instance that records the intent crashes during its attempt (its lease is left to expire)
 		try (ConfigurableApplicationContext writer = start(concat(SETTINGS, "ductor.drainer.enabled=false",
@@ -143,6 +157,15 @@ class EffectTracingTest {
 					UPDATE eec_effect_intent SET status = 'in_flight', attempts = 1, lease_owner = 'crashed',
 					    lease_expires_at = now() - interval '1 second'
 					WHERE idempotency_key = ?""").param(order).update();
+			// stored contexts that someone else wrote, or edited, badly
+			placeOrder(writer, notAnObject);
+			placeOrder(writer, garbage);
+			JdbcClient jdbc = JdbcClient.create(writer.getBean(DataSource.class));
+			jdbc.sql("UPDATE eec_effect_intent SET trace_context = '[\"not\", \"an\", \"object\"]' WHERE idempotency_key = ?")
+				.param(notAnObject)
+				.update();
+			jdbc.sql("UPDATE eec_effect_intent SET trace_context = '{\"traceparent\": \"00-zz-yy-01\", \"x\": 1}' "
+					+ "WHERE idempotency_key = ?").param(garbage).update();
 		}
 		// another instance, with a tracer of its own, redrives and dispatches it
 		try (ConfigurableApplicationContext restarted = start(SETTINGS)) {
@@ -151,6 +174,11 @@ class EffectTracingTest {
 			assertThat(TracedEffects.traceIds.get(order)).containsExactly(requestTrace);
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> spans(requestTrace, "ductor dispatch traced").size() == 1);
+			// an unreadable context costs its trace, never its attempt: it runs in a fresh trace
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "completed".equals(status(jdbc, notAnObject)) && "completed".equals(status(jdbc, garbage)));
+			assertThat(TracedEffects.traceIds.get(notAnObject)).singleElement().isNotIn("none", requestTrace);
+			assertThat(TracedEffects.traceIds.get(garbage)).singleElement().isNotIn("none", requestTrace);
 		}
 	}
 
