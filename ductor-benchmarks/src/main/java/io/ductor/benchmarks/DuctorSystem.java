@@ -85,6 +85,17 @@ final class DuctorSystem implements OutboxSystem {
 				TRACING_ON, "management.tracing.sampling.probability=1.0"));
 	}
 
+	/**
+	 * Scenario 1t's third system: tracing on as in {@link #traced()}, Ductor's own observations
+	 * off, so nothing of Ductor is traced and no trace context is stored: what the tracer costs the
+	 * rest of the application.
+	 */
+	static OutboxSystem.Kind tracedWithoutDuctorObservations() {
+		return new OutboxSystem.Kind("Ductor, tracing on, Ductor's observations off",
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, TRACING_ON,
+						"management.tracing.sampling.probability=1.0", "management.observations.enable.ductor=false"));
+	}
+
 	/** Extra properties of every instance, from {@code --ductor.*} options. */
 	static volatile List<String> extraProperties = List.of();
 

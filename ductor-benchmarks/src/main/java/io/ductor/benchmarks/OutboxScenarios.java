@@ -108,7 +108,8 @@ final class OutboxScenarios {
 		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
 		OutboxSystem.Kind off = DuctorSystem.kind(Shape.HEADLINE, 1);
 		OutboxSystem.Kind on = DuctorSystem.traced();
-		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, List.of(off, on),
+		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, List.of(off, on, tracerOnly),
 				OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
@@ -116,6 +117,9 @@ final class OutboxScenarios {
 		Report.Row onRow = report.add(scenario, "Ductor, tracing on", metric, "/s", results.get(on));
 		double ratio = onRow.median() / offRow.median();
 		report.judge(onRow, Report.ratio(ratio) + " tracing off", "≥ 0.9× tracing off", ratio >= 0.9);
+		Report.Row tracerOnlyRow = report.add(scenario, "Ductor, tracing on, Ductor's observations off", metric, "/s",
+				results.get(tracerOnly));
+		report.compare(tracerOnlyRow, Report.ratio(tracerOnlyRow.median() / offRow.median()) + " tracing off");
 	}
 
 	void lag() {

@@ -11,7 +11,10 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  */
 public enum DuctorObservationDocumentation implements ObservationDocumentation {
 
-	/** A tick of a run: {@code outcome} low, {@code ductor.run} high. */
+	/**
+	 * A tick of a run: {@code outcome} ({@code applied}, {@code duplicate}, {@code terminal},
+	 * {@code conflict} or {@code error}) low, {@code ductor.run} high.
+	 */
 	TICK("ductor.tick", new KeyName[] { LowKeys.OUTCOME }, new KeyName[] { HighKeys.RUN }),
 
 	/**
