@@ -77,7 +77,7 @@ public final class BenchmarkMain {
 		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
 		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag")
-				|| options.runs("scale-out")) {
+				|| options.runs("scale-out") || options.runs("tracing")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
@@ -85,6 +85,9 @@ public final class BenchmarkMain {
 		}
 		if (options.runs("outbox-minimal")) {
 			outbox.endToEnd(Shape.MINIMAL);
+		}
+		if (options.runs("tracing")) {
+			outbox.tracing();
 		}
 		if (options.runs("lag")) {
 			outbox.lag();

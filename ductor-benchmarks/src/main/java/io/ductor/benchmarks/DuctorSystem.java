@@ -70,6 +70,32 @@ final class DuctorSystem implements OutboxSystem {
 		}
 	}
 
+	/**
+	 * The property that turns tracing on in a {@link Shape#HEADLINE} instance: Boot's OpenTelemetry
+	 * tracing, every trace sampled, spans exported to {@link CountingSpanExporter}. Without it the
+	 * tracing auto-configuration is excluded (observations still make meters).
+	 */
+	static final String TRACING_ON = "benchmark.tracing=on";
+
+	private static final String TRACING_AUTO_CONFIGURATION = "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration";
+
+	/** Scenario 1t: the headline shape with tracing on. */
+	static OutboxSystem.Kind traced() {
+		return new OutboxSystem.Kind("Ductor, tracing on", (db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1,
+				TRACING_ON, "management.tracing.sampling.probability=1.0"));
+	}
+
+	/**
+	 * Scenario 1t's third system: tracing on as in {@link #traced()}, Ductor's own observations
+	 * off, so nothing of Ductor is traced and no trace context is stored: what the tracer costs the
+	 * rest of the application.
+	 */
+	static OutboxSystem.Kind tracedWithoutDuctorObservations() {
+		return new OutboxSystem.Kind("Ductor, tracing on, Ductor's observations off",
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, TRACING_ON,
+						"management.tracing.sampling.probability=1.0", "management.observations.enable.ductor=false"));
+	}
+
 	/** Extra properties of every instance, from {@code --ductor.*} options. */
 	static volatile List<String> extraProperties = List.of();
 
@@ -107,7 +133,7 @@ final class DuctorSystem implements OutboxSystem {
 		all.add("spring.main.banner-mode=off");
 		all.add("spring.main.log-startup-info=false");
 		if (source == FullApplication.class) {
-			all.add(excludeModulith());
+			all.add(excludeModulith() + (List.of(properties).contains(TRACING_ON) ? "" : "," + TRACING_AUTO_CONFIGURATION));
 			all.add("management.endpoints.access.default=none");
 		}
 		all.addAll(extraProperties);
@@ -187,6 +213,30 @@ final class DuctorSystem implements OutboxSystem {
 
 	}
 
+	/** Where the traced instance's spans go: counted, as cheaply as an exporter can be. */
+	static final class CountingSpanExporter implements io.opentelemetry.sdk.trace.export.SpanExporter {
+
+		final java.util.concurrent.atomic.LongAdder spans = new java.util.concurrent.atomic.LongAdder();
+
+		@Override
+		public io.opentelemetry.sdk.common.CompletableResultCode export(
+				java.util.Collection<io.opentelemetry.sdk.trace.data.SpanData> batch) {
+			this.spans.add(batch.size());
+			return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+		}
+
+		@Override
+		public io.opentelemetry.sdk.common.CompletableResultCode flush() {
+			return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+		}
+
+		@Override
+		public io.opentelemetry.sdk.common.CompletableResultCode shutdown() {
+			return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+		}
+
+	}
+
 	private record Instance(ConfigurableApplicationContext context, NoOpEffect effect, Publisher publisher,
 			TransactionTemplate tx, JdbcClient jdbc) {
 	}
@@ -254,6 +304,13 @@ final class DuctorSystem implements OutboxSystem {
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	static class FullApplication {
+
+		@Bean
+		@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "benchmark.tracing",
+				havingValue = "on")
+		CountingSpanExporter countingSpanExporter() {
+			return new CountingSpanExporter();
+		}
 
 		@Bean
 		NoOpEffect noOpEffect(Probe benchmarkProbe) {

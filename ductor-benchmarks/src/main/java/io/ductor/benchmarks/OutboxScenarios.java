@@ -97,6 +97,31 @@ final class OutboxScenarios {
 				"≥ 0.8× raw and ≥ 3× Modulith", vsRaw >= 0.8 && vsModulith >= 3);
 	}
 
+	/**
+	 * Scenario 1t: end-to-end throughput of the headline shape with tracing on (every trace
+	 * sampled, each recording and each attempt a span, the trace context stored with every intent)
+	 * against the same application with tracing off, in alternating trials.
+	 */
+	void tracing() {
+		Options options = this.bench.options;
+		String scenario = "1t end-to-end outbox, tracing";
+		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
+		OutboxSystem.Kind off = DuctorSystem.kind(Shape.HEADLINE, 1);
+		OutboxSystem.Kind on = DuctorSystem.traced();
+		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, List.of(off, on, tracerOnly),
+				OutboxSystem.Kind::name, options.trials(),
+				(kind) -> throughput(kind, options.effects(), options.producers()));
+		Report report = this.bench.report;
+		Report.Row offRow = report.add(scenario, "Ductor, tracing off", metric, "/s", results.get(off));
+		Report.Row onRow = report.add(scenario, "Ductor, tracing on", metric, "/s", results.get(on));
+		double ratio = onRow.median() / offRow.median();
+		report.judge(onRow, Report.ratio(ratio) + " tracing off", "≥ 0.9× tracing off", ratio >= 0.9);
+		Report.Row tracerOnlyRow = report.add(scenario, "Ductor, tracing on, Ductor's observations off", metric, "/s",
+				results.get(tracerOnly));
+		report.compare(tracerOnlyRow, Report.ratio(tracerOnlyRow.median() / offRow.median()) + " tracing off");
+	}
+
 	void lag() {
 		Options options = this.bench.options;
 		String scenario = "2 lag at " + options.lagRate() + "/s";

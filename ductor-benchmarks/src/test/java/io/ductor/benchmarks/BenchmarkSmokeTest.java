@@ -14,7 +14,8 @@ class BenchmarkSmokeTest {
 
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
-		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes", "--trials=1",
+		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing",
+				"--trials=1",
 				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
 
@@ -29,7 +30,9 @@ class BenchmarkSmokeTest {
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
 				"| 5 idempotency | raw JDBC + pg_notify |",
 				"| 5 idempotency | Ductor | 200-way duplicate storm", "all 200 answers equal, action ran once",
-				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |");
+				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |",
+				"| 1t end-to-end outbox, tracing | Ductor, tracing off |",
+				"| 1t end-to-end outbox, tracing | Ductor, tracing on |");
 		assertThat(report).doesNotContain("skipped");
 	}
 

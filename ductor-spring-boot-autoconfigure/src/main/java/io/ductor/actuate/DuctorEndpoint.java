@@ -330,7 +330,7 @@ public class DuctorEndpoint {
 		return new EffectIntent(i.id(), i.effectName(), i.idempotencyKey(), i.status(), i.receiver(), i.attempts(),
 				i.maxAttempts(), i.nextAttemptAt(), i.leaseOwner(), i.leaseExpiresAt(), i.orderingKey(), i.alarmName(),
 				i.runId(), i.lastError(), this.mask.mask(i.payloadJson()), i.createdAt(), i.updatedAt(),
-				i.finishedAt(), i.reconcileRounds(), i.reconcileOutcome());
+				i.finishedAt(), i.reconcileRounds(), i.reconcileOutcome(), i.traceContext());
 	}
 
 	@SuppressWarnings("unchecked")

@@ -32,7 +32,8 @@ public class DuctorInspector {
 	private static final String COLUMNS = """
 			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
-			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome""";
+			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome,
+			trace_context::text AS trace_context""";
 
 	private final JdbcClient jdbc;
 
@@ -92,15 +93,15 @@ public class DuctorInspector {
 
 	/**
 	 * Everything stored about one intent besides its {@link EffectIntent} fields: the operator's
-	 * decision, the attempt start, supersession and what it compensates.
+	 * decision, the attempt start, supersession, what it compensates and the id of the trace it was
+	 * recorded in (from its stored {@code traceparent}).
 	 * @param id the intent
 	 * @return the fields by name, empty when no intent has this id
 	 */
 	public Optional<Map<String, Object>> details(long id) {
-		// trace id: once intents store their trace (column trace_context), it is read here as "traceId"
-		// and the console shows it in the intent page's "trace" row
 		return this.jdbc.sql("""
-				SELECT decision_reason, decided_by, decided_at, attempt_started_at, superseded_at, compensation_of
+				SELECT decision_reason, decided_by, decided_at, attempt_started_at, superseded_at, compensation_of,
+				    split_part(trace_context ->> 'traceparent', '-', 2) AS trace_id
 				FROM eec_effect_intent WHERE id = ?""").param(id).query((rs, row) -> {
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("decisionReason", rs.getString("decision_reason"));
@@ -109,6 +110,8 @@ public class DuctorInspector {
 			details.put("attemptStartedAt", rs.getObject("attempt_started_at", OffsetDateTime.class));
 			details.put("supersededAt", rs.getObject("superseded_at", OffsetDateTime.class));
 			details.put("compensationOf", rs.getObject("compensation_of", Long.class));
+			String traceId = rs.getString("trace_id");
+			details.put("traceId", (traceId == null || traceId.isEmpty()) ? null : traceId);
 			return details;
 		}).optional();
 	}
@@ -334,7 +337,7 @@ public class DuctorInspector {
 				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),
 				rs.getString("last_error"), rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
 				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"));
+				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
 	}
 
 }

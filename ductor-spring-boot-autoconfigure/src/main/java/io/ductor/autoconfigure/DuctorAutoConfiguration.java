@@ -28,6 +28,9 @@ import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservationConvention;
+import io.ductor.observation.DuctorObservations;
+import io.ductor.observation.MicrometerDuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -74,9 +77,10 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnMissingBean
 	TickService tickService(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
-			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
 		return new TickService(dataSource, transactionManager(transactionManager, dataSource), json,
-				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(), observer(observer));
+				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(), observer(observer),
+				observations(observations));
 	}
 
 	@Bean
@@ -89,10 +93,11 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	PeriodicWorker ductorRetentionWorker(DuctorSchema schema, ObjectProvider<RetentionPurger> purgers,
-			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
 		return new PeriodicWorker("retention", retention.interval(), WORKER_SHUTDOWN_TIMEOUT,
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), observer(observer));
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), observer(observer),
+				observations(observations));
 	}
 
 	/** The application's transaction manager, or one of Ductor's own on {@code dataSource}. */
@@ -104,6 +109,31 @@ public final class DuctorAutoConfiguration {
 	/** The observer Ductor's components report to: Ductor's meters, the application's own, or none. */
 	static DuctorObserver observer(ObjectProvider<DuctorObserver> observer) {
 		return observer.getIfUnique(() -> DuctorObserver.NOOP);
+	}
+
+	/** Where Ductor's work is observed: the application's observation registry, or nowhere. */
+	static DuctorObservations observations(ObjectProvider<DuctorObservations> observations) {
+		return observations.getIfUnique(() -> DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Ductor's observations in the application's {@code ObservationRegistry}, when Micrometer's
+	 * observation API is present; with a convention bean, that convention names them.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+	static class ObservationConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DuctorObservations ductorObservations(
+				ObjectProvider<io.micrometer.observation.ObservationRegistry> registry,
+				ObjectProvider<DuctorObservationConvention> convention) {
+			io.micrometer.observation.ObservationRegistry available = registry.getIfUnique();
+			return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique())
+					: DuctorObservations.NOOP;
+		}
+
 	}
 
 	/**

@@ -28,6 +28,7 @@ import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.PeriodicWorker;
@@ -68,7 +69,7 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnMissingBean
 	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
 			JsonCodec json, ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties, ObjectProvider<TickService> ticks) {
+			ObjectProvider<DuctorObservations> observations, DuctorProperties properties, ObjectProvider<TickService> ticks) {
 		DuctorProperties.Drainer drainer = properties.drainer();
 		DuctorProperties.Effects effects = properties.effects();
 		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
@@ -79,7 +80,7 @@ public final class DuctorEffectsAutoConfiguration {
 								drainer.lease(), drainer.shutdownTimeout()),
 						new DurableEffects.Reconcile(effects.reconcile().maxRounds(),
 								effects.reconcile().backoff().toBackoff())),
-				DuctorAutoConfiguration.observer(observer));
+				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
 		ticks.ifAvailable(durableEffects::compensateRunsOf);
 		return durableEffects;
 	}
@@ -105,10 +106,10 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
 	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties) {
+			ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
 		return new PeriodicWorker("reconciler", properties.reconciler().interval(),
 				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT, effects.reconciler(),
-				DuctorAutoConfiguration.observer(observer));
+				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
 	}
 
 	@Bean

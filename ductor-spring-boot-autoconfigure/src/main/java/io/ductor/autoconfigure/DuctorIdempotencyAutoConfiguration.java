@@ -23,6 +23,7 @@ import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.worker.PeriodicWorker;
 
 /**
@@ -41,21 +42,22 @@ public final class DuctorIdempotencyAutoConfiguration {
 	IdempotencyService idempotencyService(DuctorSchema schema, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties) {
+			ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
 		return new IdempotencyService(dataSource, DuctorAutoConfiguration.transactionManager(transactionManager, dataSource),
 				json,
-				properties.idempotency().toSettings(), listener.getIfAvailable(), DuctorAutoConfiguration.observer(observer));
+				properties.idempotency().toSettings(), listener.getIfAvailable(), DuctorAutoConfiguration.observer(observer),
+				DuctorAutoConfiguration.observations(observations));
 	}
 
 	@Bean(name = "ductorSweeperWorker")
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.sweeper.enabled", matchIfMissing = true)
 	PeriodicWorker ductorSweeperWorker(DuctorSchema schema, DataSource dataSource,
-			ObjectProvider<DuctorObserver> observer, DuctorProperties properties) {
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
 		return new PeriodicWorker("sweeper", properties.sweeper().interval(),
 				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
 				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, DuctorAutoConfiguration.observer(observer)),
-				DuctorAutoConfiguration.observer(observer));
+				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
 	}
 
 	@Bean

@@ -151,7 +151,7 @@ class Compensations implements RunFailureHandler {
 				// the effect left the application: record it all the same, the drainer fails it with the reason
 				this.store.insert(new IntentStore.NewIntent(compensation.effectName(), key, compensation.payloadJson(),
 						EffectPayloads.fingerprint(compensation.effectName(), compensation.payloadJson()),
-						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId));
+						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, null));
 			}
 			this.jdbc.sql("UPDATE eec_effect_intent SET compensation_of = :original WHERE idempotency_key = :key")
 				.param("original", (compensation.originalId() != null) ? compensation.originalId() : 0L)

@@ -304,8 +304,8 @@ final class DrainSession {
 			claim.lost = true;
 			this.observer.drainerLeaseLost(1);
 		}
-		logger.warn("Ductor's drainer lost the lease of intent " + intent.id() + " (attempt " + intent.attempt()
-				+ ") before it started; its receiver was not called");
+		logger.warn("Ductor's drainer lost the lease of intent " + intent.id() + " of effect '" + intent.effectName()
+				+ "' (attempt " + intent.attempt() + ") before it started; its receiver was not called");
 		return false;
 	}
 

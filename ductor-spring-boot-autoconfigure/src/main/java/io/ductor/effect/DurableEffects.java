@@ -13,6 +13,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.worker.Backoff;
 import io.ductor.worker.RetentionPurger;
@@ -63,20 +64,37 @@ public final class DurableEffects implements AutoCloseable {
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
+		this(dataSource, registry, jsonMapper, events, settings, observer, DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Assemble the feature, observing recordings and attempts.
+	 * @param dataSource the database holding {@code eec_effect_intent}
+	 * @param registry the effects of this application
+	 * @param jsonMapper the mapper for arguments
+	 * @param events where {@link EffectNeedsDecisionEvent}s go
+	 * @param settings how it works
+	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
+	 * @param observations where recordings and dispatch attempts are observed, and their trace
+	 * context carried from one to the other
+	 */
+	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
+			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
+			DuctorObservations observations) {
 		this.settings = settings;
 		this.events = events;
 		this.store = new IntentStore(dataSource);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
 		this.registry = registry;
 		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),
-				settings.reconcile().backoff());
+				settings.reconcile().backoff(), observations);
 		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
 		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
-				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer);
+				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);

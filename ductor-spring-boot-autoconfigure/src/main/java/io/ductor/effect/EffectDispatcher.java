@@ -9,6 +9,8 @@ import org.springframework.aop.support.AopUtils;
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.effect.IntentStore.Completion;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorMdc;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.worker.Backoff;
 
 /**
@@ -19,6 +21,9 @@ import io.ductor.worker.Backoff;
  * call; when the mark is refused (the lease was lost) the receiver is not called. Whatever is
  * thrown, {@code Error}s included, becomes an outcome: the attempt is always settled, the error is
  * kept on the intent, and the worker thread lives on.
+ * <p>
+ * While the attempt runs, the MDC names its intent, effect, key, run and attempt, and the attempt is
+ * observed as a continuation of the trace context stored with the intent.
  */
 class EffectDispatcher {
 
@@ -35,13 +40,15 @@ class EffectDispatcher {
 	private final Backoff reconcileBackoff;
 
 	private volatile DispatchFaults faults = DispatchFaults.NONE;
+	private final DuctorObservations observations;
 
 	/**
 	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not be looked up
 	 * @param reconcileBackoff the wait before the first reconciliation round of an unknown outcome
 	 */
 	EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
-			Duration lookupRetryDelay, Backoff reconcileBackoff) {
+			Duration lookupRetryDelay, Backoff reconcileBackoff, DuctorObservations observations) {
+		this.observations = observations;
 		this.registry = registry;
 		this.payloads = payloads;
 		this.observer = observer;
@@ -64,30 +71,48 @@ class EffectDispatcher {
 	Completion dispatch(ClaimedIntent intent, StartMark startMark) {
 		long start = System.nanoTime();
 		Completion completion;
+		DuctorMdc.Restore mdc = DuctorMdc.attempt(intent.id(), intent.effectName(), intent.key(), intent.runId(),
+				intent.attempt());
+		DuctorObservations.Scope scope = this.observations.dispatch(
+				new DuctorObservations.Attempt(intent.id(), intent.effectName(), intent.receiver().name(), intent.key(),
+						intent.attempt(), intent.runId()),
+				TraceContexts.decode(intent.traceContext()));
 		try {
-			if (intent.lagMillis() != null) {
-				this.observer.effectLag(intent.effectName(), intent.lagMillis());
+			try {
+				if (intent.lagMillis() != null) {
+					this.observer.effectLag(intent.effectName(), intent.lagMillis());
+				}
+				completion = attempt(intent, startMark, scope);
 			}
-			completion = attempt(intent, startMark);
+			catch (Throwable ex) {
+				// not expected: every step below catches its own failures; still, never leave an attempt unsettled
+				scope.error(ex);
+				completion = (intent.receiver() == Receiver.NOT_IDEMPOTENT)
+						? unknownOutcome(intent, "Dispatch failed unexpectedly: " + describe(ex))
+						: finalFailure(intent, "Dispatch failed unexpectedly on attempt " + intent.attempt() + ": "
+								+ describe(ex));
+			}
+			if (completion != null) {
+				String outcome = outcome(completion.status());
+				scope.outcome(outcome);
+				this.observer.effectDispatched(intent.effectName(), outcome, System.nanoTime() - start);
+			}
+			else {
+				scope.outcome("lease_lost");
+			}
+			return completion;
 		}
-		catch (Throwable ex) {
-			// not expected: every step below catches its own failures; still, never leave an attempt unsettled
-			completion = (intent.receiver() == Receiver.NOT_IDEMPOTENT)
-					? unknownOutcome(intent, "Dispatch failed unexpectedly: " + describe(ex))
-					: finalFailure(intent, "Dispatch failed unexpectedly on attempt " + intent.attempt() + ": "
-							+ describe(ex));
+		finally {
+			scope.close();
+			mdc.close();
 		}
-		if (completion != null) {
-			this.observer.effectDispatched(intent.effectName(), outcome(completion.status()), System.nanoTime() - start);
-		}
-		return completion;
 	}
 
 	private static String outcome(EffectStatus status) {
 		return (status == EffectStatus.PENDING) ? "retry" : status.dbValue();
 	}
 
-	private Completion attempt(ClaimedIntent intent, StartMark startMark) {
+	private Completion attempt(ClaimedIntent intent, StartMark startMark, DuctorObservations.Scope scope) {
 		EffectDefinition effect = this.registry.find(intent.effectName());
 		if (effect == null) {
 			return finalFailure(intent, "Effect '" + intent.effectName() + "' does not exist in this application: no "
@@ -142,9 +167,11 @@ class EffectDispatcher {
 			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null);
 		}
 		catch (InvocationTargetException ex) {
+			scope.error(ex.getTargetException());
 			return failure(effect, intent, ex.getTargetException());
 		}
 		catch (Throwable ex) {
+			scope.error(ex);
 			return failure(effect, intent, ex);
 		}
 		finally {

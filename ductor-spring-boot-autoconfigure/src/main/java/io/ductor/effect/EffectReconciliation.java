@@ -75,7 +75,8 @@ final class EffectReconciliation {
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Ductor could not record reconciliation round " + claim.round() + " of intent " + claim.id()
-						+ "; it is reconciled again when the round's lease expires", ex);
+						+ " of effect '" + claim.effectName() + "'; it is reconciled again when the round's lease expires",
+						ex);
 			}
 		}
 		if (!settled.isEmpty()) {

@@ -14,6 +14,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import io.ductor.Ids;
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.run.Tick;
 
 /**
@@ -22,7 +23,9 @@ import io.ductor.run.Tick;
  * key, not an alarm and not recorded by a run's tick, is recorded already claimed by the local drainer when it has room (in
  * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
  * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
- * drainers (the local one at once, the others by notification).
+ * drainers (the local one at once, the others by notification). Recording is observed, and the
+ * trace context of the recording (when a tracer is present) is stored with the intent, for its
+ * attempts to continue.
  */
 class EffectWriter {
 
@@ -40,13 +43,17 @@ class EffectWriter {
 
 	private final Supplier<DrainSession.Handoff> handoffs;
 
+	private final DuctorObservations observations;
+
 	/**
 	 * @param handoffs a place in the local drainer for an intent due at commit, or {@code null}
 	 * when it has none (intents are then recorded pending)
 	 */
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
-			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer) {
+			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer,
+			DuctorObservations observations) {
 		this.observer = observer;
+		this.observations = observations;
 		this.handoffs = handoffs;
 		this.dataSource = dataSource;
 		this.store = store;
@@ -89,8 +96,37 @@ class EffectWriter {
 			this.store.lockUntilCommit("ductor.ordering:" + ordering);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
-		IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
-				payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId);
+		DuctorObservations.Recording recording = this.observations.schedule(effect.name(), effect.receiver().name(),
+				resolvedKey);
+		try {
+			IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+					payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId,
+					TraceContexts.encode(recording.traceContext()));
+			boolean recorded = insert(effect, intent, payload);
+			recording.outcome(recorded ? "recorded" : "duplicate");
+			return resolvedKey;
+		}
+		catch (RuntimeException ex) {
+			recording.outcome("error");
+			recording.error(ex);
+			throw ex;
+		}
+		finally {
+			recording.close();
+		}
+	}
+
+	/**
+	 * Insert the intent, leased to this instance or pending, and arrange its commit.
+	 * @return whether it was recorded; {@code false} when its key is bound to an intent already
+	 * (with the same payload)
+	 */
+	private boolean insert(EffectDefinition effect, IntentStore.NewIntent intent, EffectPayloads.Payload payload) {
+		Duration wait = intent.delay();
+		String resolvedKey = intent.key();
+		String ordering = intent.orderingKey();
+		String alarmName = intent.alarmName();
+		String runId = intent.runId();
 		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
 		// has room. A run's intents stay pending until claimed, so that the run failing in the same
 		// transaction still finds them never attempted and cancels them instead of compensating them.
@@ -121,10 +157,10 @@ class EffectWriter {
 			if (!binding[1].equals(payload.fingerprint())) {
 				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
 			}
-			return resolvedKey;
+			return false;
 		}
 		onCommit(effect.name(), wait.isZero(), handoff, leased);
-		return resolvedKey;
+		return true;
 	}
 
 	void requireTransaction(String effectName) {

@@ -45,7 +45,7 @@ class IntentStore {
 	private static final String COLUMNS = """
 			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
-			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome""";
+			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome, trace_context::text AS trace_context""";
 
 	/** The in-flight intents whose lease expired, oldest expiry first. */
 	private static final String EXPIRED_SQL = """
@@ -232,8 +232,8 @@ class IntentStore {
 	 */
 	static final String INSERT_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-			    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
-			VALUES (?, ?, ?::jsonb, ?, ?, ?, ductor_now() + ? * interval '1 millisecond', ?, ?, ?)
+			    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id, trace_context)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ductor_now() + ? * interval '1 millisecond', ?, ?, ?, ?::jsonb)
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id""";
 
@@ -250,6 +250,7 @@ class IntentStore {
 			statement.setString(8, intent.orderingKey());
 			statement.setString(9, intent.alarmName());
 			statement.setString(10, intent.runId());
+			statement.setString(11, intent.traceContext());
 			try (ResultSet row = statement.executeQuery()) {
 				return row.next() ? row.getLong(1) : 0L;
 			}
@@ -265,8 +266,8 @@ class IntentStore {
 	 */
 	static final String INSERT_LEASED_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-			    max_attempts, run_id, status, attempts, lease_owner, lease_expires_at)
-			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond')
+			    max_attempts, run_id, trace_context, status, attempts, lease_owner, lease_expires_at)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, ?::jsonb, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond')
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 
@@ -283,8 +284,9 @@ class IntentStore {
 			statement.setString(5, intent.receiver().name());
 			statement.setInt(6, intent.maxAttempts());
 			statement.setString(7, intent.runId());
-			statement.setString(8, owner);
-			statement.setLong(9, lease.toMillis());
+			statement.setString(8, intent.traceContext());
+			statement.setString(9, owner);
+			statement.setLong(10, lease.toMillis());
 			try (ResultSet row = statement.executeQuery()) {
 				if (!row.next()) {
 					return null;
@@ -296,7 +298,7 @@ class IntentStore {
 						ZoneOffset.UTC);
 				// claimed at the commit that records it: no time passes between the two
 				return new ClaimedIntent(row.getLong(1), intent.effectName(), intent.key(), intent.payloadJson(), 1,
-						intent.maxAttempts(), intent.receiver(), due, due, 0.0);
+						intent.maxAttempts(), intent.receiver(), due, due, 0.0, intent.runId(), intent.traceContext());
 			}
 		});
 	}
@@ -385,7 +387,8 @@ class IntentStore {
 					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
 					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
 					rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class)))
+					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class),
+					rs.getString("run_id"), rs.getString("trace_context")))
 			.list();
 	}
 
@@ -430,7 +433,8 @@ class IntentStore {
 				    attempt_started_at = NULL
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
-				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
+				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at, t.run_id,
+				    t.trace_context::text AS trace_context,
 				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms"""
 			.formatted(due, oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, limit, rows,
 					committedAt);
@@ -1022,7 +1026,7 @@ class IntentStore {
 				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"), rs.getString("last_error"),
 				rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
 				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"));
+				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
 	}
 
 	/**
@@ -1116,17 +1120,22 @@ class IntentStore {
 			OffsetDateTime dueAt, int round) {
 	}
 
-	/** An intent to insert. */
+	/**
+	 * An intent to insert; {@code traceContext} is the {@code trace_context} column's JSON, or
+	 * {@code null}.
+	 */
 	record NewIntent(String effectName, String key, String payloadJson, String fingerprint, Receiver receiver,
-			int maxAttempts, Duration delay, String orderingKey, String alarmName, String runId) {
+			int maxAttempts, Duration delay, String orderingKey, String alarmName, String runId, String traceContext) {
 	}
 
 	/**
 	 * An intent this drainer claimed: what one attempt needs. {@code lagMillis} is the time from
 	 * the recording commit to this claim, by the database clock, for first attempts only.
+	 * {@code traceContext} is the trace context stored with the intent (JSON), or {@code null}.
 	 */
 	record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt, int maxAttempts,
-			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis) {
+			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis, String runId,
+			String traceContext) {
 	}
 
 	/** The outcome of one attempt, to be recorded. */

@@ -29,6 +29,7 @@ import io.ductor.idempotency.IdempotencyStore.Row;
 import io.ductor.idempotency.ReserveOutcome.Result;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.json.JsonCodec;
 
 /**
@@ -111,6 +112,8 @@ public class IdempotencyService {
 
 	private final DuctorObserver observer;
 
+	private final DuctorObservations observations;
+
 	/**
 	 * Create the service.
 	 * @param dataSource the database holding Ductor's tables
@@ -136,7 +139,26 @@ public class IdempotencyService {
 	 */
 	public IdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			IdempotencySettings settings, PostgresNotificationListener listener, DuctorObserver observer) {
+		this(dataSource, transactionManager, json, settings, listener, observer, DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Create the service, reporting every reservation to {@code observer} and observing the
+	 * two-phase reservations while they run.
+	 * @param dataSource the database holding Ductor's tables
+	 * @param transactionManager the transaction manager of that database
+	 * @param json the codec for stored headers and {@link #execute} results
+	 * @param settings TTLs and the duplicate policy
+	 * @param listener wakes parked duplicates; may be {@code null}
+	 * @param observer what is told about every reservation
+	 * @param observations where every {@link #reserve(IdempotentRequest, DuplicatePolicy) reservation}
+	 * is observed
+	 */
+	public IdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
+			IdempotencySettings settings, PostgresNotificationListener listener, DuctorObserver observer,
+			DuctorObservations observations) {
 		this.observer = observer;
+		this.observations = observations;
 		this.store = new IdempotencyStore(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
@@ -196,9 +218,22 @@ public class IdempotencyService {
 	 * @return reserved, replay, in-flight, fingerprint mismatch or opted out
 	 */
 	public ReserveOutcome reserve(IdempotentRequest request, DuplicatePolicy policy) {
-		ReserveOutcome outcome = reserveApplying(request, policy);
-		this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
-		return outcome;
+		DuctorObservations.Scope scope = this.observations.reserve();
+		try {
+			ReserveOutcome outcome = reserveApplying(request, policy);
+			String result = outcome.result().name().toLowerCase(Locale.ROOT);
+			scope.outcome(result);
+			this.observer.reservation(result);
+			return outcome;
+		}
+		catch (RuntimeException | Error ex) {
+			scope.outcome("error");
+			scope.error(ex);
+			throw ex;
+		}
+		finally {
+			scope.close();
+		}
 	}
 
 	private ReserveOutcome reserveApplying(IdempotentRequest request, DuplicatePolicy policy) {

@@ -21,6 +21,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.Ids;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorMdc;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.run.RunStore.RunRow;
 import io.ductor.worker.Backoff;
 
@@ -78,6 +80,8 @@ public class TickService {
 
 	private final DuctorObserver observer;
 
+	private final DuctorObservations observations;
+
 	private volatile RunFailureHandler failureHandler = RunFailureHandler.NONE;
 
 	/**
@@ -104,6 +108,21 @@ public class TickService {
 	 */
 	public TickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			int maxAttempts, Backoff backoff, DuctorObserver observer) {
+		this(dataSource, transactionManager, json, maxAttempts, backoff, observer, DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Create a tick service whose ticks are observed.
+	 * @param dataSource the database holding Ductor's tables
+	 * @param transactionManager the transaction manager of that database
+	 * @param json the codec for states and inputs
+	 * @param maxAttempts how often a tick is computed before a version conflict is given up, at least 1
+	 * @param backoff the wait between attempts
+	 * @param observer what is told about every tick
+	 * @param observations where every tick is observed while it runs
+	 */
+	public TickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
+			int maxAttempts, Backoff backoff, DuctorObserver observer, DuctorObservations observations) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
@@ -116,6 +135,7 @@ public class TickService {
 		this.maxAttempts = maxAttempts;
 		this.backoff = backoff;
 		this.observer = observer;
+		this.observations = observations;
 	}
 
 	/**
@@ -177,6 +197,27 @@ public class TickService {
 		Objects.requireNonNull(step, "step must not be null");
 		refuseTickFromItsOwnRun(runId, stamp);
 		String inputJson = (input != null) ? this.json.write(input, "input of tick '" + stamp + "'") : null;
+		DuctorMdc.Restore mdc = DuctorMdc.tick(runId);
+		DuctorObservations.Scope scope = this.observations.tick(runId);
+		try {
+			TickOutcome<S> outcome = tickObserved(runId, stamp, inputJson, stateType, step);
+			scope.outcome(outcome.result().name().toLowerCase(Locale.ROOT));
+			return outcome;
+		}
+		catch (RuntimeException | Error ex) {
+			scope.outcome((ex instanceof TickConflictException || ex instanceof NestedTickConflict) ? "conflict"
+					: "error");
+			scope.error(ex);
+			throw ex;
+		}
+		finally {
+			scope.close();
+			mdc.close();
+		}
+	}
+
+	private <S> TickOutcome<S> tickObserved(String runId, String stamp, String inputJson, Class<S> stateType,
+			TickStep<S> step) {
 		Object joined = joinableTransaction();
 		if (joined != null) {
 			return tickInJoinedTransaction(runId, stamp, inputJson, stateType, step, joined);

@@ -15,6 +15,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorObservations;
 
 /**
  * Runs a {@link WorkerTask} on its own thread every {@code interval}, and at once when
@@ -41,6 +42,8 @@ public class PeriodicWorker implements SmartLifecycle {
 	private final Duration shutdownTimeout;
 
 	private final DuctorObserver observer;
+
+	private final DuctorObservations observations;
 
 	private final AtomicBoolean pending = new AtomicBoolean();
 
@@ -77,6 +80,20 @@ public class PeriodicWorker implements SmartLifecycle {
 	 */
 	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task,
 			DuctorObserver observer) {
+		this(name, interval, shutdownTimeout, task, observer, DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Create a worker that reports its rounds and has each of them observed.
+	 * @param name the worker's name, used for its thread and in logs ("sweeper")
+	 * @param interval the pause between rounds
+	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
+	 * @param task the work
+	 * @param observer what is told about every round
+	 * @param observations where every round is observed while it runs
+	 */
+	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task,
+			DuctorObserver observer, DuctorObservations observations) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("interval of worker '" + name + "' must be positive");
 		}
@@ -85,6 +102,7 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.shutdownTimeout = shutdownTimeout;
 		this.task = task;
 		this.observer = observer;
+		this.observations = observations;
 	}
 
 	/** @return the worker's name */
@@ -138,13 +156,17 @@ public class PeriodicWorker implements SmartLifecycle {
 	 * @return whether the task reported more waiting work
 	 */
 	public boolean runRound() {
+		DuctorObservations.Scope scope = this.observations.workerRound(this.name);
 		try {
 			boolean more = this.task.runOnce();
 			this.lastCompletedAt = Instant.now();
 			this.observer.workerRound(this.name, true);
+			scope.outcome("success");
 			return more;
 		}
 		catch (Throwable ex) {
+			scope.outcome("failure");
+			scope.error(ex);
 			this.lastFailedAt = Instant.now();
 			this.lastError = String.valueOf(ex.getMessage());
 			this.observer.workerRound(this.name, false);
@@ -152,6 +174,7 @@ public class PeriodicWorker implements SmartLifecycle {
 			return false;
 		}
 		finally {
+			scope.close();
 			this.rounds.incrementAndGet();
 		}
 	}

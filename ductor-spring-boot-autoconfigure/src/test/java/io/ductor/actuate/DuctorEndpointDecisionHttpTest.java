@@ -82,6 +82,17 @@ class DuctorEndpointDecisionHttpTest {
 	}
 
 	@Test
+	void anIntentsPageNamesTheTraceItWasRecordedInAndNothingWithoutOne() throws Exception {
+		long traced = insert("trace.mail", "trace-1", "failed");
+		long untraced = insert("trace.mail", "trace-2", "failed");
+		jdbc.sql("UPDATE eec_effect_intent SET trace_context = ?::jsonb WHERE id = ?")
+			.params("{\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}", traced)
+			.update();
+		assertThat(get("/intents/" + traced).body()).contains("\"traceId\":\"4bf92f3577b34da6a3ce929d0e0e4736\"");
+		assertThat(get("/intents/" + untraced).body()).contains("\"traceId\":null");
+	}
+
+	@Test
 	void aBulkDecisionMovesEachIntentParkedAtItsStartOnceStoringTheReasonAndLeavesOtherEffectsAlone()
 			throws Exception {
 		List<Long> mails = List.of(insert("bulk.mail", "b-1", "failed"), insert("bulk.mail", "b-2", "failed"),

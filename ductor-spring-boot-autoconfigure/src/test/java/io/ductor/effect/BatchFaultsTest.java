@@ -318,7 +318,8 @@ class BatchFaultsTest {
 	}
 
 	static IntentStore.ClaimedIntent claimed(long id) {
-		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null, null);
+		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null, null, null,
+				null);
 	}
 
 	@Test

@@ -141,7 +141,7 @@ class IntentLifecycleStateMachineTest {
 		registry = context.getBean(EffectRegistry.class);
 		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
 		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
-				RECONCILE_BACKOFF);
+				RECONCILE_BACKOFF, io.ductor.observation.DuctorObservations.NOOP);
 		purger = new EffectRetentionPurger(store, Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);

@@ -80,6 +80,22 @@ class OrderEndToEndTest extends ShopTestSupport {
 	}
 
 	@Test
+	void everyEffectOfAnOrderCarriesTheTraceOfTheRequestThatPlacedIt() {
+		String traceId = UUID.randomUUID().toString().replace("-", "");
+		HttpResponse<String> response = this.shop.placeOrder(newKey(), ShopClient.order("carol", "book-1", 1),
+				"00-" + traceId + "-00f067aa0ba902b7-01");
+		assertThat(response.statusCode()).isEqualTo(201);
+		String id = ShopClient.json(response).get("id").asString();
+		awaitRunStatus(id, "completed");
+		awaitEffectsSettled(id);
+		// recorded by three ticks: the request's, then two that ran inside effects on drainer threads
+		assertThat(this.jdbc.sql("SELECT trace_context->>'traceparent' FROM eec_effect_intent WHERE run_id = ? ORDER BY id")
+			.param(id)
+			.query(String.class)
+			.list()).hasSize(3).allSatisfy((traceparent) -> assertThat(traceparent).startsWith("00-" + traceId + "-"));
+	}
+
+	@Test
 	void sameRequestReplayedReturnsTheSameOrderAndPlacesNothing() {
 		String key = newKey();
 		String body = ShopClient.order("bob", "mug-1", 1);

@@ -28,11 +28,19 @@ final class ShopClient {
 	}
 
 	HttpResponse<String> placeOrder(String idempotencyKey, String body) {
+		return placeOrder(idempotencyKey, body, null);
+	}
+
+	/** Place an order as part of the caller's trace, given as a W3C {@code traceparent}. */
+	HttpResponse<String> placeOrder(String idempotencyKey, String body, String traceparent) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.base + "/orders"))
 			.header("Content-Type", "application/json")
 			.POST(HttpRequest.BodyPublishers.ofString(body));
 		if (idempotencyKey != null) {
 			request.header("Idempotency-Key", idempotencyKey);
+		}
+		if (traceparent != null) {
+			request.header("traceparent", traceparent);
 		}
 		return send(request.build());
 	}

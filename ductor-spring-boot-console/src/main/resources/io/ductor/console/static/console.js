@@ -270,8 +270,7 @@
           ['ordering key', i.orderingKey, 'ordering_key'], ['alarm', i.alarmName ? i.alarmName + (d.supersededAt ? ' (superseded ' + time(d.supersededAt) + ')' : '') : '', 'alarm'],
           ['run', runLink(i.runId), 'run'], ['compensation of', d.compensationOf ? intentLink(d.compensationOf) : ''],
           ['reconciler', i.reconcileRounds ? i.reconcileRounds + ' round(s), last ' + i.reconcileOutcome : ''],
-          // trace id: the trace the intent was recorded in, shown here once intents store trace_context
-          ['trace', '', 'trace'],
+          ['trace', d.traceId ? h('code', {}, d.traceId) : '', 'trace'],
           ['created', time(i.createdAt)], ['updated', time(i.updatedAt)], ['finished', time(i.finishedAt)]]),
         h('div', {},
           h('h2', {}, 'Last error'), h('pre', { id: 'last-error' }, i.lastError || '–'),

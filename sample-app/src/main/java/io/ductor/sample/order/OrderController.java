@@ -3,6 +3,9 @@ package io.ductor.sample.order;
 import java.net.URI;
 import java.util.List;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -26,6 +29,8 @@ import io.ductor.idempotency.web.Idempotent;
 @RequestMapping("/orders")
 class OrderController {
 
+	private static final Logger logger = LoggerFactory.getLogger(OrderController.class);
+
 	private final OrderFlow flow;
 
 	private final OrderViews views;
@@ -39,6 +44,7 @@ class OrderController {
 	@Idempotent
 	ResponseEntity<OrderView> place(@RequestHeader("Idempotency-Key") String key, @RequestBody PlaceOrderRequest request) {
 		String id = this.flow.place(unquote(key), request);
+		logger.info("Order {} placed", id);
 		return ResponseEntity.created(URI.create("/orders/" + id)).body(this.views.find(id).orElseThrow());
 	}
 

@@ -1,5 +1,8 @@
 package io.ductor.sample.order;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -20,6 +23,8 @@ import io.ductor.sample.stock.StockRoom;
  */
 @Component
 public class OrderEffects {
+
+	private static final Logger logger = LoggerFactory.getLogger(OrderEffects.class);
 
 	private final ObjectProvider<OrderFlow> flow;
 
@@ -50,6 +55,7 @@ public class OrderEffects {
 	@DurableEffect(name = "stock.reserve", key = "'reserve:' + #orderId", compensation = "stock.release")
 	public void reserveStock(String orderId, String sku, int quantity) {
 		String key = EffectContext.current().idempotencyKey();
+		logger.info("Reserving {} x {} for order {}", quantity, sku, orderId);
 		this.transactions.executeWithoutResult((status) -> this.flow.getObject()
 			.stockAnswered(orderId, key, this.stock.reserve(key, orderId, sku, quantity)));
 	}
@@ -78,6 +84,7 @@ public class OrderEffects {
 			compensation = "payment.refund")
 	public void charge(String orderId, long amountCents) {
 		String key = EffectContext.current().idempotencyKey();
+		logger.info("Charging order {}", orderId);
 		Charge charge = this.gateway.charge(key, orderId, amountCents);
 		this.flow.getObject().paymentAnswered(orderId, key, charge);
 	}
@@ -105,6 +112,7 @@ public class OrderEffects {
 	 */
 	@DurableEffect(name = "receipt.send", key = "'receipt:' + #orderId", receiver = Receiver.NOT_IDEMPOTENT)
 	public void sendReceipt(String orderId, String recipient, String text) {
+		logger.info("Mailing the receipt of order {}", orderId);
 		this.mail.send(EffectContext.current().idempotencyKey(), orderId, recipient, text);
 	}
 
