@@ -221,6 +221,8 @@ class IntentStore {
 
 	private volatile Boolean commitTimestamps;
 
+	private volatile EffectSlots slots;
+
 	IntentStore(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -367,7 +369,25 @@ class IntentStore {
 	 * key is still live; a compensation only when the intent it undoes can no longer run.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
-		return this.jdbc.sql(claimSql(commitTimestamps(), limit))
+		EffectSlots limited = this.slots;
+		if (limited == null || limited.limits().isEmpty()) {
+			return claim(owner, lease, limit, "");
+		}
+		// the limited effects first, each bounded by its free slots; then the others, never behind them
+		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
+		if (claimed.size() < limit) {
+			claimed.addAll(claim(owner, lease, limit - claimed.size(),
+					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")"));
+		}
+		return claimed;
+	}
+
+	/**
+	 * Claims up to {@code limit} due intents that {@code filter} (a condition on {@code i}, or
+	 * empty) admits, in the caller's transaction if there is one.
+	 */
+	List<ClaimedIntent> claim(String owner, Duration lease, int limit, String filter) {
+		return this.jdbc.sql(claimSql(commitTimestamps(), limit, filter))
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis())
 			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
@@ -376,6 +396,11 @@ class IntentStore {
 					rs.getObject("next_attempt_at", OffsetDateTime.class),
 					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class)))
 			.list();
+	}
+
+	/** Makes claims respect the concurrency limits of {@code slots}. */
+	void useSlots(EffectSlots slots) {
+		this.slots = slots;
 	}
 
 	/**
@@ -388,6 +413,11 @@ class IntentStore {
 	 * plan for the prepared statement instead of planning every claim again.
 	 */
 	static String claimSql(boolean commitTimestamps, int limit) {
+		return claimSql(commitTimestamps, limit, "");
+	}
+
+	/** The claim, of the due intents that {@code filter} (a condition on {@code i}, or empty) admits. */
+	static String claimSql(boolean commitTimestamps, int limit, String filter) {
 		String due = commitTimestamps ? "i.id, CASE WHEN i.attempts = 0 "
 				+ "THEN COALESCE(pg_xact_commit_timestamp(i.xmin), i.created_at) END AS committed_at" : "i.id";
 		String rows = commitTimestamps ? "FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id"
@@ -405,6 +435,7 @@ class IntentStore {
 				      AND (i.compensation_of IS NULL OR COALESCE((
 				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
 				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
+				      %s
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
@@ -416,7 +447,7 @@ class IntentStore {
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
 				    (extract(epoch FROM clock_timestamp() - %s) * 1000)::float8 AS lag_ms"""
-			.formatted(due, BLOCKING_STATUSES, limit, rows, committedAt);
+			.formatted(due, BLOCKING_STATUSES, filter, limit, rows, committedAt);
 	}
 
 	/**
