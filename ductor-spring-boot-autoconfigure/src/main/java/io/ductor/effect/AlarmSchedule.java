@@ -14,7 +14,10 @@ import org.springframework.scheduling.support.CronExpression;
  * When a recurring alarm's occurrences are: a Spring {@link CronExpression} (six fields, seconds
  * first) in a time zone, or a fixed period. Daylight-saving changes behave as
  * {@link CronExpression#next} defines them for the zone: a local time the clocks skip does not
- * occur that day, and a local time the clocks repeat occurs once, at its first instant.
+ * occur that day (a daily {@code 0 30 2 * * *} in Europe/Berlin has no occurrence on the last
+ * Sunday of March), and a local time the clocks repeat occurs at both of its instants (on the last
+ * Sunday of October it fires at 00:30Z and at 01:30Z). The two are different instants, so they
+ * have different keys: each is one occurrence.
  * <p>
  * A period's occurrences are the instants that are whole multiples of it since the epoch
  * (1970-01-01T00:00:00Z): {@code every(Duration.ofSeconds(1))} fires on every whole second,
