@@ -129,6 +129,12 @@ public class EffectOutbox {
 			.toList();
 	}
 
+	/** @return the concurrency limit of every limited effect, by name, without reading the database */
+	public Map<String, Integer> concurrencyLimits() {
+		EffectSlots known = this.slots;
+		return (known != null) ? known.limits() : Map.of();
+	}
+
 	private RecurringAlarms recurring() {
 		RecurringAlarms alarms = this.recurring;
 		if (alarms == null) {

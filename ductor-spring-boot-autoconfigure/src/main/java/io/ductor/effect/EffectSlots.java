@@ -74,6 +74,8 @@ final class EffectSlots {
 
 	private volatile Map<String, Integer> limits;
 
+	private volatile boolean ensured;
+
 	EffectSlots(DataSource dataSource, Supplier<Map<String, Integer>> source) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -82,23 +84,28 @@ final class EffectSlots {
 	}
 
 	/**
-	 * The limits, read once from the effects (after start-up every effect is known); the first read
-	 * makes sure every limited effect has its N slot rows.
+	 * The limits, read once from the effects (after start-up every effect is known).
 	 * @return the limit of every limited effect, by name
 	 */
 	Map<String, Integer> limits() {
 		Map<String, Integer> known = this.limits;
 		if (known == null) {
+			known = Map.copyOf(new TreeMap<>(this.source.get()));
+			this.limits = known;
+		}
+		return known;
+	}
+
+	/** Makes sure, once, that every limited effect has its N slot rows. */
+	private void ensureSlots() {
+		if (!this.ensured) {
 			synchronized (this) {
-				known = this.limits;
-				if (known == null) {
-					known = Map.copyOf(new TreeMap<>(this.source.get()));
-					known.forEach(this::ensureSlots);
-					this.limits = known;
+				if (!this.ensured) {
+					limits().forEach(this::ensureSlots);
+					this.ensured = true;
 				}
 			}
 		}
-		return known;
 	}
 
 	private void ensureSlots(String effectName, int limit) {
@@ -114,6 +121,7 @@ final class EffectSlots {
 	 * @return at most {@code limit} intents claimed for {@code owner}
 	 */
 	List<ClaimedIntent> claim(IntentStore store, String owner, Duration lease, int limit) {
+		ensureSlots();
 		List<ClaimedIntent> claimed = new ArrayList<>();
 		for (Map.Entry<String, Integer> effect : limits().entrySet()) {
 			if (claimed.size() >= limit) {
@@ -175,6 +183,7 @@ final class EffectSlots {
 
 	/** @return the slots in use of every limited effect, by name (0 for an effect with none in use) */
 	Map<String, Integer> inUse() {
+		ensureSlots();
 		Map<String, Integer> known = limits();
 		Map<String, Integer> used = new TreeMap<>();
 		known.keySet().forEach((name) -> used.put(name, 0));

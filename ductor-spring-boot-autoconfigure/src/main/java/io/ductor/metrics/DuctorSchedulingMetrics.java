@@ -78,8 +78,7 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 				.tag("alarm", alarm)
 				.register(registry);
 		}
-		for (EffectConcurrency limit : this.outbox.concurrency()) {
-			String effect = limit.effectName();
+		for (String effect : this.outbox.concurrencyLimits().keySet()) {
 			Gauge.builder("ductor.effects.slots.used", this,
 					(metrics) -> metrics.slots(effect, (found) -> (double) found.inUse()))
 				.description("Slots of a limited effect in use across all instances")

@@ -44,10 +44,10 @@ class ConcurrencyLimitTest {
 			TransactionTemplate tx = tx(instances.get(0));
 			EffectOutbox outbox = instances.get(0).getBean(EffectOutbox.class);
 			tx.executeWithoutResult((status) -> {
-				for (int i = 0; i < 24; i++) {
+				for (int i = 0; i < 30; i++) {
 					outbox.schedule(EffectRequest.of("slow", "s" + i).withKey("slow:" + i));
 				}
-				for (int i = 0; i < 200; i++) {
+				for (int i = 0; i < 100; i++) {
 					outbox.schedule(EffectRequest.of("quick", "q" + i).withKey("quick:" + i));
 				}
 			});
@@ -55,20 +55,20 @@ class ConcurrencyLimitTest {
 				instances.add(EffectInstances.start(postgres.database(), Limited.Config.class, FAST));
 			}
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
-			await().atMost(Duration.ofSeconds(30)).until(() -> Limited.quick.get() == 200);
+			await().atMost(Duration.ofSeconds(30)).until(() -> Limited.quick.get() == 100);
 			int slowDoneWhenQuickDone = Limited.slowDone.get();
-			await().atMost(Duration.ofSeconds(60)).until(() -> Limited.slowDone.get() == 24);
+			await().atMost(Duration.ofSeconds(60)).until(() -> Limited.slowDone.get() == 30);
 			await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.sql(
-					"SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'").query(Long.class).single() == 224);
+					"SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'").query(Long.class).single() == 130);
 
 			assertThat(Limited.maxOverlap.get()).as("most slow calls at once").isLessThanOrEqualTo(3);
 			// the limit is used, not undercut: the drainers together keep all three slots busy
 			assertThat(Limited.maxOverlap.get()).isEqualTo(3);
-			// 24 slow calls of 300ms, 3 at a time, take 2.4s at least; the quick ones did not wait for them
-			assertThat(slowDoneWhenQuickDone).as("slow calls done when the quick ones were").isLessThan(24);
+			// 30 slow calls of 400ms, 3 at a time, take 4s at least; the quick ones did not wait for them
+			assertThat(slowDoneWhenQuickDone).as("slow calls done when the quick ones were").isLessThan(30);
 			assertThat(outbox.concurrency()).contains(new EffectConcurrency("slow", 3, 0));
 			// every attempt took a slot: no slow intent ran twice
-			assertThat(Limited.slowCalls.get()).isEqualTo(24);
+			assertThat(Limited.slowCalls.get()).isEqualTo(30);
 		}
 		finally {
 			instances.forEach(ConfigurableApplicationContext::close);
@@ -137,7 +137,7 @@ class ConcurrencyLimitTest {
 			int now = running.incrementAndGet();
 			maxOverlap.accumulateAndGet(now, Math::max);
 			try {
-				Thread.sleep(300);
+				Thread.sleep(400);
 			}
 			finally {
 				running.decrementAndGet();
