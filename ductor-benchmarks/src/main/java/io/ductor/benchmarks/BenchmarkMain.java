@@ -104,6 +104,9 @@ public final class BenchmarkMain {
 		if (options.runs("idempotency-modes")) {
 			new IdempotencyModesScenario(bench).run();
 		}
+		if (options.runs("console")) {
+			new ConsoleScenario(bench).run();
+		}
 		if (options.runs("concurrency-limit")) {
 			new ConcurrencyLimitScenario(bench).run();
 		}

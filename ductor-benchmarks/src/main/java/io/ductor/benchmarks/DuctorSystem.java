@@ -84,7 +84,7 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/** {@code spring.autoconfigure.exclude} for every Spring Modulith auto-configuration on the classpath. */
-	private static String excludeModulith() {
+	static String excludeModulith() {
 		List<String> modulith = new ArrayList<>();
 		for (String name : ImportCandidates.load(AutoConfiguration.class, DuctorSystem.class.getClassLoader())) {
 			if (name.startsWith("org.springframework.modulith")) {

@@ -1,5 +1,7 @@
 package io.ductor.autoconfigure;
 
+import javax.sql.DataSource;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -12,6 +14,9 @@ import org.springframework.context.annotation.Bean;
 
 import io.ductor.actuate.DuctorEndpoint;
 import io.ductor.actuate.DuctorEndpointWebExtension;
+import io.ductor.actuate.DuctorInspector;
+import io.ductor.actuate.OperatorAccess;
+import io.ductor.actuate.PayloadMask;
 import io.ductor.effect.EffectDrainer;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.health.DuctorBacklog;
@@ -19,7 +24,7 @@ import io.ductor.worker.PeriodicWorker;
 
 /**
  * The {@code ductor} actuator endpoint, and its web extension that answers refused actions with
- * a 4xx and the reason. Like every actuator endpoint it is reachable over HTTP only when the
+ * a 4xx and the reason, and the {@link DuctorInspector} behind its filters and lookups. Like every actuator endpoint it is reachable over HTTP only when the
  * application exposes it ({@code management.endpoints.web.exposure.include}).
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
@@ -32,16 +37,24 @@ public final class DuctorEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, ObjectProvider<PeriodicWorker> workers,
-			ObjectProvider<EffectDrainer> drainer) {
-		return new DuctorEndpoint(outbox, backlog, DuctorWorkers.statuses(workers, drainer));
+			ObjectProvider<EffectDrainer> drainer, DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
+		return new DuctorEndpoint(outbox, backlog, DuctorWorkers.statuses(workers, drainer), inspector,
+				mask.getIfAvailable(() -> PayloadMask.NONE));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorInspector ductorInspector(DataSource dataSource) {
+		return new DuctorInspector(dataSource);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(DuctorEndpoint.class)
 	@ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
-	DuctorEndpointWebExtension ductorEndpointWebExtension(DuctorEndpoint endpoint) {
-		return new DuctorEndpointWebExtension(endpoint);
+	DuctorEndpointWebExtension ductorEndpointWebExtension(DuctorEndpoint endpoint,
+			ObjectProvider<OperatorAccess> access) {
+		return new DuctorEndpointWebExtension(endpoint, access.getIfAvailable());
 	}
 
 }

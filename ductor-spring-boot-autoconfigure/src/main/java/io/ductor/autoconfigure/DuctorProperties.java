@@ -24,7 +24,7 @@ import io.ductor.worker.Backoff;
  * application starts; a bad one fails start-up with a message naming the property.
  * <p>
  * Every duration must be positive and at most {@link #MAX_DURATION} (36500d, 100 years): Ductor
- * adds durations to and subtracts them from {@code now()} in PostgreSQL, whose
+ * adds durations to and subtracts them from {@code ductor_now()} in PostgreSQL, whose
  * {@code timestamptz} ends in 4713 BC, and converts them to nanoseconds, which a {@code long}
  * holds for 292 years. To keep finished rows for ever, turn the retention worker off
  * ({@code ductor.retention.enabled=false}) rather than setting a retention of centuries.
@@ -61,7 +61,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 
 	/**
 	 * The longest duration any Ductor property accepts: 100 years, far inside what
-	 * {@code now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can hold.
+	 * {@code ductor_now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can hold.
 	 */
 	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
 

@@ -114,7 +114,7 @@ class Compensations implements RunFailureHandler {
 	public int runFailed(String runId) {
 		this.jdbc.sql("""
 				UPDATE eec_effect_intent i
-				SET status = 'cancelled', updated_at = now(), finished_at = now(),
+				SET status = 'cancelled', updated_at = ductor_now(), finished_at = ductor_now(),
 				    last_error = 'cancelled before its first attempt: run ' || c.run_id
 				        || ' failed, and an effect that never ran has nothing to compensate'
 				FROM eec_run_compensation c

@@ -33,6 +33,8 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final EffectDrainer drainer;
 
+	private final EffectDispatcher dispatcher;
+
 	private final EffectOutbox outbox;
 
 	private final DurableEffectInterceptor interceptor;
@@ -84,9 +86,9 @@ public final class DurableEffects implements AutoCloseable {
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.alarmStore = new RecurringAlarmStore(dataSource);
 		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads);
-		this.drainer = new EffectDrainer(this.store, new EffectDispatcher(registry, payloads, observer,
-				settings.drainer().pollInterval(), settings.reconcile().backoff()), this::settled,
-				settings.drainer(), observer);
+		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),
+				settings.reconcile().backoff());
+		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
 		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
@@ -118,6 +120,25 @@ public final class DurableEffects implements AutoCloseable {
 	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */
 	public EffectDrainer drainer() {
 		return this.drainer;
+	}
+
+	/**
+	 * For tests with the drainer off: the drainer's and the reconciler's work, one step at a time on
+	 * the calling thread.
+	 * @return a drainer of its own, under a lease owner of its own
+	 */
+	public CallingThreadDrainer callingThreadDrainer() {
+		return new CallingThreadDrainer(this.store, this.dispatcher, this.registry, this.reconciliation,
+				this::settled, this.settings.drainer().lease(), this.settings.reconcilerBatchSize());
+	}
+
+	/**
+	 * For tests: consult {@code faults} before every attempt, of the drainer and of
+	 * {@link #callingThreadDrainer()}s, calls its effect.
+	 * @param faults the faults, or {@code null} (or {@link DispatchFaults#NONE}) for none
+	 */
+	public void injectFaults(DispatchFaults faults) {
+		this.dispatcher.injectFaults(faults);
 	}
 
 	/** @return the reconciler's task, for a {@code PeriodicWorker} */

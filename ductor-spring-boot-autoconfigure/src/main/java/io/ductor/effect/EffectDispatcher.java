@@ -34,6 +34,8 @@ class EffectDispatcher {
 
 	private final Backoff reconcileBackoff;
 
+	private volatile DispatchFaults faults = DispatchFaults.NONE;
+
 	/**
 	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not be looked up
 	 * @param reconcileBackoff the wait before the first reconciliation round of an unknown outcome
@@ -45,6 +47,11 @@ class EffectDispatcher {
 		this.observer = observer;
 		this.lookupRetryDelay = lookupRetryDelay;
 		this.reconcileBackoff = reconcileBackoff;
+	}
+
+	/** Consult {@code faults} before every attempt calls its effect. */
+	void injectFaults(DispatchFaults faults) {
+		this.faults = (faults != null) ? faults : DispatchFaults.NONE;
 	}
 
 	/**
@@ -127,6 +134,10 @@ class EffectDispatcher {
 		EffectContext.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
+			Throwable fault = this.faults.faultFor(effect.name(), intent.key(), intent.attempt());
+			if (fault != null) {
+				return failure(effect, intent, fault);
+			}
 			method.invoke(bean, args);
 			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null);
 		}

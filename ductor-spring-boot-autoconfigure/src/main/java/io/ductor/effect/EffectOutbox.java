@@ -11,6 +11,8 @@ import java.util.UUID;
 
 import tools.jackson.databind.JsonNode;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.dao.DuplicateKeyException;
 
 import io.ductor.Ids;
@@ -278,11 +280,21 @@ public class EffectOutbox {
 	 * occurrence whose alarm already has a pending occurrence (named in the message); nothing changed
 	 */
 	public EffectIntent retry(long id) {
+		return retry(id, null);
+	}
+
+	/**
+	 * {@link #retry(long)}, storing the operator's decision with the intent in the same statement.
+	 * @param id the intent
+	 * @param decision why and by whom, or {@code null}
+	 * @return the intent, now pending
+	 */
+	public EffectIntent retry(long id, @Nullable OperatorDecision decision) {
 		EffectIntent intent = require(id);
 		EffectDefinition effect = this.registry.find(intent.effectName());
 		int budget = (effect != null) ? effect.maxAttempts() : 1;
 		return wake(move(id, List.of(EffectStatus.FAILED, EffectStatus.NEEDS_DECISION), EffectStatus.PENDING,
-				"retried by an operator", intent.attempts() + budget));
+				"retried by an operator", intent.attempts() + budget, decision));
 	}
 
 	/**
@@ -326,14 +338,28 @@ public class EffectOutbox {
 	 * the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
+		return resolve(id, resolution, null);
+	}
+
+	/**
+	 * {@link #resolve(long, EffectResolution)}, storing the operator's decision with the intent in
+	 * the same statement.
+	 * @param id the intent
+	 * @param resolution what the receiver did, or what to do
+	 * @param decision why and by whom, or {@code null}
+	 * @return the intent after the decision
+	 */
+	public EffectIntent resolve(long id, EffectResolution resolution, @Nullable OperatorDecision decision) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
 		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION, EffectStatus.RECONCILING);
 		return switch (resolution) {
 			case RETRY -> wake(move(id, from, EffectStatus.PENDING, "resolved: retry with the same key",
-					require(id).attempts() + 1));
-			case MARK_DONE -> move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null);
-			case MARK_FAILED -> move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null);
-			case COMPENSATE -> compensate(id);
+					require(id).attempts() + 1, decision));
+			case MARK_DONE -> move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null,
+					decision);
+			case MARK_FAILED -> move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null,
+					decision);
+			case COMPENSATE -> compensate(id, decision);
 		};
 	}
 
@@ -344,7 +370,7 @@ public class EffectOutbox {
 	 * (this intent's, when it registered one) first, then the cancel. Should the cancel then not
 	 * happen, the compensation of this intent waits for it, and deciding again records nothing twice.
 	 */
-	private EffectIntent compensate(long id) {
+	private EffectIntent compensate(long id, @Nullable OperatorDecision decision) {
 		EffectIntent intent = require(id);
 		if (intent.status() != EffectStatus.NEEDS_DECISION) {
 			throw new EffectIntentStateException("Intent " + id + " is " + intent.status().dbValue()
@@ -366,7 +392,7 @@ public class EffectOutbox {
 		if (run.status() == RunStatus.ACTIVE) {
 			TickOutcome<JsonNode> outcome = runs.tick(intent.runId(), Compensations.PREFIX + id, JsonNode.class,
 					(state, tick) -> {
-						move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null);
+						move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null, decision);
 						tick.fail("intent " + id + " (" + intent.effectName() + ", key '" + intent.idempotencyKey()
 								+ "') had an unknown outcome; an operator decided to compensate the run");
 						return state;
@@ -382,7 +408,7 @@ public class EffectOutbox {
 					+ ": only an active or failed run is compensated; resolve it with RETRY, MARK_DONE or MARK_FAILED");
 		}
 		runs.compensateFailedRun(run.id());
-		return wake(move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null));
+		return wake(move(id, List.of(EffectStatus.NEEDS_DECISION), EffectStatus.CANCELLED, note, null, decision));
 	}
 
 	/**
@@ -391,15 +417,26 @@ public class EffectOutbox {
 	 * @return the intent, now cancelled
 	 */
 	public EffectIntent cancel(long id) {
-		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
-				EffectStatus.NEEDS_DECISION),
-				EffectStatus.CANCELLED, "cancelled by an operator", null));
+		return cancel(id, null);
 	}
 
-	private EffectIntent move(long id, List<EffectStatus> from, EffectStatus to, String note, Integer maxAttempts) {
+	/**
+	 * {@link #cancel(long)}, storing the operator's decision with the intent in the same statement.
+	 * @param id the intent
+	 * @param decision why and by whom, or {@code null}
+	 * @return the intent, now cancelled
+	 */
+	public EffectIntent cancel(long id, @Nullable OperatorDecision decision) {
+		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
+				EffectStatus.NEEDS_DECISION),
+				EffectStatus.CANCELLED, "cancelled by an operator", null, decision));
+	}
+
+	private EffectIntent move(long id, List<EffectStatus> from, EffectStatus to, String note, Integer maxAttempts,
+			@Nullable OperatorDecision decision) {
 		Optional<EffectIntent> moved;
 		try {
-			moved = this.store.transition(id, from, to, note, maxAttempts);
+			moved = this.store.transition(id, from, to, note, maxAttempts, decision);
 		}
 		catch (DuplicateKeyException ex) {
 			throw alarmRefusal(id, to, ex);

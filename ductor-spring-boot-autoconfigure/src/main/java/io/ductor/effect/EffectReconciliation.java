@@ -57,6 +57,15 @@ final class EffectReconciliation {
 	 * @return whether the batch was full: more rounds may be due
 	 */
 	boolean reconcileDue(java.util.function.Consumer<List<Settled>> settledListener) {
+		return reconcileDueCounted(settledListener) == this.settings.batchSize();
+	}
+
+	/**
+	 * One batch of due rounds.
+	 * @param settledListener told about the intents whose status changed
+	 * @return how many rounds were claimed
+	 */
+	int reconcileDueCounted(java.util.function.Consumer<List<Settled>> settledListener) {
 		List<ReconcileClaim> claims = this.store.claimReconciling(this.owner, this.settings.lease(),
 				this.settings.batchSize());
 		List<Settled> settled = new ArrayList<>();
@@ -72,7 +81,7 @@ final class EffectReconciliation {
 		if (!settled.isEmpty()) {
 			settledListener.accept(settled);
 		}
-		return claims.size() == this.settings.batchSize();
+		return claims.size();
 	}
 
 	private java.util.Optional<Settled> settle(ReconcileClaim claim) {

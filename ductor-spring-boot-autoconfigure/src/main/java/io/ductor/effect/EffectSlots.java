@@ -49,11 +49,11 @@ final class EffectSlots {
 			  AND (s.intent_id IS NULL OR NOT EXISTS (
 			      SELECT 1 FROM eec_effect_intent h
 			      WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-			        AND h.lease_expires_at > now()))
+			        AND h.lease_expires_at > ductor_now()))
 			ORDER BY s.slot""";
 
 	private static final String TAKE_SQL = """
-			UPDATE eec_effect_slot s SET intent_id = v.id, attempt = v.attempt, updated_at = now()
+			UPDATE eec_effect_slot s SET intent_id = v.id, attempt = v.attempt, updated_at = ductor_now()
 			FROM unnest(?::int[], ?::bigint[], ?::int[]) AS v(slot, id, attempt)
 			WHERE s.effect_name = ? AND s.slot = v.slot""";
 
@@ -61,7 +61,7 @@ final class EffectSlots {
 	private static final String IN_USE_SQL = """
 			SELECT s.effect_name, count(*) AS used FROM eec_effect_slot s
 			JOIN eec_effect_intent h ON h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-			    AND h.lease_expires_at > now()
+			    AND h.lease_expires_at > ductor_now()
 			WHERE s.effect_name = ANY (?) GROUP BY s.effect_name""";
 
 	private final JdbcTemplate template;
@@ -110,8 +110,8 @@ final class EffectSlots {
 
 	private void ensureSlots(String effectName, int limit) {
 		this.jdbc.sql("""
-				INSERT INTO eec_effect_slot (effect_name, slot)
-				SELECT ?, g FROM generate_series(1, ?) AS g
+				INSERT INTO eec_effect_slot (effect_name, slot, updated_at)
+				SELECT ?, g, ductor_now() FROM generate_series(1, ?) AS g
 				ON CONFLICT (effect_name, slot) DO NOTHING""").params(effectName, limit).update();
 	}
 
@@ -158,8 +158,7 @@ final class EffectSlots {
 			return List.of();
 		}
 		int wanted = Math.min(free.size(), room);
-		List<ClaimedIntent> claimed = store.claim(owner, lease, wanted,
-				"AND i.effect_name = '" + effectName.replace("'", "''") + "'");
+		List<ClaimedIntent> claimed = store.claim(owner, lease, wanted, effectName);
 		if (claimed.isEmpty()) {
 			return claimed;
 		}

@@ -50,7 +50,7 @@ class IntentStore {
 	/** The in-flight intents whose lease expired, oldest expiry first. */
 	private static final String EXPIRED_SQL = """
 			SELECT id FROM eec_effect_intent
-			WHERE status = 'in_flight' AND lease_expires_at < now()
+			WHERE status = 'in_flight' AND lease_expires_at < ductor_now()
 			ORDER BY lease_expires_at
 			LIMIT :limit
 			FOR UPDATE SKIP LOCKED""";
@@ -85,12 +85,12 @@ class IntentStore {
 			            || CASE WHEN i.effect_name = ANY (%2$s) THEN '; asking its reconciler'
 			                    WHEN i.superseded_at IS NOT NULL AND i.receiver = 'IDEMPOTENT' AND i.attempts < i.max_attempts
 			                    THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END END,
-			    next_attempt_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    next_attempt_at = ductor_now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
 			    reconcile_rounds = CASE WHEN i.effect_name = ANY (%2$s) THEN 0 ELSE i.reconcile_rounds END,
 			    finished_at = CASE WHEN i.effect_name = ANY (%2$s) THEN NULL
 			        WHEN i.superseded_at IS NOT NULL
-			            AND (i.receiver = 'IDEMPOTENT' OR i.attempt_started_at IS NULL) THEN now()
-			        WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN now() END
+			            AND (i.receiver = 'IDEMPOTENT' OR i.attempt_started_at IS NULL) THEN ductor_now()
+			        WHEN i.receiver = 'IDEMPOTENT' AND i.attempts >= i.max_attempts THEN ductor_now() END
 			WHERE i.id = ANY (%s) AND i.status = 'in_flight'
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 
@@ -132,7 +132,7 @@ class IntentStore {
 	 */
 	private static final String SUPERSEDE_OTHER_OCCURRENCES = """
 			, superseded AS (
-			    UPDATE eec_effect_intent o SET superseded_at = COALESCE(o.superseded_at, now())
+			    UPDATE eec_effect_intent o SET superseded_at = COALESCE(o.superseded_at, ductor_now())
 			    WHERE o.alarm_name = ANY (ARRAY(SELECT m.alarm_name FROM moved m
 			                                    WHERE m.alarm_name IS NOT NULL AND m.status = 'pending'))
 			      AND o.status IN ('in_flight', 'reconciling', 'failed', 'needs_decision')
@@ -147,7 +147,7 @@ class IntentStore {
 	private static final String RETRY_UPDATE_SQL = """
 			WITH moved AS (
 			    UPDATE eec_effect_intent
-			    SET status = 'pending', next_attempt_at = now(), updated_at = now(), finished_at = NULL,
+			    SET status = 'pending', next_attempt_at = ductor_now(), updated_at = ductor_now(), finished_at = NULL,
 			        max_attempts = attempts + :budget, superseded_at = NULL,
 			        last_error = COALESCE(last_error, '') || ' (retried in bulk)'
 			    WHERE id = ANY (%s) AND status IN ('failed', 'needs_decision')
@@ -163,10 +163,10 @@ class IntentStore {
 	static final String SUPERSEDE_ALARM_SQL = """
 			UPDATE eec_effect_intent
 			SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
-			    superseded_at = COALESCE(superseded_at, now()),
+			    superseded_at = COALESCE(superseded_at, ductor_now()),
 			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
-			    updated_at = CASE WHEN status = 'pending' THEN now() ELSE updated_at END,
-			    finished_at = CASE WHEN status = 'pending' THEN now() ELSE finished_at END
+			    updated_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE updated_at END,
+			    finished_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE finished_at END
 			WHERE alarm_name = ? AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
 			RETURNING status""";
 
@@ -174,7 +174,7 @@ class IntentStore {
 	private static final String PURGEABLE_SQL = """
 			SELECT id FROM eec_effect_intent
 			WHERE status IN ('completed', 'cancelled')
-			  AND finished_at < now() - :retentionMs * interval '1 millisecond'
+			  AND finished_at < ductor_now() - :retentionMs * interval '1 millisecond'
 			ORDER BY finished_at
 			LIMIT :batch
 			FOR UPDATE SKIP LOCKED""";
@@ -195,11 +195,11 @@ class IntentStore {
 			        THEN 'superseded by a rescheduled occurrence; not retried after: ' || COALESCE(v.error, i.last_error, 'no error recorded')
 			        ELSE COALESCE(v.error, i.last_error) END,
 			    next_attempt_at = CASE WHEN v.status = 'reconciling' OR (v.status = 'pending' AND i.superseded_at IS NULL)
-			        THEN now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
+			        THEN ductor_now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
 			    reconcile_rounds = CASE WHEN v.status = 'reconciling' THEN 0 ELSE i.reconcile_rounds END,
-			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
 			    finished_at = CASE WHEN v.status IN ('completed', 'failed')
-			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN now() END
+			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN ductor_now() END
 			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
 			    AS v(id, attempt, status, error, delay_ms)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
@@ -235,7 +235,7 @@ class IntentStore {
 	static final String INSERT_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 			    max_attempts, next_attempt_at, ordering_key, alarm_name, run_id)
-			VALUES (?, ?, ?::jsonb, ?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ductor_now() + ? * interval '1 millisecond', ?, ?, ?)
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id""";
 
@@ -268,7 +268,7 @@ class IntentStore {
 	static final String INSERT_LEASED_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 			    max_attempts, run_id, status, attempts, lease_owner, lease_expires_at)
-			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, clock_timestamp() + ? * interval '1 millisecond')
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond')
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 
@@ -371,26 +371,39 @@ class IntentStore {
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		EffectSlots limited = this.slots;
 		if (limited == null || limited.limits().isEmpty()) {
-			return claim(owner, lease, limit, "");
+			return claim(owner, lease, limit, null, "");
 		}
 		// the limited effects first, each bounded by its free slots; then the others, never behind them
 		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
 		if (claimed.size() < limit) {
-			claimed.addAll(claim(owner, lease, limit - claimed.size(),
+			claimed.addAll(claim(owner, lease, limit - claimed.size(), null,
 					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")"));
 		}
 		return claimed;
 	}
 
 	/**
-	 * Claims up to {@code limit} due intents that {@code filter} (a condition on {@code i}, or
-	 * empty) admits, in the caller's transaction if there is one.
+	 * Claims as {@link #claim(String, Duration, int)} does, only intents of the effect
+	 * {@code effectName} when it is not {@code null}, whatever its concurrency limit: the caller
+	 * holds the slots (or is a test's drain).
 	 */
-	List<ClaimedIntent> claim(String owner, Duration lease, int limit, String filter) {
-		return this.jdbc.sql(claimSql(commitTimestamps(), limit, filter))
+	List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName) {
+		return claim(owner, lease, limit, effectName, "");
+	}
+
+	/**
+	 * Claims up to {@code limit} due intents, of {@code effectName} only when it is not
+	 * {@code null}, that {@code filter} (a condition on {@code i}, or empty) admits, in the caller's
+	 * transaction if there is one.
+	 */
+	private List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName, String filter) {
+		JdbcClient.StatementSpec statement = this.jdbc.sql(claimSql(commitTimestamps(), limit, effectName != null, filter))
 			.param("owner", owner)
-			.param("leaseMs", lease.toMillis())
-			.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
+			.param("leaseMs", lease.toMillis());
+		if (effectName != null) {
+			statement = statement.param("effect", effectName);
+		}
+		return statement.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
 					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
 					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
 					rs.getObject("next_attempt_at", OffsetDateTime.class),
@@ -413,11 +426,19 @@ class IntentStore {
 	 * plan for the prepared statement instead of planning every claim again.
 	 */
 	static String claimSql(boolean commitTimestamps, int limit) {
-		return claimSql(commitTimestamps, limit, "");
+		return claimSql(commitTimestamps, limit, false);
 	}
 
-	/** The claim, of the due intents that {@code filter} (a condition on {@code i}, or empty) admits. */
-	static String claimSql(boolean commitTimestamps, int limit, String filter) {
+	/** The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}. */
+	static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect) {
+		return claimSql(commitTimestamps, limit, oneEffect, "");
+	}
+
+	/**
+	 * The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}, and of
+	 * those that {@code filter} (a condition on {@code i}, or empty) admits.
+	 */
+	static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect, String filter) {
 		String due = commitTimestamps ? "i.id, CASE WHEN i.attempts = 0 "
 				+ "THEN COALESCE(pg_xact_commit_timestamp(i.xmin), i.created_at) END AS committed_at" : "i.id";
 		String rows = commitTimestamps ? "FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id"
@@ -427,7 +448,7 @@ class IntentStore {
 				WITH due AS (
 				    SELECT %s
 				    FROM eec_effect_intent i
-				    WHERE i.status = 'pending' AND i.next_attempt_at <= now()
+				    WHERE i.status = 'pending' AND i.next_attempt_at <= ductor_now()%s
 				      AND (i.ordering_key IS NULL OR NOT EXISTS (
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
@@ -441,13 +462,14 @@ class IntentStore {
 				    FOR UPDATE OF i SKIP LOCKED)
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
-				    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now(),
+				    lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond', updated_at = ductor_now(),
 				    attempt_started_at = NULL
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at,
-				    (extract(epoch FROM clock_timestamp() - %s) * 1000)::float8 AS lag_ms"""
-			.formatted(due, BLOCKING_STATUSES, filter, limit, rows, committedAt);
+				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms"""
+			.formatted(due, oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, filter, limit, rows,
+					committedAt);
 	}
 
 	/**
@@ -532,7 +554,7 @@ class IntentStore {
 		try (PreparedStatement statement = connection.prepareStatement("""
 				UPDATE eec_effect_intent
 				SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
-				    updated_at = now(), finished_at = now()
+				    updated_at = ductor_now(), finished_at = ductor_now()
 				WHERE id = ? AND status = 'in_flight' AND (?::text IS NULL OR lease_owner = ?)
 				  AND (?::int IS NULL OR attempts = ?)
 				RETURNING id, status, effect_name, idempotency_key""")) {
@@ -642,7 +664,7 @@ class IntentStore {
 
 	/** The heartbeat: the in-flight intents of one owner that no other transaction holds locked. */
 	static final String EXTEND_LEASES_SQL = """
-			UPDATE eec_effect_intent SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+			UPDATE eec_effect_intent SET lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond'
 			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
 			                      FOR NO KEY UPDATE SKIP LOCKED))
 			RETURNING id""";
@@ -699,9 +721,9 @@ class IntentStore {
 	 */
 	boolean markStarted(String owner, long id, int attempt) {
 		return this.jdbc.sql("""
-				UPDATE eec_effect_intent SET attempt_started_at = now()
+				UPDATE eec_effect_intent SET attempt_started_at = ductor_now()
 				WHERE id = :id AND status = 'in_flight' AND lease_owner = :owner AND attempts = :attempt
-				  AND lease_expires_at > now() AND attempt_started_at IS NULL
+				  AND lease_expires_at > ductor_now() AND attempt_started_at IS NULL
 				  AND set_config('synchronous_commit', CASE WHEN current_setting('synchronous_commit') = 'off'
 				      THEN 'on' ELSE current_setting('synchronous_commit') END, true) IS NOT NULL""")
 			.param("id", id)
@@ -718,10 +740,10 @@ class IntentStore {
 	static final String HAND_BACK_SQL = """
 			UPDATE eec_effect_intent i
 			SET status = CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
-			    attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    attempts = i.attempts - 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
 			    last_error = CASE WHEN i.superseded_at IS NOT NULL
 			        THEN 'superseded by a rescheduled occurrence before its attempt started' ELSE i.last_error END,
-			    finished_at = CASE WHEN i.superseded_at IS NOT NULL THEN now() END
+			    finished_at = CASE WHEN i.superseded_at IS NOT NULL THEN ductor_now() END
 			FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
 			  AND i.attempt_started_at IS NULL
@@ -880,15 +902,18 @@ class IntentStore {
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
 	Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
-			Integer maxAttempts) {
+			Integer maxAttempts, OperatorDecision decision) {
 		return this.jdbc.sql("""
 				WITH moved AS (
 				    UPDATE eec_effect_intent
-				    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = now(),
-				        next_attempt_at = CASE WHEN :to = 'pending' THEN now() ELSE next_attempt_at END,
+				    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = ductor_now(),
+				        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
 				        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
 				        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
-				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN now() END
+				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END,
+				        decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
+				        decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
+				        decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END
 				    WHERE id = :id AND status IN (:from)
 				    RETURNING\s""" + COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
@@ -896,6 +921,9 @@ class IntentStore {
 			.param("from", from.stream().map(EffectStatus::dbValue).toList())
 			.param("error", error)
 			.param("maxAttempts", maxAttempts)
+			.param("decided", decision != null)
+			.param("reason", (decision != null) ? decision.reason() : null)
+			.param("decidedBy", (decision != null) ? decision.by() : null)
 			.query(IntentStore::intent)
 			.optional();
 	}
@@ -936,7 +964,7 @@ class IntentStore {
 		}, (connection, id, fault) -> {
 			// stays parked, with the reason; touched now, so no later batch of this call takes it again
 			try (PreparedStatement statement = connection.prepareStatement("""
-					UPDATE eec_effect_intent SET updated_at = now(),
+					UPDATE eec_effect_intent SET updated_at = ductor_now(),
 					    last_error = COALESCE(last_error || '; ', '') || 'not retried in bulk: ' || ?
 					WHERE id = ?""")) {
 				statement.setString(1, fault);
@@ -949,7 +977,7 @@ class IntentStore {
 
 	/** @return the current time of the database clock */
 	OffsetDateTime databaseNow() {
-		return this.jdbc.sql("SELECT clock_timestamp()").query(OffsetDateTime.class).single();
+		return this.jdbc.sql("SELECT ductor_clock()").query(OffsetDateTime.class).single();
 	}
 
 	/**
@@ -980,7 +1008,7 @@ class IntentStore {
 			}
 		}, (connection, id, fault) -> {
 			try (PreparedStatement statement = connection.prepareStatement("""
-					UPDATE eec_effect_intent SET finished_at = now(),
+					UPDATE eec_effect_intent SET finished_at = ductor_now(),
 					    last_error = COALESCE(last_error || '; ', '') || 'kept by retention: ' || ?
 					WHERE id = ?""")) {
 				statement.setString(1, fault);
@@ -1042,14 +1070,14 @@ class IntentStore {
 	static final String CLAIM_RECONCILING_SQL = """
 			WITH due AS (
 			    SELECT id FROM eec_effect_intent
-			    WHERE status = 'reconciling' AND next_attempt_at <= now()
-			      AND (lease_expires_at IS NULL OR lease_expires_at < now())
+			    WHERE status = 'reconciling' AND next_attempt_at <= ductor_now()
+			      AND (lease_expires_at IS NULL OR lease_expires_at < ductor_now())
 			    ORDER BY next_attempt_at, id
 			    LIMIT :limit
 			    FOR UPDATE SKIP LOCKED)
 			UPDATE eec_effect_intent t
 			SET reconcile_rounds = t.reconcile_rounds + 1, lease_owner = :owner,
-			    lease_expires_at = now() + :leaseMs * interval '1 millisecond', updated_at = now()
+			    lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond', updated_at = ductor_now()
 			WHERE t.id = ANY (ARRAY(SELECT id FROM due))
 			RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts, t.receiver,
 			    t.next_attempt_at, t.reconcile_rounds""";
@@ -1086,11 +1114,11 @@ class IntentStore {
 			                                WHEN :action = 'retry' AND i.superseded_at IS NOT NULL
 			                                THEN '; not retried: superseded by a rescheduled occurrence' ELSE '' END
 			            || COALESCE('. The attempt had ended with: ' || i.last_error, ''), 4000) END,
-			    next_attempt_at = CASE WHEN :action = 'again' THEN now() + :delayMs * interval '1 millisecond'
-			        WHEN :action = 'retry' THEN now() ELSE i.next_attempt_at END,
-			    lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+			    next_attempt_at = CASE WHEN :action = 'again' THEN ductor_now() + :delayMs * interval '1 millisecond'
+			        WHEN :action = 'retry' THEN ductor_now() ELSE i.next_attempt_at END,
+			    lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
 			    finished_at = CASE WHEN :action = 'complete'
-			        OR (:action = 'retry' AND (i.attempts >= i.max_attempts OR i.superseded_at IS NOT NULL)) THEN now() END
+			        OR (:action = 'retry' AND (i.attempts >= i.max_attempts OR i.superseded_at IS NOT NULL)) THEN ductor_now() END
 			WHERE i.id = :id AND i.status = 'reconciling' AND i.lease_owner = :owner AND i.reconcile_rounds = :round
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 

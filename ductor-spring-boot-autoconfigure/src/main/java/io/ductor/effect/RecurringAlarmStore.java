@@ -30,8 +30,8 @@ class RecurringAlarmStore {
 
 	/** The due alarms no other scheduler holds, locked until the caller commits, with the database clock. */
 	List<Stored> lockDue(int limit) {
-		return this.jdbc.sql("SELECT " + COLUMNS + ", now() AS db_now FROM eec_recurring_alarm a "
-				+ "WHERE NOT a.paused AND a.next_at <= now() ORDER BY a.next_at LIMIT ? FOR UPDATE SKIP LOCKED")
+		return this.jdbc.sql("SELECT " + COLUMNS + ", ductor_now() AS db_now FROM eec_recurring_alarm a "
+				+ "WHERE NOT a.paused AND a.next_at <= ductor_now() ORDER BY a.next_at LIMIT ? FOR UPDATE SKIP LOCKED")
 			.param(limit)
 			.query(RecurringAlarmStore::stored)
 			.list();
@@ -39,7 +39,7 @@ class RecurringAlarmStore {
 
 	/** One alarm, locked until the caller commits (waiting for a scheduler round that holds it). */
 	Optional<Stored> lock(String name) {
-		return this.jdbc.sql("SELECT " + COLUMNS + ", now() AS db_now FROM eec_recurring_alarm a WHERE a.name = ? FOR UPDATE")
+		return this.jdbc.sql("SELECT " + COLUMNS + ", ductor_now() AS db_now FROM eec_recurring_alarm a WHERE a.name = ? FOR UPDATE")
 			.param(name)
 			.query(RecurringAlarmStore::stored)
 			.optional();
@@ -50,8 +50,8 @@ class RecurringAlarmStore {
 			String declaredIn, Instant nextAt) {
 		return this.jdbc.sql("""
 				INSERT INTO eec_recurring_alarm (name, effect_name, cron, every_ms, zone, payload, payload_fingerprint,
-				    missed, grace_ms, declared_in, next_at)
-				VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?)
+				    missed, grace_ms, declared_in, next_at, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ductor_now(), ductor_now())
 				ON CONFLICT (name) DO NOTHING""")
 			.params(name, effectName, schedule.cronExpression(),
 					(schedule.period() != null) ? schedule.period().toMillis() : null, schedule.zone().getId(),
@@ -64,7 +64,7 @@ class RecurringAlarmStore {
 			String declaredIn, Instant nextAt) {
 		this.jdbc.sql("""
 				UPDATE eec_recurring_alarm SET effect_name = ?, cron = ?, every_ms = ?, zone = ?, payload = ?::jsonb,
-				    payload_fingerprint = ?, missed = ?, grace_ms = ?, declared_in = ?, next_at = ?, updated_at = now()
+				    payload_fingerprint = ?, missed = ?, grace_ms = ?, declared_in = ?, next_at = ?, updated_at = ductor_now()
 				WHERE name = ?""")
 			.params(effectName, schedule.cronExpression(),
 					(schedule.period() != null) ? schedule.period().toMillis() : null, schedule.zone().getId(),
@@ -83,7 +83,7 @@ class RecurringAlarmStore {
 		return this.jdbc.sql("""
 				UPDATE eec_recurring_alarm
 				SET next_at = ?, last_occurrence_at = COALESCE(?, last_occurrence_at), last_key = COALESCE(?, last_key),
-				    updated_at = now()
+				    updated_at = ductor_now()
 				WHERE name = ? AND next_at = ?""")
 			.params(utc(nextAt), utc(lastOccurrence), lastKey, name, utc(seenNextAt))
 			.update() == 1;
@@ -92,7 +92,7 @@ class RecurringAlarmStore {
 	/** Pauses, or resumes with {@code nextAt}. @return whether the alarm exists */
 	boolean setPaused(String name, boolean paused, Instant nextAt) {
 		return this.jdbc.sql("UPDATE eec_recurring_alarm SET paused = ?, next_at = COALESCE(?, next_at), "
-				+ "updated_at = now() WHERE name = ?")
+				+ "updated_at = ductor_now() WHERE name = ?")
 			.params(paused, utc(nextAt), name)
 			.update() == 1;
 	}
@@ -126,8 +126,8 @@ class RecurringAlarmStore {
 	}
 
 	/** @return the database clock */
-	Instant now() {
-		return this.jdbc.sql("SELECT now()").query(OffsetDateTime.class).single().toInstant();
+	Instant databaseNow() {
+		return this.jdbc.sql("SELECT ductor_now()").query(OffsetDateTime.class).single().toInstant();
 	}
 
 	private static Stored stored(ResultSet rs, int row) throws SQLException {

@@ -51,7 +51,7 @@ class RecurringAlarms {
 		while (true) {
 			RecurringAlarmStore.Stored current = this.store.lock(name).orElse(null);
 			if (current == null) {
-				Instant next = first(schedule, this.store.now(), null, name);
+				Instant next = first(schedule, this.store.databaseNow(), null, name);
 				if (this.store.insert(name, effect.name(), schedule, payload, declaredIn, next)) {
 					return next;
 				}

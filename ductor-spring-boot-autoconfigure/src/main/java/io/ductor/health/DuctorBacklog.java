@@ -24,8 +24,8 @@ public class DuctorBacklog {
 			       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
 			           AS pending_estimate,
 			       (SELECT min(next_attempt_at) FROM eec_effect_intent
-			        WHERE status = 'pending' AND next_attempt_at <= now()) AS oldest_due,
-			       now() AS db_now,
+			        WHERE status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
+			       ductor_now() AS db_now,
 			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'in_flight'
 			            ORDER BY lease_expires_at LIMIT :cap) x) AS in_flight,
 			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'failed'

@@ -17,7 +17,7 @@ import org.springframework.jdbc.core.PreparedStatementSetter;
 
 /**
  * The SQL behind ingress idempotency: {@code eec_routing_idempotency}. Every time is the
- * database's {@code now()}; every statement is a single short one.
+ * database's {@code ductor_now()}; every statement is a single short one.
  * <p>
  * Reserve and complete run once per request, so their SQL is built once and their parameters are
  * bound by position with explicit types: no per-call SQL formatting, named-parameter rewriting or
@@ -72,7 +72,7 @@ class IdempotencyStore {
 	private static final String INSERT = """
 			INSERT INTO eec_routing_idempotency AS r
 			    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-			SELECT ?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond'
+			SELECT ?, ?, ?, 'pending', ?, ?, ductor_now() + ? * interval '1 microsecond'
 			WHERE\s""" + TRY_KEY_LOCK + "\n";
 
 	/**
@@ -85,7 +85,7 @@ class IdempotencyStore {
 			reserved AS (
 			    INSERT INTO eec_routing_idempotency AS r
 			        (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-			    SELECT ?, ?, ?, 'pending', ?, ?, now() + ? * interval '1 microsecond' FROM lock WHERE granted
+			    SELECT ?, ?, ?, 'pending', ?, ?, ductor_now() + ? * interval '1 microsecond' FROM lock WHERE granted
 			    ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
 			    RETURNING r.owner_token)
 			SELECT (SELECT granted FROM lock) AS granted, EXISTS (SELECT 1 FROM reserved) AS inserted"""
@@ -102,8 +102,8 @@ class IdempotencyStore {
 			SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
 			    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
 			    response_headers = NULL, response_body = NULL, expires_at = excluded.expires_at,
-			    has_waiters = false, created_at = now(), updated_at = now()
-			WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= now())
+			    has_waiters = false, created_at = ductor_now(), updated_at = ductor_now()
+			WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= ductor_now())
 			RETURNING r.owner_token""";
 
 	/** Key (1-3). */
@@ -113,7 +113,7 @@ class IdempotencyStore {
 	/** Key (1-3). */
 	private static final String FIND = """
 			SELECT status, request_fingerprint, decision_id, response_status, response_headers::text AS headers,
-			       response_body, updated_at, expires_at, expires_at <= now() AS expired
+			       response_body, updated_at, expires_at, expires_at <= ductor_now() AS expired
 			FROM eec_routing_idempotency WHERE\s""" + KEY_MATCHES;
 
 	/** Decision (1), status (2), headers (3), body (4), completed TTL in microseconds (5), key (6-8), token (9). */
@@ -122,7 +122,7 @@ class IdempotencyStore {
 			    UPDATE eec_routing_idempotency
 			    SET status = 'completed', decision_id = ?, response_status = ?,
 			        response_headers = ?::jsonb, response_body = ?,
-			        expires_at = now() + ? * interval '1 microsecond', updated_at = now()
+			        expires_at = ductor_now() + ? * interval '1 microsecond', updated_at = ductor_now()
 			    WHERE %s AND owner_token = ? AND status IN ('pending', 'failed_before_commit')
 			    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
 			""".formatted(KEY_MATCHES) + NOTIFY_SETTLED;
@@ -133,9 +133,9 @@ class IdempotencyStore {
 	/** Batch size (1). */
 	private static final String SWEEP = release("""
 			ctid IN (SELECT ctid FROM eec_routing_idempotency
-			         WHERE status = 'pending' AND expires_at <= now()
+			         WHERE status = 'pending' AND expires_at <= ductor_now()
 			         ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
-			AND status = 'pending' AND expires_at <= now()""");
+			AND status = 'pending' AND expires_at <= ductor_now()""");
 
 	/** Retention in microseconds (1), batch size (2), retention in microseconds (3). */
 	private static final String PURGE;
@@ -143,7 +143,7 @@ class IdempotencyStore {
 	static {
 		String purgeable = """
 				status IN ('completed', 'failed_before_commit')
-				AND updated_at < now() - ? * interval '1 microsecond' AND expires_at <= now()""";
+				AND updated_at < ductor_now() - ? * interval '1 microsecond' AND expires_at <= ductor_now()""";
 		PURGE = """
 				DELETE FROM eec_routing_idempotency
 				WHERE ctid IN (SELECT ctid FROM eec_routing_idempotency WHERE %s
@@ -250,7 +250,7 @@ class IdempotencyStore {
 		return """
 				WITH settled AS (
 				    UPDATE eec_routing_idempotency
-				    SET status = 'failed_before_commit', expires_at = now(), updated_at = now()
+				    SET status = 'failed_before_commit', expires_at = ductor_now(), updated_at = ductor_now()
 				    WHERE %s
 				    RETURNING tenant_scope, pool_id, idempotency_key, has_waiters)
 				""".formatted(where) + NOTIFY_SETTLED;

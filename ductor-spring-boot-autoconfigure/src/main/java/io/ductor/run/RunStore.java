@@ -69,7 +69,7 @@ class RunStore {
 				    UPDATE eec_run
 				    SET state = :state::jsonb, status = :status, failure_reason = :reason,
 				        record_version = record_version + 1, last_transition_seq = last_transition_seq + 1,
-				        updated_at = now(), ended_at = CASE WHEN :status = 'active' THEN NULL ELSE now() END
+				        updated_at = ductor_now(), ended_at = CASE WHEN :status = 'active' THEN NULL ELSE ductor_now() END
 				    WHERE id = :id AND record_version = :version AND status = 'active'
 				    RETURNING id, record_version, last_transition_seq, status)
 				INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status)

@@ -9,13 +9,15 @@ import org.junit.jupiter.api.Test;
 
 import io.ductor.sample.fault.Fault;
 import io.ductor.sample.mail.MailServer;
+import io.ductor.test.browser.Browser;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * The page at {@code /} in a real headless Chromium: place an order with a chosen key, replay the
- * request, and resolve the receipt that waits for a decision, each click checked in the database.
+ * request, and resolve the receipt that waits for a decision through the page's link to the
+ * operator console, each click checked in the database.
  */
 class ShopPageBrowserTest extends ShopTestSupport {
 
@@ -23,9 +25,8 @@ class ShopPageBrowserTest extends ShopTestSupport {
 
 	@Test
 	void pagePlacesAnOrderWithAChosenKeyReplaysItAndResolvesAnUndecidedReceipt() throws Exception {
-		Path chromium = HeadlessChromium.locate();
 		bean(MailServer.class).faults().inject(Fault.AFTER_APPLY_LOG_DOWN);
-		try (HeadlessChromium browser = HeadlessChromium.launch(chromium, 1280, 900)) {
+		try (Browser browser = Browser.launch(1280, 900)) {
 			browser.open("http://localhost:" + port() + "/");
 			assertThat(browser.evaluate("document.title")).isEqualTo("Ductor sample shop");
 
@@ -52,13 +53,20 @@ class ShopPageBrowserTest extends ShopTestSupport {
 			assertThat(jdbc().sql("SELECT count(*) FROM sample_order").query(Long.class).single()).isOne();
 			browser.screenshot(Path.of("target", "screenshots", "shop-page.png"));
 
-			browser.click(receipt + " button[data-effect-action='MARK_DONE']");
+			// the shop links an undecided effect to the operator console, where it is decided with a reason
+			browser.click(receipt + " a[data-console-link]");
+			browser.find("#intent-page[data-status=needs_decision]");
+			browser.click("button[data-action=mark_done]");
+			browser.fill("#confirm-reason", "the receipt is in the mail server's sent log");
+			browser.click("#confirm-ok");
+			browser.find("#action-done");
 			await().atMost(PATIENCE)
 				.until(() -> "completed".equals(jdbc()
 					.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
 					.param("receipt:" + orderId)
 					.query(String.class)
 					.single()));
+			browser.open("http://localhost:" + port() + "/");
 			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + receipt + "\")?.dataset.effectStatus"),
 					"completed");
 			assertThat(jdbc().sql("SELECT count(*) FROM sample_receipt WHERE order_id = ?")
@@ -72,7 +80,7 @@ class ShopPageBrowserTest extends ShopTestSupport {
 		}
 	}
 
-	private static void awaitValue(HeadlessChromium browser, Supplier<Object> value, String expected) throws Exception {
+	private static void awaitValue(Browser browser, Supplier<Object> value, String expected) throws Exception {
 		try {
 			await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> expected.equals(value.get()));
 		}

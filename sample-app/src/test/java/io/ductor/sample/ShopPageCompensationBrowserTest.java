@@ -7,6 +7,8 @@ import java.util.function.Supplier;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
+import io.ductor.test.browser.Browser;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -21,8 +23,7 @@ class ShopPageCompensationBrowserTest extends ShopTestSupport {
 
 	@Test
 	void pageShowsAnOrderThatFailedAtShippingBeingRefundedAndReleased() throws Exception {
-		Path chromium = HeadlessChromium.locate();
-		try (HeadlessChromium browser = HeadlessChromium.launch(chromium, 1280, 900)) {
+		try (Browser browser = Browser.launch(1280, 900)) {
 			browser.open("http://localhost:" + port() + "/");
 			browser.click("button[data-fault-target='warehouse']");
 			awaitValue(browser, () -> browser.evaluate("document.querySelector('#fault-status').textContent"),
@@ -55,7 +56,7 @@ class ShopPageCompensationBrowserTest extends ShopTestSupport {
 		}
 	}
 
-	private static void awaitValue(HeadlessChromium browser, Supplier<Object> value, String expected) throws Exception {
+	private static void awaitValue(Browser browser, Supplier<Object> value, String expected) throws Exception {
 		try {
 			await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> expected.equals(value.get()));
 		}

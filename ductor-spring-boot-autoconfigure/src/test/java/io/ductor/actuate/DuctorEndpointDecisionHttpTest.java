@@ -1,0 +1,161 @@
+package io.ductor.actuate;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.ductor.test.PostgresExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Decisions with a reason through {@code POST /actuator/ductor…}, and the filters and lookups the
+ * console reads, judged on the rows.
+ */
+class DuctorEndpointDecisionHttpTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	static ConfigurableApplicationContext app;
+
+	static HttpClient http;
+
+	static String base;
+
+	static JdbcClient jdbc;
+
+	@BeforeAll
+	static void start() {
+		app = new SpringApplicationBuilder(EndpointApplication.class)
+			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
+					"spring.datasource.username=" + postgres.username(),
+					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
+					"management.endpoints.web.exposure.include=ductor", "ductor.drainer.enabled=false",
+					"ductor.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.sweeper.enabled=false")
+			.run();
+		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";
+		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		jdbc = JdbcClient.create(app.getBean(DataSource.class));
+	}
+
+	@AfterAll
+	static void stop() {
+		app.close();
+	}
+
+	@Test
+	void aDecisionWithAReasonIsStoredWithWhoAndWhenAndARefusedOneStoresNothing() throws Exception {
+		long parked = insert("mail.send", "decide-1", "needs_decision");
+		long done = insert("mail.send", "decide-2", "completed");
+		HttpResponse<String> ok = post("/" + parked,
+				"{\"action\":\"resolve\",\"resolution\":\"mark_done\",\"reason\":\"seen in the relay log\"}");
+		assertThat(ok.statusCode()).isEqualTo(200);
+		assertThat(decision(parked)).containsEntry("status", "completed")
+			.containsEntry("decision_reason", "seen in the relay log")
+			.containsEntry("decided_by", "anonymous")
+			.containsEntry("stamped", true);
+		assertThat(post("/" + done, "{\"action\":\"cancel\",\"reason\":\"too late\"}").statusCode()).isEqualTo(409);
+		assertThat(decision(done)).containsEntry("status", "completed").containsEntry("decision_reason", null);
+		assertThat(post("/" + parked, "{\"action\":\"retry\",\"reason\":\"two\\nlines\"}").statusCode()).isEqualTo(400);
+		HttpResponse<String> details = get("/intents/" + parked);
+		assertThat(details.body()).contains("\"decisionReason\":\"seen in the relay log\"")
+			.contains("\"decidedBy\":\"anonymous\"");
+		assertThat(get("/intents/999999").statusCode()).isEqualTo(404);
+	}
+
+	@Test
+	void aBulkDecisionMovesEachIntentParkedAtItsStartOnceStoringTheReasonAndLeavesOtherEffectsAlone()
+			throws Exception {
+		List<Long> mails = List.of(insert("bulk.mail", "b-1", "failed"), insert("bulk.mail", "b-2", "failed"),
+				insert("bulk.mail", "b-3", "failed"));
+		long sms = insert("bulk.sms", "b-4", "failed");
+		long undecided = insert("bulk.mail", "b-5", "needs_decision");
+		HttpResponse<String> response = post("",
+				"{\"effect\":\"bulk.mail\",\"status\":\"failed\",\"action\":\"cancel\",\"reason\":\"partner gone\"}");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.body()).contains("\"moved\":3").contains("\"skipped\":0");
+		for (long id : mails) {
+			assertThat(decision(id)).containsEntry("status", "cancelled").containsEntry("decision_reason", "partner gone");
+		}
+		assertThat(decision(sms)).containsEntry("status", "failed").containsEntry("decision_reason", null);
+		assertThat(decision(undecided)).containsEntry("status", "needs_decision");
+	}
+
+	@Test
+	void filtersPageByIdAsTheDatabaseOrdersThem() throws Exception {
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
+				                               run_id, created_at)
+				SELECT (ARRAY['page.a', 'page.b'])[1 + n % 2], 'page-' || n, '[]', 'f',
+				       CASE WHEN n % 3 = 0 THEN 'failed' ELSE 'pending' END, 'run-' || (n % 5),
+				       timestamptz '2026-01-01 00:00:00Z' + n * interval '1 minute'
+				FROM generate_series(1, 300) AS n""").update();
+		List<Long> expected = jdbc.sql("SELECT id FROM eec_effect_intent WHERE status = 'failed' "
+				+ "AND effect_name = 'page.a' AND run_id = 'run-2' ORDER BY id").query(Long.class).list();
+		String first = get("/failed?effect=page.a&run=run-2&limit=5").body();
+		String second = get("/failed?effect=page.a&run=run-2&limit=5&afterId=" + expected.get(4)).body();
+		for (int i = 0; i < 10; i++) {
+			assertThat((i < 5) ? first : second).contains("\"id\":" + expected.get(i) + ",");
+		}
+		assertThat(first).doesNotContain("\"id\":" + expected.get(5) + ",");
+		long inRange = jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name LIKE 'page.%' "
+				+ "AND created_at >= '2026-01-01 01:00:00Z' AND created_at < '2026-01-01 01:10:00Z'")
+			.query(Long.class)
+			.single();
+		String range = get("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=100").body();
+		assertThat(range.split("\"effectName\"", -1)).hasSize((int) inRange + 1);
+		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
+		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
+		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
+	}
+
+	private static long insert(String effect, String key, String status) {
+		return jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
+				                               attempts, max_attempts, finished_at)
+				VALUES (?, ?, '[]', 'f', ?, 1, 1, CASE WHEN ? IN ('completed', 'failed') THEN now() END)
+				RETURNING id""").params(effect, key, status, status).query(Long.class).single();
+	}
+
+	private static Map<String, Object> decision(long id) {
+		return jdbc.sql("SELECT status, decision_reason, decided_by, decided_at IS NOT NULL AS stamped "
+				+ "FROM eec_effect_intent WHERE id = ?").param(id).query().singleRow();
+	}
+
+	static HttpResponse<String> get(String path) throws IOException, InterruptedException {
+		return http.send(HttpRequest.newBuilder(URI.create(base + path)).GET().build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	static HttpResponse<String> post(String path, String json) throws IOException, InterruptedException {
+		return http.send(HttpRequest.newBuilder(URI.create(base + path))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(json))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class EndpointApplication {
+
+	}
+
+}

@@ -1,0 +1,81 @@
+package io.ductor.console;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.web.servlet.function.RouterFunction;
+
+import io.ductor.actuate.OperatorAccess;
+import io.ductor.actuate.PayloadMask;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.mock;
+
+class DuctorConsoleAutoConfigurationTest {
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, WebEndpointAutoConfiguration.class,
+				DuctorConsoleAutoConfiguration.class));
+
+	@Test
+	void theConsoleIsOffUnlessEnabled() {
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean(RouterFunction.class)
+			.doesNotHaveBean(DuctorConsoleProperties.class));
+	}
+
+	@Test
+	void enabledItServesItsPageAndShowsArgumentsAsStoredWithoutHiddenFields() {
+		this.runner.withPropertyValues("ductor.console.enabled=true").run((context) -> {
+			assertThat(context).hasSingleBean(RouterFunction.class);
+			assertThat(context.getBean(PayloadMask.class)).isSameAs(PayloadMask.NONE);
+			assertThat(context.getBean(DuctorConsoleProperties.class).path()).isEqualTo("/ductor");
+			assertThat(context).doesNotHaveBean(OperatorAccess.class);
+		});
+	}
+
+	@Test
+	void hiddenFieldsAreMaskedAtAnyDepth() {
+		this.runner.withPropertyValues("ductor.console.enabled=true", "ductor.console.hidden-fields=cardNumber,iban")
+			.run((context) -> assertThat(context.getBean(PayloadMask.class)
+				.mask("[{\"card\":{\"cardNumber\":\"4111\"},\"iban\":\"DE00\",\"name\":\"heidi\"}, \"x\"]"))
+				.isEqualTo("[{\"card\":{\"cardNumber\":\"[hidden]\"},\"iban\":\"[hidden]\",\"name\":\"heidi\"},\"x\"]"));
+	}
+
+	@Test
+	void withASecurityFilterChainOnlyTheOperatorRoleMayWrite() {
+		this.runner.withPropertyValues("ductor.console.enabled=true", "ductor.console.operator-role=ON_CALL")
+			.withBean(SecurityFilterChain.class, () -> mock(SecurityFilterChain.class))
+			.run((context) -> {
+				OperatorAccess access = context.getBean(OperatorAccess.class);
+				assertThat(access).isInstanceOf(RoleOperatorAccess.class);
+				assertThat(access.mayWrite(org.springframework.boot.actuate.endpoint.SecurityContext.NONE)).isFalse();
+			});
+	}
+
+	@Test
+	void withoutSpringSecurityEveryCallerTheApplicationLetsThroughMayWrite() {
+		this.runner.withPropertyValues("ductor.console.enabled=true")
+			.withClassLoader(new FilteredClassLoader("org.springframework.security"))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(OperatorAccess.class));
+	}
+
+	@Test
+	void aBadPathOrRoleFailsStartUpNamingTheProperty() {
+		this.runner.withPropertyValues("ductor.console.enabled=true", "ductor.console.path=ductor/")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("ductor.console.path"));
+		this.runner.withPropertyValues("ductor.console.enabled=true", "ductor.console.operator-role=ROLE_OPS")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("ductor.console.operator-role"));
+	}
+
+}

