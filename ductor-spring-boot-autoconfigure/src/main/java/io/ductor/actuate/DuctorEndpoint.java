@@ -21,6 +21,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
@@ -28,12 +29,14 @@ import io.ductor.effect.EffectIntentStateException;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
+import io.ductor.effect.RecurringAlarm;
 import io.ductor.health.DuctorBacklog;
 import io.ductor.worker.WorkerStatus;
 
 /**
  * The {@code ductor} actuator endpoint. Read: an overview of the backlog and the workers
- * ({@code GET /actuator/ductor}); intents by status with paging
+ * ({@code GET /actuator/ductor}), with the recurring alarms (next occurrence, last occurrence and its
+ * outcome) and the concurrency limits (slots in use across all instances); intents by status with paging
  * ({@code GET /actuator/ductor/{status}?afterId=&limit=}, status {@code all} for every status),
  * filtered by {@code effect}, {@code key}, {@code run} and a creation time range ({@code from},
  * {@code to}, ISO-8601); a run's compensation chain, with its state, transitions and effects
@@ -109,7 +112,34 @@ public class DuctorEndpoint {
 			overview.put("leaseOwners", this.inspector.leaseOwners());
 			overview.put("throughput", this.inspector.throughput(THROUGHPUT_WINDOW));
 		}
+		overview.put("alarms", this.outbox.recurringAlarms().stream().map(DuctorEndpoint::alarm).toList());
+		overview.put("concurrency", this.outbox.concurrency());
 		return overview;
+	}
+
+	/** A recurring alarm as the overview shows it: plain values only. */
+	private static Map<String, Object> alarm(RecurringAlarm alarm) {
+		Map<String, Object> view = new LinkedHashMap<>();
+		view.put("name", alarm.name());
+		view.put("effect", alarm.effectName());
+		AlarmSchedule schedule = alarm.schedule();
+		if (schedule.cronExpression() != null) {
+			view.put("cron", schedule.cronExpression());
+			view.put("zone", schedule.zone().getId());
+		}
+		else {
+			view.put("every", schedule.period().toString());
+		}
+		view.put("missed", schedule.missed().name());
+		view.put("grace", schedule.grace().toString());
+		view.put("declaredIn", alarm.declaredIn());
+		view.put("paused", alarm.paused());
+		view.put("nextAt", alarm.nextAt());
+		view.put("lastOccurrenceAt", alarm.lastOccurrenceAt());
+		view.put("lastKey", alarm.lastKey());
+		view.put("lastOutcome", (alarm.lastStatus() != null) ? alarm.lastStatus().dbValue()
+				: (alarm.lastKey() != null) ? "purged" : null);
+		return view;
 	}
 
 	public List<EffectIntent> intents(String status, @Nullable Long afterId, @Nullable Integer limit) {

@@ -1,12 +1,16 @@
 package io.ductor.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import javax.sql.DataSource;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -24,6 +28,7 @@ import io.ductor.effect.EffectMethods;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRegistry;
 import io.ductor.effect.EffectRetrySettings;
+import io.ductor.effect.RecurringAlarmDeclaration;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
@@ -112,6 +117,29 @@ public final class DuctorEffectsAutoConfiguration {
 				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
 	}
 
+	@Bean(name = "ductorAlarmSchedulerWorker")
+	@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
+	@ConditionalOnBooleanProperty(name = "ductor.alarm-scheduler.enabled", matchIfMissing = true)
+	PeriodicWorker ductorAlarmSchedulerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
+			DuctorProperties properties) {
+		DuctorProperties.AlarmScheduler scheduler = properties.alarmScheduler();
+		return new PeriodicWorker("alarm-scheduler", scheduler.interval(), DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
+				effects.alarmScheduler(scheduler.batchSize()), DuctorAutoConfiguration.observer(observer));
+	}
+
+	/**
+	 * Declares the recurring alarms of {@code ductor.alarms} once every bean is ready, so that an
+	 * unknown effect or arguments that do not fit it fail start-up naming the property.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
+	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects, DuctorProperties properties) {
+		List<RecurringAlarmDeclaration> declared = new ArrayList<>();
+		new TreeMap<>(properties.alarms()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
+				"ductor.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
+		return () -> effects.declareAlarms(declared);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorEffectRetentionPurger")
 	RetentionPurger ductorEffectRetentionPurger(DurableEffects effects) {
@@ -121,7 +149,11 @@ public final class DuctorEffectsAutoConfiguration {
 	private static EffectRetrySettings retrySettings(DuctorProperties.Effects effects) {
 		Map<String, Integer> maxAttempts = new LinkedHashMap<>();
 		Map<String, Backoff> backoffs = new LinkedHashMap<>();
+		Map<String, Integer> maxConcurrency = new LinkedHashMap<>();
 		effects.overrides().forEach((name, override) -> {
+			if (override.maxConcurrency() != null) {
+				maxConcurrency.put(name, override.maxConcurrency());
+			}
 			if (override.maxAttempts() != null) {
 				maxAttempts.put(name, override.maxAttempts());
 			}
@@ -129,7 +161,8 @@ public final class DuctorEffectsAutoConfiguration {
 				backoffs.put(name, override.backoff().toBackoff());
 			}
 		});
-		return new EffectRetrySettings(effects.maxAttempts(), effects.backoff().toBackoff(), maxAttempts, backoffs);
+		return new EffectRetrySettings(effects.maxAttempts(), effects.backoff().toBackoff(), maxAttempts, backoffs,
+				maxConcurrency);
 	}
 
 }

@@ -1,13 +1,19 @@
 package io.ductor.autoconfigure;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.scheduling.support.CronExpression;
 import org.springframework.util.unit.DataSize;
 
+import io.ductor.effect.AlarmSchedule;
+import io.ductor.effect.MissedOccurrences;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.jdbc.SchemaMode;
@@ -36,13 +42,22 @@ import io.ductor.worker.Backoff;
  * @param health Thresholds of the ductor health contributor.
  * @param backlog How the backlog behind health and gauges is read.
  * @param metrics Ductor's Micrometer meters.
+ * @param alarms Recurring alarms, by alarm name: each fires an effect on a cron schedule or a
+ * fixed period, with one intent per occurrence keyed by the alarm's name and the occurrence's
+ * instant.
+ * @param alarmScheduler The worker that records the due occurrences of recurring alarms.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
 		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Effects effects,
 		@DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler, @DefaultValue Idempotency idempotency,
 		@DefaultValue Sweeper sweeper, @DefaultValue Health health, @DefaultValue Backlog backlog,
-		@DefaultValue Metrics metrics) {
+		@DefaultValue Metrics metrics, Map<String, Alarm> alarms, @DefaultValue AlarmScheduler alarmScheduler) {
+
+	public DuctorProperties {
+		alarms = (alarms != null) ? Map.copyOf(alarms) : Map.of();
+		alarms.forEach((name, alarm) -> alarm.check("ductor.alarms." + name));
+	}
 
 	/**
 	 * The longest duration any Ductor property accepts: 100 years, far inside what
@@ -105,7 +120,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * with the same key within this window records nothing new. At most 36500d; to keep them for
 	 * ever, set ductor.retention.enabled=false.
 	 * @param maxPayloadSize Largest JSON payload of an effect's arguments.
-	 * @param overrides Per-effect overrides of max-attempts and backoff, by effect name.
+	 * @param overrides Per-effect overrides of max-attempts, backoff and max-concurrency, by effect name.
 	 * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
 	 * outcome is unknown.
 	 */
@@ -192,12 +207,17 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 *
 	 * @param maxAttempts Attempts before the effect's intents are marked failed.
 	 * @param backoff The wait between attempts of this effect.
+	 * @param maxConcurrency The most attempts of this effect that run at once across all
+	 * instances; wins over @DurableEffect(maxConcurrency). At least 1.
 	 */
-	public record EffectOverride(Integer maxAttempts, EffectBackoff backoff) {
+	public record EffectOverride(Integer maxAttempts, EffectBackoff backoff, Integer maxConcurrency) {
 
 		void check(String prefix) {
 			if (this.maxAttempts != null) {
 				requireAtLeastOne(prefix + ".max-attempts", this.maxAttempts);
+			}
+			if (this.maxConcurrency != null) {
+				requireBetween(prefix + ".max-concurrency", this.maxConcurrency, 1, 10_000);
 			}
 			if (this.backoff != null) {
 				this.backoff.check(prefix + ".backoff");
@@ -383,6 +403,96 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 		public Backlog {
 			requirePositive("ductor.backlog.cache-ttl", cacheTtl);
 			requireBetween("ductor.backlog.count-limit", countLimit, 1, 10_000_000);
+		}
+
+	}
+
+	/**
+	 * One recurring alarm. Exactly one of cron and every is set.
+	 *
+	 * @param cron A Spring cron expression, six fields with seconds first ("0 0 9 * * MON-FRI"),
+	 * read in the zone.
+	 * @param every A fixed period instead of a cron expression: the occurrences are the whole
+	 * multiples of it since 1970-01-01T00:00:00Z (every=1h fires at the top of each UTC hour).
+	 * @param zone The time zone of the cron expression, a java.time zone id ("Europe/Berlin").
+	 * @param effect The name of the @DurableEffect each occurrence runs.
+	 * @param arguments The effect's arguments, one per parameter: a String parameter takes the text,
+	 * any other parameter reads it as JSON (42, true, {"sku": "book-1"}).
+	 * @param missed What happens to occurrences reached more than the grace after their instant
+	 * (every instance was down): run-once (one occurrence, keyed by the first missed instant, runs
+	 * for all of them), run-each (each runs) or skip (none runs).
+	 * @param grace How late an occurrence may be reached and still count as on time.
+	 */
+	public record Alarm(String cron, Duration every, @DefaultValue("UTC") String zone, String effect,
+			List<String> arguments, @DefaultValue("run-once") MissedOccurrences missed,
+			@DefaultValue("1m") Duration grace) {
+
+		public Alarm {
+			arguments = (arguments != null) ? List.copyOf(arguments) : List.of();
+		}
+
+		void check(String prefix) {
+			if ((this.cron == null) == (this.every == null)) {
+				throw new IllegalArgumentException(prefix + " must set exactly one of " + prefix + ".cron and "
+						+ prefix + ".every but " + ((this.cron == null) ? "set neither" : "set both"));
+			}
+			if (this.effect == null || this.effect.isBlank()) {
+				throw new IllegalArgumentException(prefix + ".effect must name the @DurableEffect the alarm runs");
+			}
+			if (this.cron != null && !CronExpression.isValidExpression(this.cron)) {
+				String reason;
+				try {
+					CronExpression.parse(this.cron);
+					reason = "";
+				}
+				catch (IllegalArgumentException ex) {
+					reason = ": " + ex.getMessage();
+				}
+				throw new IllegalArgumentException(prefix + ".cron is not a valid cron expression (six fields, seconds "
+						+ "first, as \"0 0 9 * * *\") but was '" + this.cron + "'" + reason);
+			}
+			if (this.every != null) {
+				requirePositive(prefix + ".every", this.every);
+				if (this.every.toNanos() % 1_000_000 != 0) {
+					throw new IllegalArgumentException(prefix + ".every must be a whole number of milliseconds but was "
+							+ this.every);
+				}
+			}
+			try {
+				ZoneId.of(this.zone);
+			}
+			catch (DateTimeException ex) {
+				throw new IllegalArgumentException(prefix + ".zone is not a known time zone id (such as Europe/Berlin"
+						+ " or UTC) but was '" + this.zone + "'");
+			}
+			if (this.grace.isNegative()) {
+				throw new IllegalArgumentException(prefix + ".grace must not be negative but was " + this.grace);
+			}
+			requireAtMostMax(prefix + ".grace", this.grace);
+		}
+
+		AlarmSchedule toSchedule() {
+			AlarmSchedule schedule = (this.cron != null) ? AlarmSchedule.cron(this.cron, ZoneId.of(this.zone))
+					: AlarmSchedule.every(this.every);
+			return schedule.withMissed(this.missed).withGrace(this.grace);
+		}
+
+	}
+
+	/**
+	 * The recurring-alarm scheduler: records the due occurrences of recurring alarms. Safe in every
+	 * instance at once: each round locks the due alarms it handles with SKIP LOCKED.
+	 *
+	 * @param enabled Whether the scheduler runs in this instance.
+	 * @param interval Pause between rounds: how late, at most, an occurrence is recorded.
+	 * @param batchSize Most due alarms handled in one transaction.
+	 */
+	public record AlarmScheduler(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration interval,
+			@DefaultValue("100") int batchSize) {
+
+		public AlarmScheduler {
+			requirePositive("ductor.alarm-scheduler.interval", interval);
+			requireBetween("ductor.alarm-scheduler.batch-size", batchSize, 1, 10_000);
 		}
 
 	}

@@ -87,4 +87,14 @@ public @interface DurableEffect {
 	 */
 	String compensation() default "";
 
+	/**
+	 * The most attempts of this effect that run at once, across every instance on the database
+	 * (the limit is the receiver's, not one JVM's): a claim takes one of the effect's N slots per
+	 * intent, and an intent that finds none free waits while other effects' intents go on. A slot is
+	 * held while its attempt's lease is live, so a crashed instance frees it when the lease expires.
+	 * {@code ductor.effects.overrides.<name>.max-concurrency} wins over it. 0 (the default): no limit.
+	 * @return the concurrency limit
+	 */
+	int maxConcurrency() default 0;
+
 }

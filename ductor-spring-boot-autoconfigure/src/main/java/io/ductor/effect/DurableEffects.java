@@ -9,6 +9,8 @@ import org.aopalliance.intercept.MethodInterceptor;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.jdbc.PostgresNotificationListener;
@@ -50,6 +52,16 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final Compensations compensations;
 
+	private final EffectSlots slots;
+
+	private final DuctorObserver observer;
+
+	private final TransactionTemplate transactions;
+
+	private final RecurringAlarmStore alarmStore;
+
+	private final RecurringAlarms recurring;
+
 	/** The most reconciliation rounds one reconciler round asks, one after the other. */
 	private static final int RECONCILE_BATCH_SIZE = 50;
 
@@ -84,8 +96,14 @@ public final class DurableEffects implements AutoCloseable {
 		this.settings = settings;
 		this.events = events;
 		this.store = new IntentStore(dataSource);
+		this.slots = new EffectSlots(dataSource, registry::concurrencyLimits);
+		this.store.useSlots(this.slots);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
 		this.registry = registry;
+		this.observer = observer;
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.alarmStore = new RecurringAlarmStore(dataSource);
+		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads);
 		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),
 				settings.reconcile().backoff(), observations);
 		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
@@ -97,6 +115,7 @@ public final class DurableEffects implements AutoCloseable {
 				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations);
+		this.outbox.useRecurring(this.recurring, this.slots);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
@@ -144,6 +163,30 @@ public final class DurableEffects implements AutoCloseable {
 	public WorkerTask reconciler() {
 		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
 				this.reconciliation);
+	}
+
+	/**
+	 * @param batchSize the most due alarms one round handles
+	 * @return the recurring-alarm scheduler's task, for a {@code PeriodicWorker}
+	 */
+	public WorkerTask alarmScheduler(int batchSize) {
+		return new AlarmScheduler(this.alarmStore, this.store, this.registry, this.transactions, this::alarmsRecorded,
+				this.observer, batchSize);
+	}
+
+	/**
+	 * Declares the recurring alarms of the configuration, each in a transaction of its own, and
+	 * deletes those declared in configuration earlier that {@code declared} no longer names.
+	 * @param declared the alarms
+	 * @throws DurableEffectException for an unknown effect or arguments that do not fit it, naming the property
+	 */
+	public void declareAlarms(List<RecurringAlarmDeclaration> declared) {
+		this.recurring.declareAll(declared, this.transactions);
+	}
+
+	private void alarmsRecorded() {
+		this.drainer.wakeUp();
+		this.store.notifyDrainersNow(this.drainer.instanceId());
 	}
 
 	/** @return the retention purger of effect intents */

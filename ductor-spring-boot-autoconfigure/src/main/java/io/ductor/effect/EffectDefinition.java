@@ -24,10 +24,15 @@ import io.ductor.worker.Backoff;
  * @param backoff the backoff between attempts
  * @param noRetryFor exceptions that fail the intent at once
  * @param compensation the effect that undoes this one with the same arguments, or {@code null}
+ * @param maxConcurrency the most attempts that run at once across all instances, 0 for no limit
  */
 record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, EffectExpression key,
 		EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
-		List<Class<? extends Throwable>> noRetryFor, String compensation) {
+		List<Class<? extends Throwable>> noRetryFor, String compensation, int maxConcurrency) {
+
+	boolean isLimited() {
+		return this.maxConcurrency > 0;
+	}
 
 	boolean isNonRetryable(Throwable failure) {
 		if (failure instanceof NonRetryableEffectException) {

@@ -1,8 +1,10 @@
 package io.ductor.effect;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -44,6 +46,103 @@ public class EffectOutbox {
 		this.store = store;
 		this.wakeUp = wakeUp;
 		this.compensations = compensations;
+	}
+
+	private volatile RecurringAlarms recurring;
+
+	private volatile EffectSlots slots;
+
+	void useRecurring(RecurringAlarms recurring, EffectSlots slots) {
+		this.recurring = recurring;
+		this.slots = slots;
+	}
+
+	/**
+	 * Declare a recurring alarm, or change one, in the caller's transaction. Each occurrence is an
+	 * ordinary intent whose idempotency key is the alarm's name and the occurrence's instant
+	 * ({@link RecurringAlarm#occurrenceKey}), recorded when it is due by whichever instance's scheduler
+	 * gets there first; forward {@link EffectContext#idempotencyKey()} to the receiver. Declaring an
+	 * alarm again with the same schedule keeps its next occurrence; with another schedule, it starts
+	 * with the first occurrence after now. A paused alarm stays paused.
+	 * @param alarmName the alarm's name, an identifier of at most 200 characters
+	 * @param schedule when it fires and what happens to missed occurrences
+	 * @param request the effect and its arguments; it must not carry a key, an ordering key or a delay
+	 * @return the instant of its next occurrence
+	 */
+	public Instant scheduleRecurring(String alarmName, AlarmSchedule schedule, EffectRequest request) {
+		Ids.require("alarmName", alarmName);
+		Objects.requireNonNull(schedule, "schedule must not be null");
+		if (request.key() != null || request.orderingKey() != null || request.delay() != null) {
+			throw new IllegalArgumentException("A recurring alarm's occurrences are keyed by their instant and due at "
+					+ "it; do not set a key, an ordering key or a delay on the request");
+		}
+		EffectDefinition effect = effect(request.effectName());
+		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		return recurring().declare(alarmName, schedule, effect, request.args().toArray(), RecurringAlarms.API);
+	}
+
+	/**
+	 * Pause a recurring alarm in the caller's transaction: no occurrence is recorded until it is resumed.
+	 * @param alarmName the alarm
+	 * @return whether it exists
+	 */
+	public boolean pauseRecurring(String alarmName) {
+		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		return recurring().pause(alarmName);
+	}
+
+	/**
+	 * Resume a paused recurring alarm in the caller's transaction, with its first occurrence after
+	 * now (by the database clock): the occurrences of the pause are not made up.
+	 * @param alarmName the alarm
+	 * @return whether it exists
+	 */
+	public boolean resumeRecurring(String alarmName) {
+		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		return recurring().resume(alarmName);
+	}
+
+	/**
+	 * Delete a recurring alarm in the caller's transaction. Occurrences already recorded still run;
+	 * cancel them as intents if they must not. An alarm declared in properties is declared again at
+	 * the next start-up unless it is removed from them.
+	 * @param alarmName the alarm
+	 * @return whether it existed
+	 */
+	public boolean cancelRecurring(String alarmName) {
+		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		return recurring().cancel(alarmName);
+	}
+
+	/** @return every recurring alarm, by name, with its next and last occurrence */
+	public List<RecurringAlarm> recurringAlarms() {
+		return recurring().list();
+	}
+
+	/** @return the concurrency limit of every limited effect, with the slots in use across all instances */
+	public List<EffectConcurrency> concurrency() {
+		EffectSlots known = this.slots;
+		if (known == null) {
+			return List.of();
+		}
+		Map<String, Integer> used = known.inUse();
+		return known.limits().entrySet().stream()
+			.map((limit) -> new EffectConcurrency(limit.getKey(), limit.getValue(), used.getOrDefault(limit.getKey(), 0)))
+			.toList();
+	}
+
+	/** @return the concurrency limit of every limited effect, by name, without reading the database */
+	public Map<String, Integer> concurrencyLimits() {
+		EffectSlots known = this.slots;
+		return (known != null) ? known.limits() : Map.of();
+	}
+
+	private RecurringAlarms recurring() {
+		RecurringAlarms alarms = this.recurring;
+		if (alarms == null) {
+			throw new IllegalStateException("Recurring alarms are not available in this outbox");
+		}
+		return alarms;
 	}
 
 	void useRuns(TickService ticks) {

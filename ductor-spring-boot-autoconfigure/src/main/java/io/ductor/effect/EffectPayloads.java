@@ -149,6 +149,37 @@ class EffectPayloads {
 		}
 	}
 
+	/**
+	 * Arguments written as text (in properties), one per parameter: a {@code String} (or
+	 * {@code CharSequence}) parameter takes the text as it is, any other parameter reads it as JSON
+	 * ({@code 42}, {@code true}, {@code {"sku": "book-1"}}).
+	 * @throws IllegalArgumentException when the count is wrong or a text does not read into its type
+	 */
+	Object[] fromText(EffectDefinition effect, List<String> texts) {
+		List<JavaType> types = effect.parameterTypes();
+		if (texts.size() != types.size()) {
+			throw new IllegalArgumentException("effect '" + effect.name() + "' takes " + types.size()
+					+ " argument(s) but " + texts.size() + " are given");
+		}
+		Object[] args = new Object[types.size()];
+		for (int i = 0; i < args.length; i++) {
+			JavaType type = types.get(i);
+			String text = texts.get(i);
+			if (type.getRawClass() == String.class || type.getRawClass() == CharSequence.class) {
+				args[i] = text;
+				continue;
+			}
+			try {
+				args[i] = this.mapper.readValue(text, type);
+			}
+			catch (JacksonException ex) {
+				throw new IllegalArgumentException("argument " + i + " ('" + text + "') is not JSON of type "
+						+ type.toCanonical() + ": " + ex.getOriginalMessage(), ex);
+			}
+		}
+		return args;
+	}
+
 	/** @return whether calls of {@code effect} skip the per-call round-trip check */
 	boolean isExact(EffectDefinition effect) {
 		return arguments(effect).exact;

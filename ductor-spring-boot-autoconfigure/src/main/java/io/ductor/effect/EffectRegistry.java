@@ -62,6 +62,7 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		for (ReconcilerMethod reconciler : this.methods.reconcilers()) {
 			checkReconciler(reconciler);
 		}
+		checkConcurrencyOverrides();
 	}
 
 	/**
@@ -154,6 +155,9 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		if (annotation.maxAttempts() < 0) {
 			throw invalid(effect, "maxAttempts must not be negative but was " + annotation.maxAttempts());
 		}
+		if (annotation.maxConcurrency() < 0) {
+			throw invalid(effect, "maxConcurrency must not be negative but was " + annotation.maxConcurrency());
+		}
 		String[] names = parameterNames(method);
 		return new EffectDefinition(effect.name(), effect.beanName(), method, List.copyOf(types),
 				expression(effect, "key", annotation.key(), names),
@@ -161,7 +165,35 @@ public class EffectRegistry implements SmartInitializingSingleton {
 				delay(effect, annotation.delay()), annotation.receiver(),
 				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
 				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()),
-				annotation.compensation().isBlank() ? null : annotation.compensation());
+				annotation.compensation().isBlank() ? null : annotation.compensation(),
+				this.retry.maxConcurrencyFor(effect.name(), annotation.maxConcurrency()));
+	}
+
+	/**
+	 * The concurrency limits of this application's effects.
+	 * @return the limit of every effect that has one, by effect name
+	 */
+	java.util.Map<String, Integer> concurrencyLimits() {
+		java.util.Map<String, Integer> limits = new java.util.TreeMap<>();
+		for (EffectMethod effect : this.methods.all()) {
+			EffectDefinition definition = definition(effect);
+			if (definition.isLimited()) {
+				limits.put(definition.name(), definition.maxConcurrency());
+			}
+		}
+		return limits;
+	}
+
+	/**
+	 * Fails start-up when configuration overrides the concurrency of an effect that does not exist.
+	 */
+	private void checkConcurrencyOverrides() {
+		for (String name : this.retry.maxConcurrencyByEffect().keySet()) {
+			if (this.methods.find(name) == null) {
+				throw new DurableEffectException("ductor.effects.overrides." + name + ".max-concurrency names an "
+						+ "effect that does not exist: no @DurableEffect method has the name '" + name + "'");
+			}
+		}
 	}
 
 	/** A declared compensation must exist and take the same parameters as the effect it undoes. */

@@ -12,13 +12,26 @@ import io.ductor.worker.Backoff;
  * @param backoff the default backoff between attempts
  * @param maxAttemptsByEffect attempt limits by effect name
  * @param backoffByEffect backoffs by effect name
+ * @param maxConcurrencyByEffect concurrency limits by effect name, which win over
+ * {@link DurableEffect#maxConcurrency()}
  */
 public record EffectRetrySettings(int maxAttempts, Backoff backoff, Map<String, Integer> maxAttemptsByEffect,
-		Map<String, Backoff> backoffByEffect) {
+		Map<String, Backoff> backoffByEffect, Map<String, Integer> maxConcurrencyByEffect) {
 
 	public EffectRetrySettings {
 		maxAttemptsByEffect = Map.copyOf(maxAttemptsByEffect);
 		backoffByEffect = Map.copyOf(backoffByEffect);
+		maxConcurrencyByEffect = Map.copyOf(maxConcurrencyByEffect);
+	}
+
+	/** Settings without concurrency limits from configuration. */
+	public EffectRetrySettings(int maxAttempts, Backoff backoff, Map<String, Integer> maxAttemptsByEffect,
+			Map<String, Backoff> backoffByEffect) {
+		this(maxAttempts, backoff, maxAttemptsByEffect, backoffByEffect, Map.of());
+	}
+
+	int maxConcurrencyFor(String effectName, int annotated) {
+		return this.maxConcurrencyByEffect.getOrDefault(effectName, annotated);
 	}
 
 	int maxAttemptsFor(String effectName, int annotated) {

@@ -130,8 +130,9 @@ class EffectWriter {
 		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
 		// has room. A run's intents stay pending until claimed, so that the run failing in the same
 		// transaction still finds them never attempted and cancels them instead of compensating them.
-		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null)
-				? this.handoffs.get() : null;
+		// An effect with a concurrency limit is always claimed: the claim is what takes its slot.
+		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
+				&& !effect.isLimited()) ? this.handoffs.get() : null;
 		ClaimedIntent leased = null;
 		long id;
 		try {

@@ -221,6 +221,8 @@ class IntentStore {
 
 	private volatile Boolean commitTimestamps;
 
+	private volatile EffectSlots slots;
+
 	IntentStore(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -369,15 +371,35 @@ class IntentStore {
 	 * key is still live; a compensation only when the intent it undoes can no longer run.
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
-		return claim(owner, lease, limit, null);
+		EffectSlots limited = this.slots;
+		if (limited == null || limited.limits().isEmpty()) {
+			return claim(owner, lease, limit, null, "");
+		}
+		// the limited effects first, each bounded by its free slots; then the others, never behind them
+		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
+		if (claimed.size() < limit) {
+			claimed.addAll(claim(owner, lease, limit - claimed.size(), null,
+					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")"));
+		}
+		return claimed;
 	}
 
 	/**
 	 * Claims as {@link #claim(String, Duration, int)} does, only intents of the effect
-	 * {@code effectName} when it is not {@code null}.
+	 * {@code effectName} when it is not {@code null}, whatever its concurrency limit: the caller
+	 * holds the slots (or is a test's drain).
 	 */
 	List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName) {
-		JdbcClient.StatementSpec statement = this.jdbc.sql(claimSql(commitTimestamps(), limit, effectName != null))
+		return claim(owner, lease, limit, effectName, "");
+	}
+
+	/**
+	 * Claims up to {@code limit} due intents, of {@code effectName} only when it is not
+	 * {@code null}, that {@code filter} (a condition on {@code i}, or empty) admits, in the caller's
+	 * transaction if there is one.
+	 */
+	private List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName, String filter) {
+		JdbcClient.StatementSpec statement = this.jdbc.sql(claimSql(commitTimestamps(), limit, effectName != null, filter))
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis());
 		if (effectName != null) {
@@ -390,6 +412,11 @@ class IntentStore {
 					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class),
 					rs.getString("run_id"), rs.getString("trace_context")))
 			.list();
+	}
+
+	/** Makes claims respect the concurrency limits of {@code slots}. */
+	void useSlots(EffectSlots slots) {
+		this.slots = slots;
 	}
 
 	/**
@@ -407,6 +434,14 @@ class IntentStore {
 
 	/** The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}. */
 	static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect) {
+		return claimSql(commitTimestamps, limit, oneEffect, "");
+	}
+
+	/**
+	 * The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}, and of
+	 * those that {@code filter} (a condition on {@code i}, or empty) admits.
+	 */
+	static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect, String filter) {
 		String due = commitTimestamps ? "i.id, CASE WHEN i.attempts = 0 "
 				+ "THEN COALESCE(pg_xact_commit_timestamp(i.xmin), i.created_at) END AS committed_at" : "i.id";
 		String rows = commitTimestamps ? "FROM due WHERE t.id = ANY (ARRAY(SELECT id FROM due)) AND t.id = due.id"
@@ -424,6 +459,7 @@ class IntentStore {
 				      AND (i.compensation_of IS NULL OR COALESCE((
 				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
 				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
+				      %s
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
 				    FOR UPDATE OF i SKIP LOCKED)
@@ -436,7 +472,7 @@ class IntentStore {
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at, t.run_id,
 				    t.trace_context::text AS trace_context,
 				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms"""
-			.formatted(due, oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, limit, rows,
+			.formatted(due, oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, filter, limit, rows,
 					committedAt);
 	}
 

@@ -24,7 +24,9 @@ import io.ductor.health.DuctorBacklog;
  * {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
  * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
- * {@code ductor.worker.runs} (worker, outcome), {@code ductor.drainer.lease.lost}.</li>
+ * {@code ductor.worker.runs} (worker, outcome), {@code ductor.drainer.lease.lost};</li>
+ * <li>{@code ductor.alarms.occurrences} (alarm, outcome {@code recorded}: occurrences recorded;
+ * {@code missed}: scheduler rounds that found missed occurrences).</li>
  * </ul>
  */
 public class DuctorMetrics implements DuctorObserver {
@@ -141,6 +143,16 @@ public class DuctorMetrics implements DuctorObserver {
 	public void released(String reason, int count) {
 		if (count > 0) {
 			this.registry.counter("ductor.idempotency.released", "reason", reason).increment(count);
+		}
+	}
+
+	@Override
+	public void alarmOccurrences(String alarm, int recorded, boolean missed) {
+		if (recorded > 0) {
+			this.registry.counter("ductor.alarms.occurrences", "alarm", alarm, "outcome", "recorded").increment(recorded);
+		}
+		if (missed) {
+			this.registry.counter("ductor.alarms.occurrences", "alarm", alarm, "outcome", "missed").increment();
 		}
 	}
 

@@ -87,4 +87,13 @@ public interface DuctorObserver {
 	default void released(String reason, int count) {
 	}
 
+	/**
+	 * A scheduler round recorded the due occurrences of a recurring alarm.
+	 * @param alarm the alarm
+	 * @param recorded how many occurrences it recorded
+	 * @param missed whether it found occurrences missed (skipped, or folded into one)
+	 */
+	default void alarmOccurrences(String alarm, int recorded, boolean missed) {
+	}
+
 }

@@ -51,7 +51,7 @@ class DuctorPropertiesDurationLimitsTest {
 	@Test
 	void everyDurationAtTheLargestAcceptedValueStartsUp() {
 		String[] all = durationProperties().stream().map((property) -> property + "=" + LARGEST).toArray(String[]::new);
-		this.runner.withPropertyValues(all).run((context) -> {
+		this.runner.withPropertyValues(all).withPropertyValues("ductor.alarms.send.effect=send").run((context) -> {
 			assertThat(context).hasNotFailed();
 			DuctorProperties properties = context.getBean(DuctorProperties.class);
 			assertThat(properties.effects().retention()).isEqualTo(DuctorProperties.MAX_DURATION);
@@ -63,7 +63,7 @@ class DuctorPropertiesDurationLimitsTest {
 	@ParameterizedTest
 	@MethodSource("durationProperties")
 	void aDurationOneDayPastTheLargestFailsStartUpNamingThePropertyTheValueAndTheLimit(String property) {
-		this.runner.withPropertyValues(property + "=36501d").run((context) -> {
+		this.runner.withPropertyValues(property + "=36501d").withPropertyValues(companions(property)).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(DuctorAutoConfigurationTest.messages(context))
 				.contains(property + " must be at most 36500d (100 years)")
@@ -74,12 +74,14 @@ class DuctorPropertiesDurationLimitsTest {
 	@ParameterizedTest
 	@MethodSource("durationProperties")
 	void aDurationOneNanosecondPastTheLargestFailsStartUp(String property) {
-		this.runner.withPropertyValues(property + "=PT876000H0.000000001S").run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(DuctorAutoConfigurationTest.messages(context))
-				.contains(property + " must be at most 36500d (100 years)")
-				.contains("but was PT876000H0.000000001S");
-		});
+		this.runner.withPropertyValues(property + "=PT876000H0.000000001S")
+			.withPropertyValues(companions(property))
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(DuctorAutoConfigurationTest.messages(context))
+					.contains(property + " must be at most 36500d (100 years)")
+					.contains("but was PT876000H0.000000001S");
+			});
 	}
 
 	@Test
@@ -103,6 +105,20 @@ class DuctorPropertiesDurationLimitsTest {
 					.contains("ductor.idempotency.completed-ttl must be at most 36500d (100 years)")
 					.contains("but was 106752d");
 			});
+	}
+
+	/**
+	 * What a property needs beside it to be checked at all: a recurring alarm is one declaration,
+	 * whose duration limits are checked once it names its effect and has one schedule.
+	 */
+	private static String[] companions(String property) {
+		if (property.equals("ductor.alarms.send.every")) {
+			return new String[] { "ductor.alarms.send.effect=send" };
+		}
+		if (property.startsWith("ductor.alarms.send.")) {
+			return new String[] { "ductor.alarms.send.effect=send", "ductor.alarms.send.every=1s" };
+		}
+		return new String[0];
 	}
 
 	private static void collect(String prefix, Class<?> type, List<String> properties) {

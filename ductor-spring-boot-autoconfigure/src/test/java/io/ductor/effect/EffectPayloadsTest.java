@@ -58,7 +58,7 @@ class EffectPayloadsTest {
 			types.add(mapper.getTypeFactory().constructType(type));
 		}
 		return new EffectDefinition(name, "methods", method, List.copyOf(types), null, null, Duration.ZERO,
-				Receiver.IDEMPOTENT, 3, null, List.of(), null);
+				Receiver.IDEMPOTENT, 3, null, List.of(), null, 0);
 	}
 
 	@Test

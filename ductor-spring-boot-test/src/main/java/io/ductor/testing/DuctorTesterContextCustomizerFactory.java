@@ -20,7 +20,8 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 final class DuctorTesterContextCustomizerFactory implements ContextCustomizerFactory {
 
 	static final Map<String, Object> WORKERS_OFF = Map.of("ductor.drainer.enabled", "false",
-			"ductor.reconciler.enabled", "false", "ductor.sweeper.enabled", "false", "ductor.retention.enabled", "false");
+			"ductor.reconciler.enabled", "false", "ductor.sweeper.enabled", "false", "ductor.retention.enabled", "false",
+			"ductor.alarm-scheduler.enabled", "false");
 
 	@Override
 	public ContextCustomizer createContextCustomizer(Class<?> testClass,

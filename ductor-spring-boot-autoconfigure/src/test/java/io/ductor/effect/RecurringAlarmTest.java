@@ -1,0 +1,329 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.zone.ZoneOffsetTransition;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.ductor.test.PostgresExtension;
+import io.ductor.test.TestDatabase;
+import io.ductor.test.TestDatabases;
+import io.ductor.worker.WorkerTask;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Recurring alarms on real PostgreSQL: one intent per occurrence across instances that restart,
+ * the missed-occurrence policies, daylight-saving changes, and the outbox's schedule, reschedule,
+ * pause, resume and cancel in the caller's transaction.
+ */
+class RecurringAlarmTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	private static final String[] QUIET = { "ductor.drainer.enabled=false", "ductor.alarm-scheduler.enabled=false",
+			"ductor.reconciler.interval=1h", "ductor.retention.interval=1h" };
+
+	@AfterEach
+	void forgetAlarmsAndIntents() {
+		JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
+		jdbc.sql("DELETE FROM eec_recurring_alarm").update();
+		jdbc.sql("DELETE FROM eec_effect_intent").update();
+	}
+
+	@Test
+	void aOneSecondAlarmOnThreeRestartingInstancesRecordsAndRunsEveryOccurrenceOnce() throws Exception {
+		Beeps.reset();
+		TestDatabase database = TestDatabases.create();
+		String[] instance = { "ductor.alarms.beep.every=1s", "ductor.alarms.beep.effect=beep",
+				"ductor.alarm-scheduler.interval=200ms", "ductor.drainer.poll-interval=200ms",
+				"ductor.reconciler.interval=1h", "ductor.retention.interval=1h" };
+		List<ConfigurableApplicationContext> instances = new ArrayList<>();
+		try {
+			for (int i = 0; i < 3; i++) {
+				instances.add(EffectInstances.start(database, Beeps.Config.class, instance));
+			}
+			Thread.sleep(2500);
+			// a rolling restart of two of the three, one after the other, while the alarm fires
+			for (int i = 0; i < 2; i++) {
+				instances.get(i).close();
+				Thread.sleep(1500);
+				instances.set(i, EffectInstances.start(database, Beeps.Config.class, instance));
+				Thread.sleep(1500);
+			}
+			Thread.sleep(1500);
+		}
+		finally {
+			instances.forEach(ConfigurableApplicationContext::close);
+		}
+		JdbcClient jdbc = JdbcClient.create(database.newDataSource(1));
+		try {
+			List<String> keys = jdbc.sql("SELECT idempotency_key FROM eec_effect_intent WHERE idempotency_key LIKE "
+					+ "'alarm:beep@%' ORDER BY idempotency_key").query(String.class).list();
+			List<Instant> instants = keys.stream()
+				.map((key) -> Instant.parse(key.substring("alarm:beep@".length())))
+				.toList();
+			assertThat(instants).hasSizeGreaterThanOrEqualTo(8);
+			// consecutive whole seconds from the first to the last: none lost
+			for (int i = 1; i < instants.size(); i++) {
+				assertThat(instants.get(i)).isEqualTo(instants.get(i - 1).plusSeconds(1));
+			}
+			Instant last = instants.get(instants.size() - 1);
+			assertThat(jdbc.sql("SELECT last_occurrence_at FROM eec_recurring_alarm WHERE name = 'beep'")
+				.query(java.time.OffsetDateTime.class)
+				.single()
+				.toInstant()).isEqualTo(last);
+			// each ran, once per key (graceful restarts: no attempt was interrupted)
+			assertThat(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE 'alarm:beep@%' "
+					+ "AND status <> 'completed'").query(Long.class).single()).isZero();
+			assertThat(Beeps.calls.keySet()).containsExactlyInAnyOrderElementsOf(keys);
+			assertThat(Beeps.calls.values()).allSatisfy((count) -> assertThat(count.get()).isEqualTo(1));
+		}
+		finally {
+			TestDatabases.drop(database);
+		}
+	}
+
+	@Test
+	void afterAnOutageRunEachRecordsEveryMissedOccurrenceSkipNoneAndRunOnceOne() throws Exception {
+		Beeps.reset();
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				QUIET)) {
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			TransactionTemplate tx = tx(context);
+			AlarmSchedule everySecond = AlarmSchedule.every(Duration.ofSeconds(1)).withGrace(Duration.ofSeconds(2));
+			tx.executeWithoutResult((status) -> {
+				outbox.scheduleRecurring("each", everySecond.withMissed(MissedOccurrences.RUN_EACH),
+						EffectRequest.of("beep"));
+				outbox.scheduleRecurring("skip", everySecond.withMissed(MissedOccurrences.SKIP), EffectRequest.of("beep"));
+				outbox.scheduleRecurring("once", everySecond, EffectRequest.of("beep"));
+			});
+			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
+			// every instance was down for ten seconds: the alarms' next occurrence is ten seconds old
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = date_trunc('second', now()) - interval '10 seconds' "
+					+ "WHERE name IN ('each', 'skip', 'once')").update();
+			Instant start = jdbc.sql("SELECT date_trunc('second', now()) - interval '10 seconds'")
+				.query(java.time.OffsetDateTime.class)
+				.single()
+				.toInstant();
+			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			assertThat(round.runOnce()).isFalse();
+
+			List<Instant> each = occurrences(jdbc, "each");
+			List<Instant> skip = occurrences(jdbc, "skip");
+			List<Instant> once = occurrences(jdbc, "once");
+			// run each: all of them, the ten missed and the one or two on time, in order
+			assertThat(each).hasSizeBetween(11, 12);
+			assertThat(each.get(0)).isEqualTo(start);
+			for (int i = 1; i < each.size(); i++) {
+				assertThat(each.get(i)).isEqualTo(each.get(i - 1).plusSeconds(1));
+			}
+			Instant onTimeFrom = each.get(each.size() - 1).minusSeconds(2);
+			// skip: only those within the grace of two seconds
+			assertThat(skip).isNotEmpty().allSatisfy((instant) -> assertThat(instant).isAfterOrEqualTo(onTimeFrom));
+			assertThat(skip).hasSizeLessThanOrEqualTo(3);
+			// run once: the first missed one stands for all of them, then those on time
+			assertThat(once.get(0)).isEqualTo(start);
+			assertThat(once.subList(1, once.size())).allSatisfy((instant) -> assertThat(instant).isAfterOrEqualTo(onTimeFrom));
+			// every alarm goes on after now, and a second round records nothing more
+			int recorded = count(jdbc);
+			round.runOnce();
+			assertThat(count(jdbc)).isBetween(recorded, recorded + 3);
+		}
+	}
+
+	@Test
+	void aCronInAZoneSkipsTheHourTheClocksSkipAndFiresTwiceInTheHourTheyRepeat() throws Exception {
+		Beeps.reset();
+		ZoneId berlin = ZoneId.of("Europe/Berlin");
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				QUIET)) {
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			tx(context).executeWithoutResult((status) -> outbox.scheduleRecurring("dst",
+					AlarmSchedule.cron("0 30 2 * * *", berlin).withMissed(MissedOccurrences.RUN_EACH),
+					EffectRequest.of("beep")));
+			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
+			// the last spring-forward and fall-back before now, whatever the date of the run
+			Instant now = Instant.now();
+			ZoneOffsetTransition fallBack = berlin.getRules().previousTransition(now);
+			while (!fallBack.isOverlap()) {
+				fallBack = berlin.getRules().previousTransition(fallBack.getInstant());
+			}
+			ZoneOffsetTransition springForward = berlin.getRules().previousTransition(fallBack.getInstant());
+			assertThat(springForward.isGap()).isTrue();
+			// the scheduler was away since two days before the spring-forward: every occurrence since is due
+			Instant from = springForward.getInstant().minus(Duration.ofDays(2));
+			Instant first = AlarmSchedule.cron("0 30 2 * * *", berlin).next(from);
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = ? WHERE name = 'dst'")
+				.param(first.atOffset(java.time.ZoneOffset.UTC))
+				.update();
+			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			while (round.runOnce()) {
+				// a round records at most a thousand occurrences of one alarm
+			}
+			List<Instant> occurrences = occurrences(jdbc, "dst");
+			java.time.LocalDate gapDay = springForward.getDateTimeBefore().toLocalDate();
+			java.time.LocalDate overlapDay = fallBack.getDateTimeBefore().toLocalDate();
+			// no 02:30 on the day the clocks go from 02:00 to 03:00
+			assertThat(occurrences).noneMatch((instant) -> instant.atZone(berlin).toLocalDate().equals(gapDay));
+			assertThat(occurrences).contains(gapDay.minusDays(1).atTime(2, 30).atZone(berlin).toInstant(),
+					gapDay.plusDays(1).atTime(2, 30).atZone(berlin).toInstant());
+			// two on the day 02:00-03:00 happens twice: 02:30 summer time and 02:30 winter time, one hour apart
+			List<Instant> onOverlapDay = occurrences.stream()
+				.filter((instant) -> instant.atZone(berlin).toLocalDate().equals(overlapDay))
+				.toList();
+			assertThat(onOverlapDay).hasSize(2);
+			assertThat(Duration.between(onOverlapDay.get(0), onOverlapDay.get(1))).isEqualTo(Duration.ofHours(1));
+			assertThat(onOverlapDay).allSatisfy((instant) -> assertThat(instant.atZone(berlin).toLocalTime())
+				.isEqualTo(java.time.LocalTime.of(2, 30)));
+			// every other day once: one missing on the gap day, one more on the overlap day
+			long days = java.time.temporal.ChronoUnit.DAYS.between(first.atZone(berlin).toLocalDate(),
+					occurrences.get(occurrences.size() - 1).atZone(berlin).toLocalDate()) + 1;
+			assertThat(occurrences).hasSize((int) days);
+		}
+	}
+
+	@Test
+	void theOutboxSchedulesReschedulesPausesResumesAndCancelsInTheCallersTransaction() throws Exception {
+		Beeps.reset();
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				QUIET)) {
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			TransactionTemplate tx = tx(context);
+			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
+			// rolled back: nothing declared
+			tx.executeWithoutResult((status) -> {
+				outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep"));
+				status.setRollbackOnly();
+			});
+			assertThat(outbox.recurringAlarms()).isEmpty();
+			assertThatIllegalArgumentException().isThrownBy(() -> tx.executeWithoutResult((status) -> outbox
+				.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep").withKey("k"))));
+			assertThat(assertThatThrows(() -> outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
+					EffectRequest.of("beep")))).contains("outside a transaction");
+
+			Instant hourly = tx.execute((status) -> outbox.scheduleRecurring("api",
+					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep")));
+			assertThat(hourly.getEpochSecond() % 3600).isZero();
+			// the same schedule again keeps its next occurrence; another one starts after now
+			Instant again = tx.execute((status) -> outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
+					EffectRequest.of("beep")));
+			assertThat(again).isEqualTo(hourly);
+			Instant minutely = tx.execute((status) -> outbox.scheduleRecurring("api",
+					AlarmSchedule.every(Duration.ofMinutes(1)), EffectRequest.of("beep")));
+			// the first whole minute after now (the top of the hour, when it is a minute away)
+			assertThat(minutely.getEpochSecond() % 60).isZero();
+			assertThat(minutely).isBeforeOrEqualTo(hourly).isAfter(Instant.now().minusSeconds(5));
+			assertThat(outbox.recurringAlarms()).singleElement().satisfies((alarm) -> {
+				assertThat(alarm.declaredIn()).isEqualTo("api");
+				assertThat(alarm.schedule().period()).isEqualTo(Duration.ofMinutes(1));
+				assertThat(alarm.nextAt().toInstant()).isEqualTo(minutely);
+			});
+
+			// paused: due, but nothing is recorded
+			assertThat(inTx(tx, () -> outbox.pauseRecurring("api"))).isTrue();
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = now() - interval '1 minute' WHERE name = 'api'").update();
+			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			round.runOnce();
+			assertThat(occurrences(jdbc, "api")).isEmpty();
+			// resumed: the pause is not made up, the next occurrence is after now
+			assertThat(inTx(tx, () -> outbox.resumeRecurring("api"))).isTrue();
+			round.runOnce();
+			assertThat(occurrences(jdbc, "api")).isEmpty();
+			assertThat(outbox.recurringAlarms().get(0).nextAt().toInstant()).isAfter(Instant.now().minusSeconds(5));
+
+			// due now: one occurrence, dispatched like any intent, with the alarm's last key
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = date_trunc('minute', now()) WHERE name = 'api'").update();
+			round.runOnce();
+			assertThat(occurrences(jdbc, "api")).hasSize(1);
+			RecurringAlarm alarm = outbox.recurringAlarms().get(0);
+			assertThat(alarm.lastKey()).isEqualTo(RecurringAlarm.occurrenceKey("api", occurrences(jdbc, "api").get(0)));
+			assertThat(alarm.lastStatus()).isEqualTo(EffectStatus.PENDING);
+
+			// cancelled: gone, its recorded occurrence stays
+			assertThat(inTx(tx, () -> outbox.cancelRecurring("api"))).isTrue();
+			assertThat(outbox.recurringAlarms()).isEmpty();
+			assertThat(inTx(tx, () -> outbox.cancelRecurring("api"))).isFalse();
+			assertThat(occurrences(jdbc, "api")).hasSize(1);
+		}
+	}
+
+	private static boolean inTx(TransactionTemplate tx, java.util.function.BooleanSupplier work) {
+		return Boolean.TRUE.equals(tx.execute((status) -> work.getAsBoolean()));
+	}
+
+	private static String assertThatThrows(Runnable call) {
+		try {
+			call.run();
+		}
+		catch (RuntimeException ex) {
+			return ex.getMessage();
+		}
+		throw new AssertionError("expected a failure");
+	}
+
+	private static List<Instant> occurrences(JdbcClient jdbc, String alarm) {
+		String prefix = "alarm:" + alarm + "@";
+		return jdbc.sql("SELECT idempotency_key FROM eec_effect_intent WHERE idempotency_key LIKE ? ORDER BY id")
+			.param(prefix + "%")
+			.query(String.class)
+			.list()
+			.stream()
+			.map((key) -> Instant.parse(key.substring(prefix.length())))
+			.toList();
+	}
+
+	private static int count(JdbcClient jdbc) {
+		return jdbc.sql("SELECT count(*) FROM eec_effect_intent").query(Integer.class).single();
+	}
+
+	private static TransactionTemplate tx(ConfigurableApplicationContext context) {
+		return new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+	}
+
+	public static class Beeps {
+
+		static final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+
+		static void reset() {
+			calls.clear();
+		}
+
+		@DurableEffect(name = "beep")
+		public void beep() {
+			calls.computeIfAbsent(EffectContext.current().idempotencyKey(), (key) -> new AtomicInteger())
+				.incrementAndGet();
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		static class Config {
+
+			@Bean
+			Beeps beeps() {
+				return new Beeps();
+			}
+
+		}
+
+	}
+
+}
