@@ -19,6 +19,7 @@ import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.run.Run;
 import io.ductor.run.TickService;
+import io.ductor.worker.WorkerTask;
 
 /**
  * Drives Ductor in a test, on the test's thread: runs due effects, moves Ductor's clock, makes
@@ -38,11 +39,15 @@ public final class DuctorTester implements AutoCloseable {
 	/** The most attempts one {@link #drain()} runs before it gives up on effects that never stop recording effects. */
 	static final int MAX_DRAIN_STEPS = 10_000;
 
+	private static final int ALARM_BATCH = 100;
+
 	private final DurableEffects effects;
 
 	private final EffectOutbox outbox;
 
 	private final CallingThreadDrainer drainer;
+
+	private final WorkerTask alarmScheduler;
 
 	private final JdbcTemplate jdbc;
 
@@ -61,6 +66,7 @@ public final class DuctorTester implements AutoCloseable {
 		this.effects = effects;
 		this.outbox = outbox;
 		this.drainer = effects.callingThreadDrainer();
+		this.alarmScheduler = effects.alarmScheduler(ALARM_BATCH);
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.mapper = mapper;
 		this.ticks = ticks;
@@ -71,7 +77,8 @@ public final class DuctorTester implements AutoCloseable {
 
 	/**
 	 * Runs every due intent, and every due reconciliation round, on this thread until nothing is
-	 * due, including the effects they record and the retries that are due at once.
+	 * due, including the effects they record, the retries that are due at once and the occurrences
+	 * of recurring alarms that are due by Ductor's clock.
 	 * @return the intents that ran, each as it is after its attempt, in the order they ran
 	 * @throws IllegalStateException when effects are still due after 10,000 attempts (effects that
 	 * record effects without end)
@@ -80,6 +87,7 @@ public final class DuctorTester implements AutoCloseable {
 		requireNoTransaction("drain()");
 		List<EffectIntent> ran = new ArrayList<>();
 		while (true) {
+			recordDueAlarmOccurrences();
 			int reconciled = this.drainer.reconcile();
 			Optional<EffectIntent> next = this.drainer.runNext(null);
 			if (next.isPresent()) {
@@ -95,13 +103,29 @@ public final class DuctorTester implements AutoCloseable {
 		}
 	}
 
+	private void recordDueAlarmOccurrences() {
+		try {
+			while (this.alarmScheduler.runOnce()) {
+				// a full batch: more alarms may be due
+			}
+		}
+		catch (RuntimeException ex) {
+			throw ex;
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("recording the due occurrences of recurring alarms failed", ex);
+		}
+	}
+
 	/**
-	 * Runs the next due intent of one effect, and only that.
+	 * Runs the next due intent of one effect, and only that (after recording the due occurrences of
+	 * recurring alarms).
 	 * @param effectName the effect's name
 	 * @return the intent as it is after its attempt, or empty when none of that effect was due
 	 */
 	public Optional<EffectIntent> drainOne(String effectName) {
 		requireNoTransaction("drainOne()");
+		recordDueAlarmOccurrences();
 		return this.drainer.runNext(effectName);
 	}
 

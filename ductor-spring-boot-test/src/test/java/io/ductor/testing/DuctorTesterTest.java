@@ -22,7 +22,10 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.EffectDrainer;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.idempotency.IdempotencyService;
@@ -73,6 +76,9 @@ class DuctorTesterTest {
 
 	@Autowired
 	TransactionTemplate transactions;
+
+	@Autowired
+	EffectOutbox outbox;
 
 	@Autowired
 	IdempotencyService idempotency;
@@ -295,6 +301,28 @@ class DuctorTesterTest {
 			.withMessageContaining("@Transactional");
 		org.assertj.core.api.Assertions.assertThatIllegalStateException()
 			.isThrownBy(() -> this.ductor.advance(Duration.ofHours(1)));
+	}
+
+
+	@Test
+	@Order(14)
+	void aRecurringAlarmRecordsOneOccurrencePerPeriodAsTheClockAdvances() {
+		OffsetDateTime start = this.ductor.now();
+		this.transactions.executeWithoutResult((status) -> this.outbox.scheduleRecurring("hourly",
+				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("reminder.send", "hourly")));
+		assertThat(this.ductor.drain()).isEmpty();
+		this.ductor.advance(Duration.ofHours(1));
+		assertThat(this.ductor.drain()).extracting(EffectIntent::effectName).containsExactly("reminder.send");
+		assertThat(this.ductor.drainOne("reminder.send")).isEmpty();
+		this.ductor.advance(Duration.ofHours(1));
+		assertThat(this.ductor.drainOne("reminder.send")).isPresent();
+		assertThat(this.outside.reminded()).containsExactly("hourly", "hourly");
+		assertThat(this.ductor.recordedEffects()).extracting(EffectIntent::idempotencyKey)
+			.allSatisfy((key) -> assertThat(key).startsWith("alarm:hourly@"))
+			.doesNotHaveDuplicates()
+			.hasSize(2);
+		assertThat(this.ductor.now()).isEqualTo(start.plusHours(2));
+		this.transactions.executeWithoutResult((status) -> this.outbox.cancelRecurring("hourly"));
 	}
 
 }
