@@ -61,6 +61,9 @@ class LargestDurationsOnPostgresTest {
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : "")));
 		DuctorPropertiesDurationLimitsTest.durationProperties()
 			.forEach((property) -> properties.add(property + "=36500d"));
+		// the recurring alarm whose every and grace are among them runs the effect below
+		properties.add("ductor.alarms.send.effect=flaky");
+		properties.add("ductor.alarms.send.arguments=alarm-occurrence");
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties(properties.toArray(String[]::new))
 			.run();
