@@ -86,6 +86,16 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
+	 * Scenario 1t with Spring Boot's default sampling (one trace in ten): what a production
+	 * application that keeps Boot's default has. Unsampled requests still propagate their context,
+	 * so every intent still stores one.
+	 */
+	static OutboxSystem.Kind tracedAtDefaultSampling() {
+		return new OutboxSystem.Kind("Ductor, tracing on, 10 % sampled", (db, probe) -> new DuctorSystem(Shape.HEADLINE,
+				db, probe, 1, TRACING_ON, "management.tracing.sampling.probability=0.1"));
+	}
+
+	/**
 	 * Scenario 1t's third system: tracing on as in {@link #traced()}, Ductor's own observations
 	 * off, so nothing of Ductor is traced and no trace context is stored: what the tracer costs the
 	 * rest of the application.

@@ -109,7 +109,9 @@ final class OutboxScenarios {
 		OutboxSystem.Kind off = DuctorSystem.kind(Shape.HEADLINE, 1);
 		OutboxSystem.Kind on = DuctorSystem.traced();
 		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
-		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, List.of(off, on, tracerOnly),
+		OutboxSystem.Kind sampled = DuctorSystem.tracedAtDefaultSampling();
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
+				List.of(off, on, tracerOnly, sampled),
 				OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
@@ -120,6 +122,11 @@ final class OutboxScenarios {
 		Report.Row tracerOnlyRow = report.add(scenario, "Ductor, tracing on, Ductor's observations off", metric, "/s",
 				results.get(tracerOnly));
 		report.compare(tracerOnlyRow, Report.ratio(tracerOnlyRow.median() / offRow.median()) + " tracing off");
+		Report.Row sampledRow = report.add(scenario, "Ductor, tracing on, 10 % sampled", metric, "/s",
+				results.get(sampled));
+		double sampledRatio = sampledRow.median() / offRow.median();
+		report.judge(sampledRow, Report.ratio(sampledRatio) + " tracing off", "≥ 0.9× tracing off",
+				sampledRatio >= 0.9);
 	}
 
 	void lag() {

@@ -17,6 +17,7 @@ import io.ductor.effect.MissedOccurrences;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.observation.DispatchRelation;
 import io.ductor.worker.Backoff;
 
 /**
@@ -123,10 +124,13 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * @param overrides Per-effect overrides of max-attempts, backoff and max-concurrency, by effect name.
 	 * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
 	 * outcome is unknown.
+	 * @param tracing How the span of a dispatch attempt relates to the span that recorded its
+	 * effect, when the application has a tracer.
 	 */
 	public record Effects(@DefaultValue("10") int maxAttempts, @DefaultValue EffectBackoff backoff,
 			@DefaultValue("7d") Duration retention, @DefaultValue("256KB") DataSize maxPayloadSize,
-			Map<String, EffectOverride> overrides, @DefaultValue Reconcile reconcile) {
+			Map<String, EffectOverride> overrides, @DefaultValue Reconcile reconcile,
+			@DefaultValue Tracing tracing) {
 
 		public Effects {
 			requireAtLeastOne("ductor.effects.max-attempts", maxAttempts);
@@ -139,6 +143,18 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 			overrides = (overrides != null) ? Map.copyOf(overrides) : Map.of();
 			overrides.forEach((name, override) -> override.check("ductor.effects.overrides." + name));
 		}
+
+	}
+
+	/**
+	 * Tracing of durable effects, when the application has a Micrometer tracer.
+	 *
+	 * @param dispatchRelation How the span of each dispatch attempt relates to the span that
+	 * recorded the effect (read from the trace context stored with the intent): child (the
+	 * attempt continues the recording's trace) or link (the attempt starts a new trace with a span
+	 * link to the recording's span).
+	 */
+	public record Tracing(@DefaultValue("child") DispatchRelation dispatchRelation) {
 
 	}
 

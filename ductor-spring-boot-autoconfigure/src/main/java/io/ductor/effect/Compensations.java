@@ -123,14 +123,16 @@ class Compensations implements RunFailureHandler {
 			.param("run", runId)
 			.update();
 		List<Registered> registered = this.jdbc.sql("""
-				SELECT c.original_key, c.effect_name, c.payload::text AS payload, i.id, i.attempts
+				SELECT c.original_key, c.effect_name, c.payload::text AS payload, i.id, i.attempts,
+				    i.trace_context::text AS trace_context
 				FROM eec_run_compensation c
 				LEFT JOIN eec_effect_intent i ON i.idempotency_key = c.original_key
 				WHERE c.run_id = :run
 				ORDER BY c.seq DESC, c.position DESC""")
 			.param("run", runId)
 			.query((rs, row) -> new Registered(rs.getString("original_key"), rs.getString("effect_name"),
-					rs.getString("payload"), (Long) rs.getObject("id"), rs.getInt("attempts")))
+					rs.getString("payload"), (Long) rs.getObject("id"), rs.getInt("attempts"),
+					rs.getString("trace_context")))
 			.list();
 		int recorded = 0;
 		String ordering = derived(runId);
@@ -148,10 +150,11 @@ class Compensations implements RunFailureHandler {
 						null, runId);
 			}
 			else {
-				// the effect left the application: record it all the same, the drainer fails it with the reason
+				// the effect left the application: record it all the same, the drainer fails it with the
+				// reason, in the trace of the intent it compensates (no observation records it here)
 				this.store.insert(new IntentStore.NewIntent(compensation.effectName(), key, compensation.payloadJson(),
 						EffectPayloads.fingerprint(compensation.effectName(), compensation.payloadJson()),
-						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, null));
+						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, compensation.traceContext()));
 			}
 			this.jdbc.sql("UPDATE eec_effect_intent SET compensation_of = :original WHERE idempotency_key = :key")
 				.param("original", (compensation.originalId() != null) ? compensation.originalId() : 0L)
@@ -208,7 +211,7 @@ class Compensations implements RunFailureHandler {
 	}
 
 	private record Registered(String originalKey, String effectName, String payloadJson, Long originalId,
-			int attempts) {
+			int attempts, String traceContext) {
 	}
 
 	private record Step(String originalKey, long seq, String effectName) {

@@ -236,6 +236,28 @@ public class IdempotencyService {
 		}
 	}
 
+	/**
+	 * One look at the key in the one-transaction form, observed as {@code ductor.idempotency.reserve}
+	 * with its outcome: only the reservation, never the decision that follows it in the same
+	 * transaction.
+	 */
+	private ReserveOutcome observedReserveOnce(IdempotentRequest request) {
+		DuctorObservations.Scope scope = this.observations.reserve();
+		try {
+			ReserveOutcome outcome = reserveOnce(request);
+			scope.outcome(outcome.result().name().toLowerCase(Locale.ROOT));
+			return outcome;
+		}
+		catch (RuntimeException | Error ex) {
+			scope.outcome("error");
+			scope.error(ex);
+			throw ex;
+		}
+		finally {
+			scope.close();
+		}
+	}
+
 	private ReserveOutcome reserveApplying(IdempotentRequest request, DuplicatePolicy policy) {
 		Objects.requireNonNull(request, "request must not be null");
 		if (request.optedOut()) {
@@ -514,7 +536,7 @@ public class IdempotencyService {
 			AtomicBoolean committing = new AtomicBoolean();
 			try {
 				attempt = this.transactions.execute((status) -> {
-					ReserveOutcome outcome = reserveOnce(request);
+					ReserveOutcome outcome = observedReserveOnce(request);
 					if (outcome.result() != Result.RESERVED) {
 						// nothing written: this transaction only held the key's lock for a moment
 						return new Attempt<T>(outcome, null);

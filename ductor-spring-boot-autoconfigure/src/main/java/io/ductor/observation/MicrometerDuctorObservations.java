@@ -102,12 +102,22 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		return new ObservedScope(observation, fields);
 	}
 
+	/**
+	 * Created by its name, so that the registry's predicates (Spring Boot's
+	 * {@code management.observations.enable.ductor=false}) see it: the conventions name no
+	 * observation of their own ({@code getName()} is {@code null}) and a predicate asked about a
+	 * {@code null} name lets everything through.
+	 */
 	private Observation observation(Observation.Context context) {
-		return Observation.createNotStarted(this.convention, DefaultDuctorObservationConvention.INSTANCE,
-				() -> context, this.registry);
+		Observation observation = Observation.createNotStarted(context.getName(), () -> context, this.registry);
+		if (observation.isNoop()) {
+			return observation;
+		}
+		return observation.observationConvention(
+				(this.convention != null) ? this.convention : DefaultDuctorObservationConvention.INSTANCE);
 	}
 
-	/** An observation started, and current (in scope) until closed. */
+	/** An observation started, and current (in scope) until closed unless it is a recording. */
 	private static class ObservedScope implements Scope {
 
 		final Observation observation;
@@ -117,9 +127,13 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		private final Observation.Scope scope;
 
 		ObservedScope(Observation observation, Fields fields) {
+			this(observation, fields, true);
+		}
+
+		ObservedScope(Observation observation, Fields fields, boolean inScope) {
 			this.observation = observation;
 			this.fields = fields;
-			this.scope = observation.openScope();
+			this.scope = inScope ? observation.openScope() : null;
 		}
 
 		@Override
@@ -134,7 +148,9 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 		@Override
 		public void close() {
-			this.scope.close();
+			if (this.scope != null) {
+				this.scope.close();
+			}
 			this.observation.stop();
 		}
 
@@ -144,8 +160,12 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 		private final Map<String, String> carrier;
 
+		/**
+		 * Never in scope: nothing runs inside a recording that would read it, and the carrier is
+		 * written when the observation starts; a scope would cost a context switch per intent.
+		 */
 		ObservedRecording(Observation observation, Fields fields, Map<String, String> carrier) {
-			super(observation, fields);
+			super(observation, fields, false);
 			this.carrier = carrier;
 		}
 

@@ -86,6 +86,25 @@ class CompensationTest {
 	}
 
 	@Test
+	void aCompensationWhoseEffectLeftTheApplicationCarriesTheTraceOfTheIntentItCompensates() {
+		String run = reservedAndCharged();
+		String traceContext = "{\"traceparent\": \"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}";
+		jdbc.sql("UPDATE eec_effect_intent SET trace_context = ?::jsonb WHERE idempotency_key = ?")
+			.param(traceContext)
+			.param("charge:" + run)
+			.update();
+		jdbc.sql("UPDATE eec_run_compensation SET effect_name = 'saga.gone' WHERE run_id = ? AND original_key = ?")
+			.param(run)
+			.param("charge:" + run)
+			.update();
+		fail(run);
+		assertThat(jdbc.sql("SELECT trace_context->>'traceparent' FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param("compensate:charge:" + run)
+			.query(String.class)
+			.single()).isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+	}
+
+	@Test
 	void failingARunRecordsTheCompensationsOfItsCompletedStepsInReverseOrderOfTheirTicks() {
 		String run = reservedAndCharged();
 		fail(run);

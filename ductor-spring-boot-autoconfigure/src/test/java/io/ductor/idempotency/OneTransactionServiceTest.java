@@ -100,6 +100,51 @@ class OneTransactionServiceTest {
 	}
 
 	@Test
+	void eachReservationOfTheOneTransactionFormIsObservedWithItsOutcome() {
+		List<String> observed = new java.util.concurrent.CopyOnWriteArrayList<>();
+		io.micrometer.observation.ObservationRegistry registry = io.micrometer.observation.ObservationRegistry.create();
+		registry.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<>() {
+
+			@Override
+			public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+				return true;
+			}
+
+			@Override
+			public void onStop(io.micrometer.observation.Observation.Context context) {
+				observed.add(context.getName() + " outcome="
+						+ context.getLowCardinalityKeyValue("outcome").getValue());
+			}
+
+		});
+		IdempotencyService service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
+						Duration.ofMinutes(10), DuplicatePolicy.REJECT, Duration.ofSeconds(5), Duration.ofSeconds(1)),
+				null, observer, new io.ductor.observation.MicrometerDuctorObservations(registry, null));
+		IdempotentRequest request = request(UUID.randomUUID().toString());
+		TransactionalDecision<String> decision = new TransactionalDecision<>() {
+
+			@Override
+			public String reserved(Reservation reservation,
+					org.springframework.transaction.TransactionStatus transaction) {
+				service.complete(reservation, "placed",
+						new StoredResponse(201, Map.of(), "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+				return "reserved";
+			}
+
+			@Override
+			public String notReserved(ReserveOutcome outcome) {
+				return outcome.result().name();
+			}
+
+		};
+		assertThat(service.executeInTransaction(request, DuplicatePolicy.REJECT, decision)).isEqualTo("reserved");
+		assertThat(service.executeInTransaction(request, DuplicatePolicy.REJECT, decision)).isEqualTo("REPLAY");
+		assertThat(observed).containsExactly("ductor.idempotency.reserve outcome=reserved",
+				"ductor.idempotency.reserve outcome=replay");
+	}
+
+	@Test
 	void aDuplicateStormOnAPoolOfTenHoldsOnlyTheHoldersConnectionAndRunsTheActionOnce() throws Exception {
 		IdempotencyService service = service(DuplicatePolicy.WAIT, Duration.ofSeconds(60), Duration.ofSeconds(5));
 		String key = UUID.randomUUID().toString();

@@ -1,0 +1,38 @@
+package io.ductor.autoconfigure;
+
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.annotation.Order;
+
+import io.ductor.observation.LinkingDispatchTracingObservationHandler;
+
+/**
+ * Link mode of the dispatch span ({@code ductor.effects.tracing.dispatch-relation=link}), when
+ * Micrometer Tracing, a {@link Tracer} and a {@link Propagator} are present: a tracing
+ * observation handler of Ductor's, ordered before Spring Boot's receiver handler, starts each
+ * dispatch attempt's span in a new trace linked to the recording's span. In child mode (the
+ * default) Spring Boot's handlers continue the recording's trace and nothing is registered here.
+ */
+@AutoConfiguration(after = DuctorAutoConfiguration.class,
+		afterName = "org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration")
+@ConditionalOnClass(name = { "io.micrometer.tracing.Tracer", "io.micrometer.observation.ObservationRegistry" })
+@ConditionalOnBean({ Tracer.class, Propagator.class })
+@ConditionalOnProperty(name = "ductor.effects.tracing.dispatch-relation", havingValue = "link")
+public final class DuctorTracingAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Order(LinkingDispatchTracingObservationHandler.ORDER)
+	LinkingDispatchTracingObservationHandler linkingDispatchTracingObservationHandler(Tracer tracer,
+			Propagator propagator) {
+		return new LinkingDispatchTracingObservationHandler(tracer, propagator);
+	}
+
+}

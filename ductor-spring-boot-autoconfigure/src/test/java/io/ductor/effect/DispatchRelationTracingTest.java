@@ -1,0 +1,240 @@
+package io.ductor.effect;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.otel.bridge.OtelBaggageManager;
+import io.micrometer.tracing.otel.bridge.OtelCurrentTraceContext;
+import io.micrometer.tracing.otel.bridge.OtelPropagator;
+import io.micrometer.tracing.otel.bridge.OtelTracer;
+import io.micrometer.tracing.propagation.Propagator;
+import io.opentelemetry.api.baggage.propagation.W3CBaggagePropagator;
+import io.opentelemetry.api.trace.SpanId;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.LinkData;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.ductor.autoconfigure.DuctorTracingAutoConfiguration;
+import io.ductor.test.PostgresExtension;
+import io.ductor.test.TestDatabase;
+import io.ductor.test.TestDatabases;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code ductor.effects.tracing.dispatch-relation} with Spring Boot's own observation and tracing
+ * auto-configuration and a real OpenTelemetry tracer: in child mode every attempt continues the
+ * recording's trace; in link mode every attempt starts a trace of its own with a span link to the
+ * recording's span; a value that is neither fails the start, naming the property. Spring Boot's
+ * {@code management.observations.enable.ductor=false} turns all of Ductor's observations off.
+ */
+class DispatchRelationTracingTest {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1",
+			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
+			"management.tracing.sampling.probability=1.0" };
+
+	private TestDatabase database;
+
+	@BeforeEach
+	void setUp() {
+		this.database = TestDatabases.create();
+		TracedEffects.spans.reset();
+	}
+
+	@AfterEach
+	void tearDown() {
+		TestDatabases.drop(this.database);
+	}
+
+	@Test
+	void inLinkModeEveryAttemptStartsATraceLinkedToTheRecording() {
+		String key = "link-" + UUID.randomUUID();
+		TracedEffects.failures.put(key, 1);
+		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
+				concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=link"))) {
+			String producerTrace = recordInASpan(context, key);
+			SpanData schedule = awaitSchedule(producerTrace);
+			List<SpanData> dispatches = awaitDispatches(key, 2);
+
+			assertThat(TracedEffects.traceIds.get(key)).hasSize(2).doesNotContain(producerTrace, "none");
+			assertThat(dispatches).allSatisfy((dispatch) -> {
+				assertThat(dispatch.getTraceId()).isNotEqualTo(producerTrace);
+				assertThat(dispatch.getParentSpanId()).isEqualTo(SpanId.getInvalid());
+				assertThat(dispatch.getLinks()).extracting(LinkData::getSpanContext)
+					.singleElement()
+					.satisfies((linked) -> {
+						assertThat(linked.getTraceId()).isEqualTo(producerTrace);
+						assertThat(linked.getSpanId()).isEqualTo(schedule.getSpanId());
+					});
+			});
+			// the effect ran in the attempt's own trace
+			assertThat(dispatches).extracting(SpanData::getTraceId)
+				.containsExactlyInAnyOrderElementsOf(TracedEffects.traceIds.get(key));
+		}
+	}
+
+	@Test
+	void inChildModeTheDefaultEveryAttemptContinuesTheRecordingsTrace() {
+		String key = "child-" + UUID.randomUUID();
+		TracedEffects.failures.put(key, 1);
+		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
+				SETTINGS)) {
+			assertThat(context.getBeansOfType(io.ductor.observation.LinkingDispatchTracingObservationHandler.class))
+				.isEmpty();
+			String producerTrace = recordInASpan(context, key);
+			SpanData schedule = awaitSchedule(producerTrace);
+			List<SpanData> dispatches = awaitDispatches(key, 2);
+
+			assertThat(TracedEffects.traceIds.get(key)).containsExactly(producerTrace, producerTrace);
+			assertThat(dispatches).allSatisfy((dispatch) -> {
+				assertThat(dispatch.getTraceId()).isEqualTo(producerTrace);
+				assertThat(dispatch.getParentSpanId()).isEqualTo(schedule.getSpanId());
+				assertThat(dispatch.getLinks()).isEmpty();
+			});
+		}
+	}
+
+	@Test
+	void springBootsPropertyTurnsDuctorsObservationsOffAndNothingIsStored() {
+		String key = "off-" + UUID.randomUUID();
+		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
+				concat(SETTINGS, "management.observations.enable.ductor=false"))) {
+			recordInASpan(context, key);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			assertThat(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE trace_context IS NOT NULL")
+				.query(Long.class)
+				.single()).isZero();
+			assertThat(TracedEffects.traceIds.get(key)).containsExactly("none");
+			assertThat(TracedEffects.spans.getFinishedSpanItems()).extracting(SpanData::getName)
+				.noneMatch((name) -> name.startsWith("ductor"));
+		}
+	}
+
+	@Test
+	void aRelationThatIsNeitherFailsTheStartNamingTheProperty() {
+		assertThatThrownBy(() -> EffectInstances.start(this.database, BootTracing.class,
+				concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=sibling")).close())
+			.hasStackTraceContaining("ductor.effects.tracing.dispatch-relation");
+	}
+
+	/** Records the effect inside a span of the application's tracer; returns that span's trace id. */
+	private static String recordInASpan(ConfigurableApplicationContext context, String key) {
+		Tracer tracer = context.getBean(Tracer.class);
+		TracedEffects effects = context.getBean(TracedEffects.class);
+		io.micrometer.tracing.Span request = tracer.nextSpan().name("request").start();
+		try (Tracer.SpanInScope scope = tracer.withSpan(request)) {
+			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
+				.executeWithoutResult((status) -> effects.traced(key, "card-4242"));
+		}
+		finally {
+			request.end();
+		}
+		JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> "completed".equals(jdbc.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
+				.param(key)
+				.query(String.class)
+				.optional()
+				.orElse(null)));
+		return request.context().traceId();
+	}
+
+	private static SpanData awaitSchedule(String trace) {
+		await().atMost(Duration.ofSeconds(5)).until(() -> named("ductor schedule traced").stream()
+			.anyMatch((span) -> span.getTraceId().equals(trace)));
+		return named("ductor schedule traced").stream()
+			.filter((span) -> span.getTraceId().equals(trace))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	private static List<SpanData> awaitDispatches(String key, int count) {
+		await().atMost(Duration.ofSeconds(5)).until(() -> dispatches(key).size() == count);
+		return dispatches(key);
+	}
+
+	private static List<SpanData> dispatches(String key) {
+		return named("ductor dispatch traced").stream()
+			.filter((span) -> span.getAttributes().asMap().toString().contains("ductor.key=" + key))
+			.toList();
+	}
+
+	private static List<SpanData> named(String name) {
+		return TracedEffects.spans.getFinishedSpanItems()
+			.stream()
+			.filter((span) -> span.getName().startsWith(name))
+			.toList();
+	}
+
+	private static String[] concat(String[] first, String... more) {
+		String[] all = java.util.Arrays.copyOf(first, first.length + more.length);
+		System.arraycopy(more, 0, all, first.length, more.length);
+		return all;
+	}
+
+	/**
+	 * A tracer of its own, and Spring Boot's observation registry and tracing handlers around it,
+	 * as an application with {@code micrometer-tracing-bridge-otel} has them.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@org.springframework.context.annotation.Import(TracedEffects.Config.class)
+	@ImportAutoConfiguration({ ObservationAutoConfiguration.class, MicrometerTracingAutoConfiguration.class,
+			DuctorTracingAutoConfiguration.class })
+	static class BootTracing {
+
+		@Bean(destroyMethod = "close")
+		OpenTelemetrySdk openTelemetry() {
+			return OpenTelemetrySdk.builder()
+				.setTracerProvider(SdkTracerProvider.builder()
+					.addSpanProcessor(SimpleSpanProcessor.create(new TracedEffects.KeptOpen()))
+					.build())
+				.setPropagators(ContextPropagators.create(TextMapPropagator
+					.composite(W3CTraceContextPropagator.getInstance(), W3CBaggagePropagator.getInstance())))
+				.build();
+		}
+
+		@Bean
+		OtelTracer tracer(OpenTelemetrySdk openTelemetry) {
+			OtelCurrentTraceContext current = new OtelCurrentTraceContext();
+			return new OtelTracer(openTelemetry.getTracer("test"), current, (event) -> {
+			}, new OtelBaggageManager(current, List.of(), List.of()));
+		}
+
+		@Bean
+		Propagator propagator(OpenTelemetrySdk openTelemetry) {
+			return new OtelPropagator(openTelemetry.getPropagators(), openTelemetry.getTracer("test"));
+		}
+
+	}
+
+}
