@@ -59,8 +59,8 @@ class NotActiveWithoutTheAnnotationTest {
 	void withoutTheAnnotationTheApplicationHasItsWorkersAndNoTester() {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed().doesNotHaveBean(DuctorTester.class).hasSingleBean(EffectDrainer.class);
-			assertThat(context.getBeansOfType(PeriodicWorker.class)).containsOnlyKeys("ductorRetentionWorker",
-					"ductorReconcilerWorker", "ductorSweeperWorker");
+			assertThat(context.getBeansOfType(PeriodicWorker.class)).containsOnlyKeys("ductorAlarmSchedulerWorker",
+					"ductorRetentionWorker", "ductorReconcilerWorker", "ductorSweeperWorker");
 			assertThat(context.getBean(EffectDrainer.class).isRunning()).isTrue();
 			assertThat(JdbcClient.create(postgres.dataSource())
 				.sql("SELECT prosrc FROM pg_proc WHERE proname IN ('ductor_now', 'ductor_clock') ORDER BY proname")
