@@ -16,8 +16,3 @@ CREATE INDEX eec_effect_intent_live_id_idx ON eec_effect_intent (status, id)
 -- parked or decided.
 CREATE INDEX eec_effect_intent_parked_effect_idx ON eec_effect_intent (status, effect_name)
     WHERE status IN ('failed', 'needs_decision');
-
--- Intents listed by creation time: ids and creation times grow together, so a block-range index
--- finds a time window in a few pages, costs next to nothing to keep up on insert, and no update
--- touches it (created_at never changes).
-CREATE INDEX eec_effect_intent_created_brin ON eec_effect_intent USING brin (created_at);
