@@ -163,6 +163,7 @@ final class ConsoleScenario {
 		requests.put("overview (backlog, parked by effect, leases, throughput)", "/actuator/ductor");
 		requests.put("intents: all, first page", "/actuator/ductor/all?limit=50");
 		requests.put("intents: pending, first page", "/actuator/ductor/pending?limit=50");
+		requests.put("intents: in_flight, first page", "/actuator/ductor/in_flight?limit=50");
 		requests.put("intents: failed, page 300", "/actuator/ductor/failed?limit=50&afterId=" + s.get("failedAfter"));
 		requests.put("intents: failed + effect, page 300",
 				"/actuator/ductor/failed?limit=50&effect=payment.charge&afterId=" + s.get("failedAfter"));
@@ -207,11 +208,13 @@ final class ConsoleScenario {
 	/** Every console query's plan, with the indexes it reads and whether it scans the intent table. */
 	private void explain(Db db, Map<String, Object> s) {
 		Map<String, String> queries = new LinkedHashMap<>();
-		String live = " AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')";
+		String live = " AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')";
 		queries.put("failed, page 300", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("failedAfter")
 				+ " AND status = 'failed'" + live + " ORDER BY id LIMIT 50");
 		queries.put("failed + effect", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'failed'" + live
 				+ " AND effect_name = 'payment.charge' ORDER BY id LIMIT 50");
+		queries.put("in_flight, first page", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'in_flight' "
+				+ "ORDER BY id LIMIT 50");
 		queries.put("completed, deep page", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("completedAfter")
 				+ " AND status = 'completed' ORDER BY id LIMIT 50");
 		queries.put("by key", "SELECT * FROM eec_effect_intent WHERE id > 0 AND idempotency_key = '" + s.get("key")

@@ -22,7 +22,8 @@ import io.ductor.effect.Receiver;
  * keyset paging (never {@code OFFSET}), one intent with everything stored about it, runs and their
  * history, idempotency keys, and the figures of the overview. Every query reads an index: the
  * primary key, the unique key, the run index, the partial indexes of the live statuses
- * ({@code eec_effect_intent_live_id_idx}, the parked and lease indexes) or the finished index. A
+ * ({@code eec_effect_intent_live_id_idx} for every live status but {@code in_flight}, the parked
+ * and lease indexes) or the finished index. A
  * creation-time window is turned into a range of ids first, by probes of the primary key.
  */
 public class DuctorInspector {
@@ -61,6 +62,9 @@ public class DuctorInspector {
 			    WHERE s.lo < s.hi)
 			SELECT max(lo) FROM s""";
 
+	/** The statuses {@code eec_effect_intent_live_id_idx} holds: every live one but {@code in_flight}. */
+	private static final String LIVE_ID_INDEXED = "('pending', 'reconciling', 'failed', 'needs_decision')";
+
 	private final JdbcClient jdbc;
 
 	public DuctorInspector(DataSource dataSource) {
@@ -84,9 +88,9 @@ public class DuctorInspector {
 		if (filter.status() != null) {
 			sql.append(" AND status = :status");
 			params.put("status", filter.status().dbValue());
-			if (isLive(filter.status())) {
-				// the literal list lets even a generic plan read the live index
-				sql.append(" AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')");
+			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
+				// the literal list (the index's predicate) lets even a generic plan read the live index
+				sql.append(" AND status IN ").append(LIVE_ID_INDEXED);
 			}
 		}
 		condition(sql, params, "effect_name", "effect", filter.effect());
@@ -303,7 +307,7 @@ public class DuctorInspector {
 		return this.jdbc.sql("""
 				SELECT id FROM eec_effect_intent
 				WHERE effect_name = :effect AND status = :status
-				  AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
+				  AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')
 				  AND updated_at <= :asOf AND id > :after
 				ORDER BY id LIMIT :limit""")
 			.param("effect", effect)

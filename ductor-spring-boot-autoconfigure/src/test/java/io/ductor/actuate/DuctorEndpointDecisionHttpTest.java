@@ -153,6 +153,13 @@ class DuctorEndpointDecisionHttpTest {
 			.hasSize(1);
 		assertThat(windowIds("/all?from=2025-01-01T00:00:00Z&to=2025-12-31T00:00:00Z")).isEmpty();
 		assertThat(windowIds("/all?from=2027-01-01T00:00:00Z")).isEmpty();
+		jdbc.sql("UPDATE eec_effect_intent SET status = 'in_flight', lease_owner = 'drainer-1', "
+				+ "lease_expires_at = now() + interval '1 minute' WHERE status = 'pending' AND id % 7 = 0").update();
+		List<Long> inFlight = expectedIds("status = 'in_flight'");
+		assertThat(inFlight).hasSizeGreaterThan(6);
+		assertThat(windowIds("/in_flight?limit=5&afterId=" + inFlight.get(0))).isEqualTo(inFlight.subList(1, 6));
+		assertThat(windowIds("/in_flight?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100")).isEqualTo(
+				expectedIds("status = 'in_flight' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
 		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
 		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
 		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
