@@ -77,7 +77,7 @@ public final class BenchmarkMain {
 		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
 		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag")
-				|| options.runs("scale-out") || options.runs("tracing")) {
+				|| options.runs("scale-out") || options.runs("tracing") || options.runs("live-index")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
@@ -91,6 +91,9 @@ public final class BenchmarkMain {
 		}
 		if (options.runs("lag")) {
 			outbox.lag();
+		}
+		if (options.runs("live-index")) {
+			new LiveIndexScenario(bench).run();
 		}
 		if (options.runs("backlog")) {
 			new BacklogScenario(bench).run();

@@ -37,6 +37,18 @@ final class ConsoleScenario {
 
 	private static final int REPEATS = 40;
 
+	/** The probes by which DuctorInspector turns a creation time into an id (a copy, for EXPLAIN). */
+	private static final String FIRST_ID_CREATED_AT_OR_AFTER = """
+			WITH RECURSIVE s(lo, hi) AS (
+			    SELECT coalesce(min(id), 1), coalesce(max(id), 0) + 1 FROM eec_effect_intent
+			    UNION ALL
+			    SELECT CASE WHEN p.created_at < :at THEN p.id + 1 ELSE s.lo END,
+			           CASE WHEN p.created_at < :at THEN s.hi ELSE (s.lo + s.hi) / 2 END
+			    FROM s CROSS JOIN LATERAL (
+			        SELECT id, created_at FROM eec_effect_intent WHERE id >= (s.lo + s.hi) / 2 ORDER BY id LIMIT 1) AS p
+			    WHERE s.lo < s.hi)
+			SELECT max(lo) FROM s""";
+
 	private final Bench bench;
 
 	ConsoleScenario(Bench bench) {
@@ -125,6 +137,11 @@ final class ConsoleScenario {
 					+ "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"));
 			sample.put("to", single(statement, "SELECT to_char((now() - interval '1 hour') AT TIME ZONE 'UTC', "
 					+ "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"));
+			// the id range DuctorInspector reads for the window, a minute wider on each side
+			sample.put("windowAfter", (Long) single(statement, FIRST_ID_CREATED_AT_OR_AFTER.replace(":at",
+					"timestamptz '" + sample.get("from") + "' - interval '1 minute'")) - 1);
+			sample.put("windowBefore", single(statement, FIRST_ID_CREATED_AT_OR_AFTER.replace(":at",
+					"timestamptz '" + sample.get("to") + "' + interval '1 minute'")));
 		}
 		catch (SQLException ex) {
 			throw new IllegalStateException(ex);
@@ -146,6 +163,7 @@ final class ConsoleScenario {
 		requests.put("overview (backlog, parked by effect, leases, throughput)", "/actuator/ductor");
 		requests.put("intents: all, first page", "/actuator/ductor/all?limit=50");
 		requests.put("intents: pending, first page", "/actuator/ductor/pending?limit=50");
+		requests.put("intents: in_flight, first page", "/actuator/ductor/in_flight?limit=50");
 		requests.put("intents: failed, page 300", "/actuator/ductor/failed?limit=50&afterId=" + s.get("failedAfter"));
 		requests.put("intents: failed + effect, page 300",
 				"/actuator/ductor/failed?limit=50&effect=payment.charge&afterId=" + s.get("failedAfter"));
@@ -190,11 +208,13 @@ final class ConsoleScenario {
 	/** Every console query's plan, with the indexes it reads and whether it scans the intent table. */
 	private void explain(Db db, Map<String, Object> s) {
 		Map<String, String> queries = new LinkedHashMap<>();
-		String live = " AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')";
+		String live = " AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')";
 		queries.put("failed, page 300", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("failedAfter")
 				+ " AND status = 'failed'" + live + " ORDER BY id LIMIT 50");
 		queries.put("failed + effect", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'failed'" + live
 				+ " AND effect_name = 'payment.charge' ORDER BY id LIMIT 50");
+		queries.put("in_flight, first page", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'in_flight' "
+				+ "ORDER BY id LIMIT 50");
 		queries.put("completed, deep page", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("completedAfter")
 				+ " AND status = 'completed' ORDER BY id LIMIT 50");
 		queries.put("by key", "SELECT * FROM eec_effect_intent WHERE id > 0 AND idempotency_key = '" + s.get("key")
@@ -203,9 +223,13 @@ final class ConsoleScenario {
 				+ "' ORDER BY id LIMIT 50");
 		queries.put("parked by effect", "SELECT effect_name, status, count(*) FROM eec_effect_intent "
 				+ "WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status");
-		queries.put("all + created in a past hour", "SELECT * FROM (SELECT * FROM eec_effect_intent WHERE id > 0 "
-				+ "AND created_at >= '" + s.get("from") + "' AND created_at < '" + s.get("to") + "' OFFSET 0) AS w "
-				+ "ORDER BY id LIMIT 50");
+		queries.put("first id of a creation time", FIRST_ID_CREATED_AT_OR_AFTER.replace(":at", "'" + s.get("from") + "'"));
+		queries.put("all + created in a past hour", "SELECT * FROM eec_effect_intent WHERE id > "
+				+ s.get("windowAfter") + " AND created_at >= '" + s.get("from") + "' AND id < " + s.get("windowBefore")
+				+ " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
+		queries.put("failed + created in a past hour", "SELECT * FROM eec_effect_intent WHERE id > "
+				+ s.get("windowAfter") + " AND status = 'failed'" + live + " AND created_at >= '" + s.get("from")
+				+ "' AND id < " + s.get("windowBefore") + " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
 		queries.put("throughput", "SELECT date_trunc('minute', finished_at), count(*) FROM eec_effect_intent "
 				+ "WHERE status IN ('completed', 'cancelled') AND status = 'completed' "
 				+ "AND finished_at >= date_trunc('minute', now()) - interval '900 seconds' GROUP BY 1");

@@ -33,7 +33,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 		int rawWorkers, int producerCalls, List<String> ductorProperties, String out, String child) {
 
 	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "lag", "backlog", "ticks",
-			"idempotency", "scale-out", "idempotency-modes", "console", "tracing", "concurrency-limit");
+			"idempotency", "scale-out", "idempotency-modes", "console", "tracing", "concurrency-limit", "live-index");
 
 	static final String USAGE = """
 			Usage: java -jar ductor-benchmarks/target/ductor-benchmarks.jar [options]

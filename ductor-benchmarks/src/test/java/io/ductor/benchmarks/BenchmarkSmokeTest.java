@@ -14,7 +14,7 @@ class BenchmarkSmokeTest {
 
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
-		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing",
+		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing,live-index",
 				"--trials=1",
 				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
@@ -32,7 +32,8 @@ class BenchmarkSmokeTest {
 				"| 5 idempotency | Ductor | 200-way duplicate storm", "all 200 answers equal, action ran once",
 				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing off |",
-				"| 1t end-to-end outbox, tracing | Ductor, tracing on |");
+				"| 1t end-to-end outbox, tracing | Ductor, tracing on |",
+				"| 1i end-to-end outbox, live index | Ductor without eec_effect_intent_live_id_idx | write-ahead log per intent");
 		assertThat(report).doesNotContain("skipped");
 	}
 

@@ -5,8 +5,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -112,6 +115,8 @@ class DuctorEndpointDecisionHttpTest {
 
 	@Test
 	void filtersPageByIdAsTheDatabaseOrdersThem() throws Exception {
+		// creation times rise with the ids, as the database writes them
+		jdbc.sql("DELETE FROM eec_effect_intent").update();
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
 				                               run_id, created_at)
@@ -133,9 +138,48 @@ class DuctorEndpointDecisionHttpTest {
 			.single();
 		String range = get("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=100").body();
 		assertThat(range.split("\"effectName\"", -1)).hasSize((int) inRange + 1);
+		assertThat(windowIds("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=5&afterId="
+				+ windowIds("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=5").get(4)))
+			.isEqualTo(expectedIds("created_at >= '2026-01-01 01:00:00Z' AND created_at < '2026-01-01 01:10:00Z'")
+				.subList(5, 10));
+		assertThat(windowIds("/failed?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100")).isEqualTo(
+				expectedIds("status = 'failed' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
+		assertThat(windowIds("/pending?to=2026-01-01T00:30:00Z&limit=100"))
+			.isEqualTo(expectedIds("status = 'pending' AND created_at < '2026-01-01 00:30:00Z'"));
+		assertThat(windowIds("/all?from=2026-01-01T04:50:00Z&limit=100"))
+			.isEqualTo(expectedIds("created_at >= '2026-01-01 04:50:00Z'"));
+		assertThat(windowIds("/all?from=2026-01-01T04:59:30Z&to=2026-01-01T05:00:30Z&limit=100"))
+			.isEqualTo(expectedIds("created_at >= '2026-01-01 04:59:30Z' AND created_at < '2026-01-01 05:00:30Z'"))
+			.hasSize(1);
+		assertThat(windowIds("/all?from=2025-01-01T00:00:00Z&to=2025-12-31T00:00:00Z")).isEmpty();
+		assertThat(windowIds("/all?from=2027-01-01T00:00:00Z")).isEmpty();
+		jdbc.sql("UPDATE eec_effect_intent SET status = 'in_flight', lease_owner = 'drainer-1', "
+				+ "lease_expires_at = now() + interval '1 minute' WHERE status = 'pending' AND id % 7 = 0").update();
+		List<Long> inFlight = expectedIds("status = 'in_flight'");
+		assertThat(inFlight).hasSizeGreaterThan(6);
+		assertThat(windowIds("/in_flight?limit=5&afterId=" + inFlight.get(0))).isEqualTo(inFlight.subList(1, 6));
+		assertThat(windowIds("/in_flight?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100")).isEqualTo(
+				expectedIds("status = 'in_flight' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
 		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
 		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
 		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
+	}
+
+	private static List<Long> windowIds(String path) throws IOException, InterruptedException {
+		HttpResponse<String> response = get(path);
+		assertThat(response.statusCode()).isEqualTo(200);
+		Matcher id = Pattern.compile("\"id\":(\\d+),").matcher(response.body());
+		List<Long> ids = new ArrayList<>();
+		while (id.find()) {
+			ids.add(Long.parseLong(id.group(1)));
+		}
+		return ids;
+	}
+
+	private static List<Long> expectedIds(String condition) {
+		return jdbc.sql("SELECT id FROM eec_effect_intent WHERE " + condition + " ORDER BY id")
+			.query(Long.class)
+			.list();
 	}
 
 	private static long insert(String effect, String key, String status) {
