@@ -31,6 +31,7 @@ import io.ductor.metrics.DuctorObserver;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.DuctorObservations;
 import io.ductor.observation.MicrometerDuctorObservations;
+import io.ductor.observation.TraceContextSource;
 import io.ductor.run.TickService;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -118,7 +119,9 @@ public final class DuctorAutoConfiguration {
 
 	/**
 	 * Ductor's observations in the application's {@code ObservationRegistry}, when Micrometer's
-	 * observation API is present; with a convention bean, that convention names them.
+	 * observation API is present; with a convention bean, that convention names them. The trace
+	 * context an unobserved recording stores comes from the tracer's source
+	 * ({@link DuctorTracingAutoConfiguration}), when there is one.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
@@ -128,10 +131,12 @@ public final class DuctorAutoConfiguration {
 		@ConditionalOnMissingBean
 		DuctorObservations ductorObservations(
 				ObjectProvider<io.micrometer.observation.ObservationRegistry> registry,
-				ObjectProvider<DuctorObservationConvention> convention) {
+				ObjectProvider<DuctorObservationConvention> convention, ObjectProvider<TraceContextSource> traceContexts,
+				DuctorProperties properties) {
 			io.micrometer.observation.ObservationRegistry available = registry.getIfUnique();
-			return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique())
-					: DuctorObservations.NOOP;
+			return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique(),
+					traceContexts.getIfUnique(() -> TraceContextSource.NONE),
+					properties.effects().tracing().observeRecording()) : DuctorObservations.NOOP;
 		}
 
 	}

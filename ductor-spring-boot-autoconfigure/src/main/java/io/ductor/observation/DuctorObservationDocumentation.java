@@ -35,6 +35,16 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.RUN }),
 
 	/**
+	 * One reconciliation round of an intent whose outcome is unknown, in the trace its attempts
+	 * continue: {@code effect}, {@code receiver}, {@code outcome} ({@code applied},
+	 * {@code not_applied}, {@code unknown}, {@code failed}, {@code no_reconciler} or {@code error})
+	 * low, {@code ductor.intent}, {@code ductor.key}, {@code ductor.attempt},
+	 * {@code ductor.reconcile.round} and {@code ductor.run} high.
+	 */
+	EFFECT_RECONCILE("ductor.effect.reconcile", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
+			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.ROUND, HighKeys.RUN }),
+
+	/**
 	 * An ingress reservation: {@code outcome} ({@code reserved}, {@code replay}, {@code in_flight},
 	 * {@code fingerprint_mismatch}, {@code opted_out} or {@code error}) low.
 	 */
@@ -149,6 +159,14 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 			@Override
 			public String asString() {
 				return "ductor.run";
+			}
+		},
+
+		/** The reconciliation round. */
+		ROUND {
+			@Override
+			public String asString() {
+				return "ductor.reconcile.round";
 			}
 		}
 
