@@ -98,15 +98,16 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Scenario 1t: end-to-end throughput of the headline shape with tracing on (every trace
-	 * sampled, each recording and each attempt a span, the trace context stored with every intent)
-	 * against the same application with tracing off, in alternating trials.
+	 * Scenario 1t: end-to-end throughput of the headline shape, each producer call an observed
+	 * request, with tracing on (every trace sampled, or one in ten; each request and each attempt
+	 * a span, the request's trace context stored with every intent) against the same application
+	 * with tracing off, in alternating trials.
 	 */
 	void tracing() {
 		Options options = this.bench.options;
 		String scenario = "1t end-to-end outbox, tracing";
 		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
-		OutboxSystem.Kind off = DuctorSystem.kind(Shape.HEADLINE, 1);
+		OutboxSystem.Kind off = DuctorSystem.untraced();
 		OutboxSystem.Kind on = DuctorSystem.traced();
 		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
 		OutboxSystem.Kind sampled = DuctorSystem.tracedAtDefaultSampling();
