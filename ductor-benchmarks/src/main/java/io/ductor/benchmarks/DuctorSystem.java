@@ -111,6 +111,17 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
+	 * Scenario 1t: tracing on as in {@link #traced()}, every recording an observation of its own
+	 * ({@code ductor.effects.tracing.observe-recording=true}): a span and a timer per recording, as
+	 * every recording was before the option.
+	 */
+	static OutboxSystem.Kind tracedObservingRecordings() {
+		return new OutboxSystem.Kind("Ductor, tracing on, every recording observed",
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED, TRACING_ON,
+						"management.tracing.sampling.probability=1.0", "ductor.effects.tracing.observe-recording=true"));
+	}
+
+	/**
 	 * Scenario 1t with Spring Boot's default sampling (one trace in ten): what a production
 	 * application that keeps Boot's default has. Unsampled requests still propagate their context,
 	 * so every intent still stores one.

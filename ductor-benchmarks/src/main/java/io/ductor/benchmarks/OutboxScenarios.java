@@ -115,8 +115,9 @@ final class OutboxScenarios {
 		OutboxSystem.Kind on = DuctorSystem.traced();
 		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
 		OutboxSystem.Kind sampled = DuctorSystem.tracedAtDefaultSampling();
+		OutboxSystem.Kind observingRecordings = DuctorSystem.tracedObservingRecordings();
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
-				List.of(off, on, tracerOnly, sampled),
+				List.of(off, on, tracerOnly, sampled, observingRecordings),
 				OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
@@ -132,11 +133,14 @@ final class OutboxScenarios {
 		double sampledRatio = sampledRow.median() / offRow.median();
 		report.judge(sampledRow, Report.ratio(sampledRatio) + " tracing off", "≥ 0.9× tracing off",
 				sampledRatio >= 0.9);
+		Report.Row observingRow = report.add(scenario, observingRecordings.name(), metric, "/s",
+				results.get(observingRecordings));
+		report.compare(observingRow, Report.ratio(observingRow.median() / offRow.median()) + " tracing off");
 		// the benchmark JVM's CPU per effect: what each system costs the application, less sensitive
 		// than throughput to what else runs on the machine
 		String cpu = "JVM CPU per effect (application and drainer, every thread)";
 		Report.Row offCpu = report.add(scenario, "Ductor, tracing off", cpu, "µs", this.cpuPerEffect.get(off.name()));
-		for (OutboxSystem.Kind kind : List.of(on, tracerOnly, sampled)) {
+		for (OutboxSystem.Kind kind : List.of(on, tracerOnly, sampled, observingRecordings)) {
 			Report.Row row = report.add(scenario, kind.name(), cpu, "µs", this.cpuPerEffect.get(kind.name()));
 			report.compare(row, Report.ratio(row.median() / offCpu.median()) + " tracing off");
 		}
