@@ -20,7 +20,9 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 	/**
 	 * Recording an effect intent in the caller's transaction: {@code effect}, {@code receiver},
 	 * {@code outcome} ({@code recorded}, {@code duplicate} or {@code error}) low, {@code ductor.key}
-	 * high. Its trace context is what the intent carries to its dispatch.
+	 * high. Its trace context is what the intent carries to its dispatch. Only with
+	 * {@code ductor.effects.tracing.observe-recording=true}: otherwise the intent carries the trace
+	 * context current where it is recorded, and no observation runs per recording.
 	 */
 	EFFECT_SCHEDULE("ductor.effect.schedule", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.KEY }),
