@@ -54,6 +54,11 @@ import io.ductor.json.JsonCodec;
  * What the fingerprint covers, for which content types, is {@link RequestFingerprinter}'s; a
  * request larger than {@code ductor.idempotency.max-request-size} gets 413 before it is reserved.
  * Stored headers: {@value #STORED_HEADERS_DOC}.
+ * <p>
+ * The filter runs the flow; finding the {@link Idempotent} handler a request reaches, reading its
+ * key header, writing problem details and storing or replaying a response are done by package
+ * helpers of one job each ({@code IdempotentHandlers}, {@code IdempotencyKeyHeader},
+ * {@code ProblemResponses}, {@code StoredResponses}).
  */
 public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
 
