@@ -6,8 +6,8 @@ import io.ductor.test.docs.PropertiesTable;
 import org.junit.jupiter.api.Test;
 
 /**
- * The properties table of {@code docs/reference.md} is the configuration metadata the build
- * generates; {@code -Dductor.docs.update=true} rewrites it.
+ * The properties table of {@code docs/reference.md} is the configuration metadata the
+ * build generates; {@code -Dductor.docs.update=true} rewrites it.
  */
 class PropertiesDocumentationTest {
 

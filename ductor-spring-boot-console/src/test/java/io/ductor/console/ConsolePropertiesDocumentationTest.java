@@ -6,8 +6,8 @@ import io.ductor.test.docs.PropertiesTable;
 import org.junit.jupiter.api.Test;
 
 /**
- * The properties table of {@code docs/console.md} is the console's configuration metadata;
- * {@code -Dductor.docs.update=true} rewrites it.
+ * The properties table of {@code docs/console.md} is the console's configuration
+ * metadata; {@code -Dductor.docs.update=true} rewrites it.
  */
 class ConsolePropertiesDocumentationTest {
 

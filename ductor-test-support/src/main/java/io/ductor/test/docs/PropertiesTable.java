@@ -21,9 +21,9 @@ import com.jayway.jsonpath.JsonPath;
 /**
  * The properties table of a documentation file, generated from a module's configuration
  * metadata ({@code META-INF/spring-configuration-metadata.json} in the build's classes).
- * The table sits between {@code <!-- <marker>:begin -->} and {@code <!-- <marker>:end -->}.
- * {@link #check()} fails naming the keys whose rows differ; with
- * {@code -Dductor.docs.update=true} it rewrites the table instead.
+ * The table sits between {@code <!-- <marker>:begin -->} and
+ * {@code <!-- <marker>:end -->}. {@link #check()} fails naming the keys whose rows
+ * differ; with {@code -Dductor.docs.update=true} it rewrites the table instead.
  */
 public final class PropertiesTable {
 
@@ -106,7 +106,11 @@ public final class PropertiesTable {
 		if (missing.isEmpty() && extra.isEmpty() && changed.isEmpty()) {
 			message.append("\n  (same rows, different order or layout)");
 		}
-		message.append("\nRegenerate it with: ").append(this.regenerate).append(" -D").append(UPDATE_PROPERTY).append("=true");
+		message.append("\nRegenerate it with: ")
+			.append(this.regenerate)
+			.append(" -D")
+			.append(UPDATE_PROPERTY)
+			.append("=true");
 		throw new AssertionError(message.toString());
 	}
 
@@ -120,8 +124,10 @@ public final class PropertiesTable {
 					|| Boolean.TRUE.equals(property.get("deprecated"))) {
 				continue;
 			}
-			rows.put(name, "| `" + name + "` | " + type((String) property.get("type")) + " | "
-					+ defaultValue(property.get("defaultValue")) + " | " + description((String) property.get("description")) + " |");
+			rows.put(name,
+					"| `" + name + "` | " + type((String) property.get("type")) + " | "
+							+ defaultValue(property.get("defaultValue")) + " | "
+							+ description((String) property.get("description")) + " |");
 		}
 		return rows;
 	}
@@ -170,7 +176,8 @@ public final class PropertiesTable {
 		if (description == null) {
 			return "";
 		}
-		String text = JAVADOC_CODE.matcher(description).replaceAll((match) -> "`" + Matcher.quoteReplacement(match.group(1)) + "`");
+		String text = JAVADOC_CODE.matcher(description)
+			.replaceAll((match) -> "`" + Matcher.quoteReplacement(match.group(1)) + "`");
 		text = text.replaceAll("<[^>]+>", "").replaceAll("\\s+", " ").trim().replace("|", "\\|");
 		return text.endsWith(".") ? text : text + ".";
 	}
