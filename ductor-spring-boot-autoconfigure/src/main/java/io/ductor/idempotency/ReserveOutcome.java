@@ -67,8 +67,8 @@ public sealed interface ReserveOutcome {
 
 		/** @return the error for this reuse of a key, to throw */
 		public IdempotencyKeyReuseException exception() {
-			return new IdempotencyKeyReuseException(
-					this.request.describe() + " was already used for a different request; a new request needs a new key");
+			return new IdempotencyKeyReuseException(this.request.describe()
+					+ " was already used for a different request; a new request needs a new key");
 		}
 
 	}

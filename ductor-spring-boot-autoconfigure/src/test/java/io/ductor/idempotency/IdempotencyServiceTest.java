@@ -281,7 +281,8 @@ class IdempotencyServiceTest {
 		responses.forEach((name, response) -> {
 			String key = newKey();
 			String decisionId = name.equals("headers") ? "order-7" : null;
-			service.complete(((ReserveOutcome.Reserved) service.reserve(request(key))).reservation(), decisionId, response);
+			service.complete(((ReserveOutcome.Reserved) service.reserve(request(key))).reservation(), decisionId,
+					response);
 
 			ReserveOutcome replay = service.reserve(request(key));
 			assertThat(replay).as(name).isInstanceOf(ReserveOutcome.Replay.class);

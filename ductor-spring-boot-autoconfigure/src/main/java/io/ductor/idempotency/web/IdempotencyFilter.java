@@ -269,9 +269,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
 					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
 			captured.discard();
-			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR, "The decision for idempotency key '"
-					+ idempotentRequest.key() + "' could not be committed (the server log says why), so nothing"
-					+ " of it was kept; retry with the same key");
+			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR,
+					"The decision for idempotency key '" + idempotentRequest.key() + "' could not be committed (the"
+							+ " server log says why), so nothing of it was kept; retry with the same key");
 			return;
 		}
 		if (notReserved != null) {
@@ -377,7 +377,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 				release(reservation, ReleaseReason.NOT_STORABLE);
 			}
 			else {
-				this.service.complete(reservation, reservation.ownerToken().toString(), StoredResponses.stored(captured));
+				this.service.complete(reservation, reservation.ownerToken().toString(),
+						StoredResponses.stored(captured));
 			}
 		}
 		catch (ReservationLostException ex) {

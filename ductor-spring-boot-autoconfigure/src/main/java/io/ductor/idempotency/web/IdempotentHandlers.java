@@ -134,7 +134,8 @@ final class IdempotentHandlers {
 				return this.idempotent.pool();
 			}
 			Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-			return request.getMethod() + " " + ((pattern != null) ? pattern.toString() : this.handler.getShortLogMessage());
+			String path = (pattern != null) ? pattern.toString() : this.handler.getShortLogMessage();
+			return request.getMethod() + " " + path;
 		}
 
 	}
