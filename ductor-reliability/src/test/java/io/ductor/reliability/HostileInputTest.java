@@ -339,7 +339,7 @@ class HostileInputTest {
 						+ ", stored verbatim: " + jdbc.sql("SELECT count(*) FROM eec_routing_idempotency WHERE idempotency_key = ?")
 							.param(sqlKey).query(Long.class).single());
 		service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-a"), String.class, () -> "first");
-		check(area, "reused key with a new fingerprint", "FingerprintMismatchException", "",
+		check(area, "reused key with a new fingerprint", "IdempotencyKeyReuseException", "",
 				() -> service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-b"), String.class,
 						() -> "second"));
 		service.execute(new IdempotentRequest("alice", "hostile", "shared", "f"), String.class, () -> "alice's answer");

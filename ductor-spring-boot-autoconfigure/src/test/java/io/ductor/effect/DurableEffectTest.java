@@ -21,6 +21,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.TestEffects.Item;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;

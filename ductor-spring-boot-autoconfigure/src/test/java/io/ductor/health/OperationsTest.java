@@ -141,7 +141,8 @@ class OperationsTest {
 		ReserveOutcome first = idempotency.reserve(request);
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> meters.get("ductor.idempotency.pending").gauge().value() == 1);
-		idempotency.complete(first.reservation(), "order-1", new StoredResponse(201, Map.of(), new byte[0]));
+		idempotency.complete(((ReserveOutcome.Reserved) first).reservation(), "order-1",
+				new StoredResponse(201, Map.of(), new byte[0]));
 		idempotency.reserve(request);
 		assertThat(count("ductor.idempotency.reservations", "outcome", "reserved")).isEqualTo(1);
 		assertThat(count("ductor.idempotency.reservations", "outcome", "replay")).isEqualTo(1);
