@@ -29,6 +29,9 @@ public class PeriodicWorker implements SmartLifecycle {
 	/** Late start and early stop: workers run only while the rest of the application is up. */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
+	/** How long Ductor's own workers wait, when stopping, for the round that is running. */
+	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
 	private static final Log logger = LogFactory.getLog(PeriodicWorker.class);
 
 	private final String name;

@@ -33,6 +33,8 @@ import io.ductor.effect.EffectContext;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredResponse;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -62,8 +64,8 @@ class LargestDurationsOnPostgresTest {
 		DuctorPropertiesDurationLimitsTest.durationProperties()
 			.forEach((property) -> properties.add(property + "=36500d"));
 		// the recurring alarm whose every and grace are among them runs the effect below
-		properties.add("ductor.alarms.send.effect=flaky");
-		properties.add("ductor.alarms.send.arguments=alarm-occurrence");
+		properties.add("ductor.effects.alarms.send.effect=flaky");
+		properties.add("ductor.effects.alarms.send.arguments=alarm-occurrence");
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties(properties.toArray(String[]::new))
 			.run();

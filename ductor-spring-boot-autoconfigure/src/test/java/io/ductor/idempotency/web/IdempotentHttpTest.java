@@ -74,7 +74,7 @@ class IdempotentHttpTest {
 				"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
 				"spring.datasource.hikari.maximum-pool-size=20", "server.tomcat.threads.max=260",
-				"ductor.idempotency.wait-timeout=60s", "ductor.sweeper.interval=1h", "ductor.retention.enabled=false")
+				"ductor.idempotency.wait-timeout=60s", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
