@@ -86,7 +86,7 @@ final class BacklogScenario {
 	/** Migrate with an instance that does not drain, then fill the backlog with the application stopped. */
 	private static void prepare(Db db, int n) {
 		// the schema is migrated at start-up
-		DuctorSystem.start(db, Probe.counting(1), "ductor.drainer.enabled=false", "ductor.reconciler.enabled=false",
+		DuctorSystem.start(db, Probe.counting(1), "ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
 				"ductor.retention.enabled=false")
 			.close();
 		fill(db, n);

@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 
 /**
@@ -105,7 +105,7 @@ final class ConcurrencyLimitScenario {
 	private static ConfigurableApplicationContext start(Db db) {
 		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(DuctorSystem.POOL_SIZE)));
 		properties.addAll(List.of("spring.main.banner-mode=off", "spring.main.log-startup-info=false",
-				"ductor.drainer.concurrency=8", "ductor.alarm-scheduler.enabled=false"));
+				"ductor.effects.drainer.concurrency=8", "ductor.effects.alarm-scheduler.enabled=false"));
 		properties.addAll(DuctorSystem.extraProperties);
 		return new SpringApplicationBuilder(Limits.class).web(WebApplicationType.NONE)
 			.properties(properties.toArray(String[]::new))

@@ -74,8 +74,8 @@ final class ConsoleScenario {
 		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(4)));
 		properties.addAll(List.of("server.port=0", "spring.main.banner-mode=off", "spring.main.log-startup-info=false",
 				"management.endpoints.web.exposure.include=ductor", "ductor.console.enabled=true",
-				"ductor.drainer.enabled=false", "ductor.reconciler.enabled=false", "ductor.retention.enabled=false",
-				"ductor.sweeper.enabled=false", DuctorSystem.excludeModulith()));
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false",
+				"ductor.idempotency.sweeper.enabled=false", DuctorSystem.excludeModulith()));
 		properties.addAll(DuctorSystem.extraProperties);
 		return new SpringApplicationBuilder(ConsoleApplication.class).properties(properties.toArray(String[]::new)).run();
 	}

@@ -26,8 +26,8 @@ import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 import io.ductor.worker.PeriodicWorker;
 

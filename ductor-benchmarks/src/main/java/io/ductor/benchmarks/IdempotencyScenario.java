@@ -123,10 +123,10 @@ final class IdempotencyScenario {
 				IdempotencyService service = context.getBean(IdempotencyService.class);
 				RoundTrip roundTrip = (key) -> {
 					ReserveOutcome outcome = service.reserve(new IdempotentRequest("bench", "orders", key, "fp"));
-					if (outcome.result() != ReserveOutcome.Result.RESERVED) {
-						throw new IllegalStateException("Key " + key + " was not reserved: " + outcome.result());
+					if (!(outcome instanceof ReserveOutcome.Reserved reserved)) {
+						throw new IllegalStateException("Key " + key + " was not reserved: " + outcome);
 					}
-					service.complete(outcome.reservation(), "decision-" + key, new StoredResponse(201, Map.of(), BODY));
+					service.complete(reserved.reservation(), "decision-" + key, new StoredResponse(201, Map.of(), BODY));
 				};
 				return timed("Ductor", total, threads, roundTrip);
 			}

@@ -68,7 +68,7 @@ final class OutboxScenarios {
 		OutboxSystem.Kind modulith = ModulithSystem.kind(shape);
 		OutboxSystem.Kind producersAlone = producersAlone(shape);
 		OutboxSystem.Kind ductorAlone = new OutboxSystem.Kind("Ductor producers alone",
-				(db, probe) -> new DuctorSystem(shape, db, probe, 1, "ductor.drainer.enabled=false"));
+				(db, probe) -> new DuctorSystem(shape, db, probe, 1, "ductor.effects.drainer.enabled=false"));
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
 				List.of(ductor, raw, modulith, producersAlone, ductorAlone), OutboxSystem.Kind::name, options.trials(),
 				(kind) -> (kind == producersAlone || kind == ductorAlone)

@@ -72,7 +72,7 @@ final class TickScenario {
 	private double ductorDistinct(int total, int threads) {
 		return this.bench.withDatabase((db) -> {
 			try (ConfigurableApplicationContext context = DuctorSystem.start(db, Probe.counting(1),
-					"ductor.drainer.enabled=false")) {
+					"ductor.effects.drainer.enabled=false")) {
 				TickService ticks = context.getBean(TickService.class);
 				for (int t = 0; t < threads; t++) {
 					ticks.start("bench", "run-" + t, new Counter(0));
@@ -130,7 +130,7 @@ final class TickScenario {
 	private double[] ductorHot(int total) {
 		return this.bench.withDatabase((db) -> {
 			try (ConfigurableApplicationContext context = DuctorSystem.start(db, Probe.counting(1),
-					"ductor.drainer.enabled=false", "spring.datasource.hikari.maximum-pool-size=" + HOT_THREADS)) {
+					"ductor.effects.drainer.enabled=false", "spring.datasource.hikari.maximum-pool-size=" + HOT_THREADS)) {
 				TickService ticks = context.getBean(TickService.class);
 				ticks.start("bench", "hot", new Counter(0));
 				return timed(total, HOT_THREADS, (thread, i) -> {

@@ -77,7 +77,7 @@ class HostileInputTest {
 		return new String[] { "spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"server.port=0", "workload.ticking=false", "ductor.drainer.poll-interval=100ms",
+				"server.port=0", "workload.ticking=false", "ductor.effects.drainer.poll-interval=100ms",
 				"ductor.effects.backoff.initial=100ms", "logging.level.root=warn" };
 	}
 
@@ -339,7 +339,7 @@ class HostileInputTest {
 						+ ", stored verbatim: " + jdbc.sql("SELECT count(*) FROM eec_routing_idempotency WHERE idempotency_key = ?")
 							.param(sqlKey).query(Long.class).single());
 		service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-a"), String.class, () -> "first");
-		check(area, "reused key with a new fingerprint", "FingerprintMismatchException", "",
+		check(area, "reused key with a new fingerprint", "IdempotencyKeyReuseException", "",
 				() -> service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-b"), String.class,
 						() -> "second"));
 		service.execute(new IdempotentRequest("alice", "hostile", "shared", "f"), String.class, () -> "alice's answer");
@@ -381,9 +381,9 @@ class HostileInputTest {
 				() -> http(post("/orders", "{\"n\":1}", "Idempotency-Key", sqlKey)));
 
 		area = "properties";
-		check(area, "ductor.drainer.batch-size=0", "ductor.drainer.batch-size", "",
-				() -> startupFailure("ductor.drainer.batch-size=0"));
-		check(area, "ductor.drainer.lease=-1s", "ductor.drainer.lease", "", () -> startupFailure("ductor.drainer.lease=-1s"));
+		check(area, "ductor.effects.drainer.batch-size=0", "ductor.effects.drainer.batch-size", "",
+				() -> startupFailure("ductor.effects.drainer.batch-size=0"));
+		check(area, "ductor.effects.drainer.lease=-1s", "ductor.effects.drainer.lease", "", () -> startupFailure("ductor.effects.drainer.lease=-1s"));
 		check(area, "ductor.schema.mode=bogus", "ductor.schema.mode", "", () -> startupFailure("ductor.schema.mode=bogus"));
 		check(area, "ductor.idempotency.retention=1h (shorter than completed-ttl 24h)", "ductor.idempotency.retention", "",
 				() -> startupFailure("ductor.idempotency.retention=1h"));

@@ -36,7 +36,7 @@ class LeaseAbuseTest {
 		JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 		// the first instance holds a long lease and no reconciler: only the lease's own expiry can take the intent
 		try (Workload first = Workload.launch(directory, postgres.database(), "slow", 0, Workload.freePort(),
-				"workload.ticking=false", "ductor.drainer.lease=60s", "ductor.reconciler.enabled=false")) {
+				"workload.ticking=false", "ductor.effects.drainer.lease=60s", "ductor.effects.reconciler.enabled=false")) {
 			first.awaitReady(Duration.ofSeconds(90));
 			insertProbes(jdbc, "outlived", 1, 20_000);
 			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight'") == 1,
@@ -44,7 +44,7 @@ class LeaseAbuseTest {
 			String owner = jdbc.sql("SELECT lease_owner FROM eec_effect_intent").query(String.class).single();
 			assertThat(owner).startsWith(first.pid() + "@");
 			Workload second = Workload.launch(directory, postgres.database(), "fast", 0, Workload.freePort(),
-					"workload.ticking=false", "ductor.reconciler.interval=200ms");
+					"workload.ticking=false", "ductor.effects.reconciler.interval=200ms");
 			try {
 				second.awaitReady(Duration.ofSeconds(90));
 				// the lease ends while attempt 1 still runs (a clock jump, a missed heartbeat)
@@ -100,10 +100,10 @@ class LeaseAbuseTest {
 		int probes = 0;
 		long stolen = 0;
 		try (Workload frozen = Workload.launch(directory, postgres.database(), "frozen", 0, Workload.freePort(),
-				"workload.ticking=false", "ductor.drainer.lease=2s");
+				"workload.ticking=false", "ductor.effects.drainer.lease=2s");
 				Workload other = Workload.launch(directory, postgres.database(), "other", 0, Workload.freePort(),
-						"workload.ticking=false", "ductor.drainer.lease=2s",
-						"ductor.reconciler.interval=200ms")) {
+						"workload.ticking=false", "ductor.effects.drainer.lease=2s",
+						"ductor.effects.reconciler.interval=200ms")) {
 			frozen.awaitReady(Duration.ofSeconds(90));
 			other.awaitReady(Duration.ofSeconds(90));
 			// the class's database may hold the other scenario's probe

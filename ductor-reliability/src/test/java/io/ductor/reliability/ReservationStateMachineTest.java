@@ -29,8 +29,8 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.idempotency.DuplicatePolicy;
-import io.ductor.idempotency.FingerprintMismatchException;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
@@ -41,7 +41,7 @@ import io.ductor.idempotency.IdempotentResult;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReservationLostException;
 import io.ductor.idempotency.ReserveOutcome;
-import io.ductor.idempotency.ReserveOutcome.Result;
+import io.ductor.idempotency.StoredDecision;
 import io.ductor.idempotency.StoredResponse;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
@@ -77,6 +77,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * 65, so no step lands on a boundary).
  */
 class ReservationStateMachineTest {
+
+	/** What the model predicts a reservation finds. */
+	enum Result {
+
+		RESERVED(ReserveOutcome.Reserved.class), REPLAY(ReserveOutcome.Replay.class),
+		IN_FLIGHT(ReserveOutcome.InFlight.class), FINGERPRINT_MISMATCH(ReserveOutcome.FingerprintMismatch.class);
+
+		final Class<? extends ReserveOutcome> type;
+
+		Result(Class<? extends ReserveOutcome> type) {
+			this.type = type;
+		}
+
+	}
 
 	static final int ADVANCE_MINUTES = 65;
 
@@ -455,16 +469,18 @@ class ReservationStateMachineTest {
 			Result expected = predict(slot, fingerprint);
 			int epoch = epochOfGrant(slot);
 			ReserveOutcome outcome = service.reserve(request(slot, fingerprint));
-			assertThat(outcome.result()).as("reserve " + describe(slot) + " " + fingerprint).isEqualTo(expected);
+			assertThat(outcome).as("reserve " + describe(slot) + " " + fingerprint).isInstanceOf(expected.type);
 			if (expected == Result.RESERVED) {
 				this.epochs[slot] = epoch;
-				pending(slot, outcome.reservation().ownerToken(), fingerprint);
-				this.handles.add(new Handle(slot, outcome.reservation(), epoch));
+				Reservation reservation = ((ReserveOutcome.Reserved) outcome).reservation();
+				pending(slot, reservation.ownerToken(), fingerprint);
+				this.handles.add(new Handle(slot, reservation, epoch));
 			}
 			else if (expected == Result.REPLAY) {
-				String body = new String(outcome.decision().response().body(), StandardCharsets.UTF_8);
+				StoredDecision decision = ((ReserveOutcome.Replay) outcome).decision();
+				String body = new String(decision.response().body(), StandardCharsets.UTF_8);
 				assertThat(body).as("replayed body of " + describe(slot)).isEqualTo(this.rows.get(slot).body);
-				checkReplay(slot, body.replace("\"", ""), outcome.decision().decisionId());
+				checkReplay(slot, body.replace("\"", ""), decision.decisionId());
 			}
 		}
 
@@ -562,7 +578,7 @@ class ReservationStateMachineTest {
 				default -> assertThatThrownBy(() -> service.executeInTransaction(request, String.class, () -> {
 					insertDecision(id, slot, epoch, "one-transaction");
 					return id;
-				})).isInstanceOf(FingerprintMismatchException.class);
+				})).isInstanceOf(IdempotencyKeyReuseException.class);
 			}
 		}
 
@@ -581,7 +597,7 @@ class ReservationStateMachineTest {
 			Class<? extends Throwable> failure = switch (expected) {
 				case RESERVED -> Crash.class;
 				case IN_FLIGHT -> IdempotencyKeyInFlightException.class;
-				default -> FingerprintMismatchException.class;
+				default -> IdempotencyKeyReuseException.class;
 			};
 			assertThatThrownBy(() -> service.executeInTransaction(request, String.class, () -> {
 				insertDecision(id, slot, epochOfGrant(slot), "one-transaction");

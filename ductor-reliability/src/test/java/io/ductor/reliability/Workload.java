@@ -73,9 +73,9 @@ final class Workload implements AutoCloseable {
 				"spring.datasource.password=" + ((password != null) ? password : ""),
 				"spring.datasource.hikari.data-source-properties.ApplicationName=" + APPLICATION_NAME_PREFIX + instance,
 				"server.port=" + port, "workload.instance=" + instance, "workload.generation=" + generation,
-				"workload.ack-directory=" + directory.toAbsolutePath(), "ductor.drainer.lease=3s",
-				"ductor.drainer.poll-interval=250ms", "ductor.drainer.concurrency=4", "ductor.drainer.batch-size=50",
-				"ductor.reconciler.interval=500ms", "ductor.sweeper.interval=2s", "ductor.effects.retention=1h",
+				"workload.ack-directory=" + directory.toAbsolutePath(), "ductor.effects.drainer.lease=3s",
+				"ductor.effects.drainer.poll-interval=250ms", "ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=50",
+				"ductor.effects.reconciler.interval=500ms", "ductor.idempotency.sweeper.interval=2s", "ductor.effects.retention=1h",
 				"ductor.effects.backoff.initial=200ms", "ductor.effects.backoff.max=2s", "ductor.retention.interval=5s",
 				"ductor.idempotency.wait-timeout=3s"));
 		all.addAll(List.of(properties));

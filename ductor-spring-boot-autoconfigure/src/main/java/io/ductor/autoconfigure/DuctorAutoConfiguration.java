@@ -1,6 +1,8 @@
 package io.ductor.autoconfigure;
 
-import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -23,23 +25,26 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
+import io.ductor.effect.EffectDrainer;
 import io.ductor.health.DuctorBacklog;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
 import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.DuctorObservations;
-import io.ductor.observation.MicrometerDuctorObservations;
-import io.ductor.observation.TraceContextSource;
 import io.ductor.run.TickService;
+import io.ductor.worker.DuctorWorkers;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
 import io.ductor.worker.RetentionTask;
+import io.ductor.worker.WorkerStatus;
 
 /**
- * Auto-configuration for Ductor: its schema, the JSON codec and the tick service, on the
- * application's single {@link DataSource}.
+ * Auto-configuration for Ductor's core: its schema, the JSON codec, the tick service, the backlog
+ * and the retention worker, on the application's single {@link DataSource}. Its schema is a
+ * database initializer: beans annotated with {@link DependsOnDatabaseInitialization} (Ductor's
+ * own, and the application's) are created after Ductor's migrations, which run after the
+ * application's own (its Flyway or Liquibase migrations and SQL scripts).
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
@@ -53,17 +58,13 @@ import io.ductor.worker.RetentionTask;
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class DuctorAutoConfiguration {
 
-	/** How long stopping waits for a periodic worker's round. */
-	static final Duration WORKER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
-
 	/**
-	 * Runs after the application's own database initializers (its Flyway or Liquibase
-	 * migrations), so that an application starting on an empty schema migrates first and Ductor's
-	 * tables then join it.
+	 * Ductor's migrations. Ordered after the application's own database initializers by
+	 * {@link DuctorSchemaDatabaseInitializerDetector}, so that an application starting on an empty
+	 * schema migrates first and Ductor's tables then join it.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@DependsOnDatabaseInitialization
 	DuctorSchema ductorSchema(DataSource dataSource, DuctorProperties properties) {
 		return new DuctorSchema(dataSource, properties.schema().mode());
 	}
@@ -76,69 +77,46 @@ public final class DuctorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	TickService tickService(DuctorSchema schema, DataSource dataSource,
-			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
-		return new TickService(dataSource, transactionManager(transactionManager, dataSource), json,
-				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(), observer(observer),
-				observations(observations));
+	@DependsOnDatabaseInitialization
+	TickService tickService(DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager,
+			JsonCodec json, ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
+			DuctorProperties properties) {
+		return new TickService(dataSource,
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(),
+				observer.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorBacklog ductorBacklog(DuctorSchema schema, DataSource dataSource, DuctorProperties properties) {
+	@DependsOnDatabaseInitialization
+	DuctorBacklog ductorBacklog(DataSource dataSource, DuctorProperties properties) {
 		return new DuctorBacklog(dataSource, properties.backlog().cacheTtl(), properties.backlog().countLimit());
 	}
 
 	@Bean(name = "ductorRetentionWorker")
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
-	PeriodicWorker ductorRetentionWorker(DuctorSchema schema, ObjectProvider<RetentionPurger> purgers,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
+	@DependsOnDatabaseInitialization
+	PeriodicWorker ductorRetentionWorker(ObjectProvider<RetentionPurger> purgers,
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
+			DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
-		return new PeriodicWorker("retention", retention.interval(), WORKER_SHUTDOWN_TIMEOUT,
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), observer(observer),
-				observations(observations));
+		return new PeriodicWorker("retention", retention.interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()),
+				observer.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
-	/** The application's transaction manager, or one of Ductor's own on {@code dataSource}. */
-	static PlatformTransactionManager transactionManager(ObjectProvider<PlatformTransactionManager> transactionManager,
-			DataSource dataSource) {
-		return transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource));
-	}
-
-	/** The observer Ductor's components report to: Ductor's meters, the application's own, or none. */
-	static DuctorObserver observer(ObjectProvider<DuctorObserver> observer) {
-		return observer.getIfUnique(() -> DuctorObserver.NOOP);
-	}
-
-	/** Where Ductor's work is observed: the application's observation registry, or nowhere. */
-	static DuctorObservations observations(ObjectProvider<DuctorObservations> observations) {
-		return observations.getIfUnique(() -> DuctorObservations.NOOP);
-	}
-
-	/**
-	 * Ductor's observations in the application's {@code ObservationRegistry}, when Micrometer's
-	 * observation API is present; with a convention bean, that convention names them. The trace
-	 * context an unobserved recording stores comes from the tracer's source
-	 * ({@link DuctorTracingAutoConfiguration}), when there is one.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
-	static class ObservationConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		DuctorObservations ductorObservations(
-				ObjectProvider<io.micrometer.observation.ObservationRegistry> registry,
-				ObjectProvider<DuctorObservationConvention> convention, ObjectProvider<TraceContextSource> traceContexts,
-				DuctorProperties properties) {
-			io.micrometer.observation.ObservationRegistry available = registry.getIfUnique();
-			return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique(),
-					traceContexts.getIfUnique(() -> TraceContextSource.NONE),
-					properties.effects().tracing().observeRecording()) : DuctorObservations.NOOP;
-		}
-
+	/** The workers of this instance, whose statuses health and the endpoint show. */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorWorkers ductorWorkers(ObjectProvider<PeriodicWorker> workers, ObjectProvider<EffectDrainer> drainer) {
+		List<Supplier<WorkerStatus>> statuses = new ArrayList<>();
+		drainer.orderedStream().forEach((bean) -> statuses.add(bean::status));
+		workers.orderedStream().forEach((bean) -> statuses.add(bean::status));
+		return new DuctorWorkers(statuses);
 	}
 
 	/**
@@ -151,7 +129,8 @@ public final class DuctorAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		PostgresNotificationListener ductorNotificationListener(DuctorSchema schema, DataSource dataSource) {
+		@DependsOnDatabaseInitialization
+		PostgresNotificationListener ductorNotificationListener(DataSource dataSource) {
 			return new PostgresNotificationListener(dataSource);
 		}
 

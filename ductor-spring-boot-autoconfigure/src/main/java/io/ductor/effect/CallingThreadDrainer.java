@@ -12,7 +12,7 @@ import io.ductor.effect.IntentStore.Settled;
 
 /**
  * Runs the drainer's and the reconciler's work on the calling thread, one step at a time, for tests
- * in which the background drainer is off ({@code ductor.drainer.enabled=false}): the same claim
+ * in which the background drainer is off ({@code ductor.effects.drainer.enabled=false}): the same claim
  * under a lease, the same dispatch (with {@link EffectContext}, the started mark of receivers that
  * cannot deduplicate, the classification of failures) and the same completion fenced by lease owner
  * and attempt as the drainer, and the same redrive of expired leases and reconciliation rounds as

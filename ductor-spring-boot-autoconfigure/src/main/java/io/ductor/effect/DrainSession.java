@@ -6,10 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,30 +31,24 @@ import io.ductor.metrics.DuctorObserver;
  * outcomes) lives here and dies with it, so a drainer started again begins from nothing, and an
  * attempt the last run left behind can never be mistaken for one of the new run's claims.
  * <p>
- * Three threads and a pool: the claim thread claims batches and hands them to the pool; the pool
- * runs the effects; the completion thread records outcomes in batches; and the heartbeat extends
- * the leases of every claim held, on a schedule of its own (a third of the lease), whatever the
- * claims are doing.
+ * Three threads and a pool: the claim thread claims batches and hands them to the pool, and waits
+ * on its {@link Waiter} between claims; the pool runs the effects; the {@link CompletionBatcher}'s
+ * thread records outcomes in batches; and the {@link LeaseHeartbeat} extends the leases of every
+ * claim held, on a schedule of its own (a third of the lease), whatever the claims are doing.
  */
 final class DrainSession {
 
 	private static final Log logger = LogFactory.getLog(EffectDrainer.class);
 
-	private static final int MAX_COMPLETION_BATCH = 1000;
-
 	private static final long CLAIM_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private static final Duration CLAIM_STOP_TIMEOUT = Duration.ofSeconds(2);
-
-	private static final int MAX_IDS_LOGGED = 10;
 
 	private final String owner;
 
 	private final IntentStore store;
 
 	private final EffectDispatcher dispatcher;
-
-	private final Consumer<List<Settled>> settledListener;
 
 	private final Consumer<RuntimeException> roundListener;
 
@@ -67,43 +59,38 @@ final class DrainSession {
 	private final AtomicInteger outstanding = new AtomicInteger();
 
 	/** The claims held, by intent id, from the claim until their outcome is recorded. */
-	private final Map<Long, Claim> held = new ConcurrentHashMap<>();
+	private final Map<Long, DrainClaim> held = new ConcurrentHashMap<>();
 
 	/** Claims handed to the pool that no worker has taken yet; handed back at stop. */
-	private final Set<Claim> unstarted = ConcurrentHashMap.newKeySet();
+	private final Set<DrainClaim> unstarted = ConcurrentHashMap.newKeySet();
 
-	private final LinkedBlockingQueue<Outcome> completions = new LinkedBlockingQueue<>();
-
-	private final Object signal = new Object();
-
-	private boolean woken;
+	private final Waiter waiter = new Waiter();
 
 	private volatile boolean stopping;
 
-	private volatile boolean recording = true;
-
 	private final ThreadPoolExecutor pool;
 
-	private final ScheduledExecutorService heartbeat;
+	private final LeaseHeartbeat heartbeat;
+
+	private final CompletionBatcher completions;
 
 	private final Thread claimThread;
-
-	private final Thread completionThread;
 
 	DrainSession(String owner, IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
 			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer) {
 		this.owner = owner;
 		this.store = store;
 		this.dispatcher = dispatcher;
-		this.settledListener = settledListener;
 		this.roundListener = roundListener;
 		this.settings = settings;
 		this.observer = observer;
 		this.pool = new ThreadPoolExecutor(settings.concurrency(), settings.concurrency(), 0, TimeUnit.MILLISECONDS,
 				new LinkedBlockingQueue<>(), new CustomizableThreadFactory("ductor-effect-"));
-		this.heartbeat = Executors.newSingleThreadScheduledExecutor((task) -> daemon("ductor-heartbeat", task));
-		this.claimThread = daemon("ductor-drainer", this::claimLoop);
-		this.completionThread = daemon("ductor-completer", this::completionLoop);
+		this.heartbeat = new LeaseHeartbeat(owner, store, settings.lease(), observer, this.held);
+		this.completions = new CompletionBatcher(owner, store, settings.pollInterval(), this::recorded,
+				settledListener);
+		this.claimThread = new Thread(this::claimLoop, "ductor-drainer");
+		this.claimThread.setDaemon(true);
 	}
 
 	String owner() {
@@ -111,9 +98,8 @@ final class DrainSession {
 	}
 
 	void start() {
-		long beat = Math.max(1, this.settings.lease().toMillis() / 3);
-		this.heartbeat.scheduleWithFixedDelay(this::beatSafely, beat, beat, TimeUnit.MILLISECONDS);
-		this.completionThread.start();
+		this.heartbeat.start();
+		this.completions.start();
 		this.claimThread.start();
 	}
 
@@ -136,10 +122,9 @@ final class DrainSession {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		this.recording = false;
-		joinOrInterrupt(this.completionThread, this.settings.shutdownTimeout());
-		this.heartbeat.shutdownNow();
-		List<ClaimedIntent> handBack = this.unstarted.stream().map(Claim::intent).toList();
+		this.completions.stop(this.settings.shutdownTimeout());
+		this.heartbeat.stop();
+		List<ClaimedIntent> handBack = this.unstarted.stream().map(DrainClaim::intent).toList();
 		if (!handBack.isEmpty()) {
 			try {
 				int returned = this.store.handBack(this.owner, handBack);
@@ -153,10 +138,7 @@ final class DrainSession {
 	}
 
 	void wakeUp() {
-		synchronized (this.signal) {
-			this.woken = true;
-			this.signal.notifyAll();
-		}
+		this.waiter.wake();
 	}
 
 	/** Room for the running effects and two batches: one queued while the next is claimed. */
@@ -194,8 +176,15 @@ final class DrainSession {
 				LockSupport.parkNanos(CLAIM_GATHER_NANOS);
 			}
 			if (!more || !roomForBatch()) {
-				awaitSignal(this.settings.pollInterval().toNanos());
+				awaitSignal();
 			}
+		}
+	}
+
+	/** Waits for a wake-up or the next poll; an interrupted claim thread stops claiming. */
+	private void awaitSignal() {
+		if (!this.waiter.await(this.settings.pollInterval().toNanos(), () -> this.stopping)) {
+			this.stopping = true;
 		}
 	}
 
@@ -260,9 +249,9 @@ final class DrainSession {
 	}
 
 	private void enqueue(ClaimedIntent intent) {
-		Claim claim = new Claim(intent);
+		DrainClaim claim = new DrainClaim(intent);
 		this.unstarted.add(claim);
-		Claim previous = this.held.put(intent.id(), claim);
+		DrainClaim previous = this.held.put(intent.id(), claim);
 		if (previous != null && this.unstarted.remove(previous)) {
 			// our earlier claim of this intent lost its lease before it started, and we claimed it again
 			release(previous);
@@ -275,7 +264,7 @@ final class DrainSession {
 		}
 	}
 
-	private void run(Claim claim) {
+	private void run(DrainClaim claim) {
 		if (this.stopping || !this.unstarted.remove(claim)) {
 			return;
 		}
@@ -287,7 +276,7 @@ final class DrainSession {
 		}
 		finally {
 			if (completion != null) {
-				this.completions.add(new Outcome(claim, completion));
+				this.completions.add(claim, completion);
 			}
 			else {
 				release(claim);
@@ -299,7 +288,7 @@ final class DrainSession {
 		if (this.store.markStarted(this.owner, intent.id(), intent.attempt())) {
 			return true;
 		}
-		Claim claim = this.held.get(intent.id());
+		DrainClaim claim = this.held.get(intent.id());
 		if (claim != null && claim.intent() == intent && !claim.lost) {
 			claim.lost = true;
 			this.observer.drainerLeaseLost(1);
@@ -310,162 +299,22 @@ final class DrainSession {
 	}
 
 	/** Forget a claim whose outcome will never be recorded by this run. */
-	private void release(Claim claim) {
+	private void release(DrainClaim claim) {
 		this.held.remove(claim.intent().id(), claim);
 		this.outstanding.decrementAndGet();
 		wakeUp();
 	}
 
-	/** A scheduled task that throws is never run again: nothing may end the heartbeat. */
-	private void beatSafely() {
-		try {
-			beat();
+	/** The outcomes of these claims were recorded (applied, or fenced off): they are held no more. */
+	private void recorded(List<DrainClaim> claims) {
+		for (DrainClaim claim : claims) {
+			this.held.remove(claim.id(), claim);
 		}
-		catch (Throwable ex) {
-			logger.warn("Ductor's drainer heartbeat failed; it runs again in a third of the lease", ex);
-		}
+		this.outstanding.addAndGet(-claims.size());
+		wakeUp();
 	}
 
-	/**
-	 * The heartbeat: extends the lease of every claim held and reports the claims whose lease was
-	 * lost meanwhile (it expired and was redriven, or another drainer holds the intent now). Their
-	 * attempts may still be running; their outcomes will be fenced off.
-	 */
-	private void beat() {
-		if (this.held.isEmpty()) {
-			return;
-		}
-		List<Claim> claims = new ArrayList<>(this.held.values());
-		Set<Long> extended;
-		try {
-			extended = this.store.extendLeases(this.owner, this.settings.lease());
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Ductor's drainer could not extend the leases of " + claims.size() + " claimed intent(s); "
-					+ "trying again in a third of the lease. If this lasts as long as the lease ("
-					+ this.settings.lease() + "), the reconciler redrives them while they may still run", ex);
-			this.observer.workerRound("heartbeat", false);
-			return;
-		}
-		this.observer.workerRound("heartbeat", true);
-		List<Claim> notExtended = new ArrayList<>();
-		for (Claim claim : claims) {
-			long id = claim.intent().id();
-			// a claim settling or settled may have been completed before the update read it
-			if (!extended.contains(id) && !claim.settling && !claim.lost && this.held.get(id) == claim) {
-				notExtended.add(claim);
-			}
-		}
-		if (!notExtended.isEmpty()) {
-			reportLost(notExtended);
-		}
-	}
-
-	/** Counts and logs the claims among {@code notExtended} that this run no longer holds. */
-	private void reportLost(List<Claim> notExtended) {
-		Set<Long> stillHeld;
-		try {
-			stillHeld = this.store.heldBy(this.owner, notExtended.stream().map((claim) -> claim.intent().id()).toList());
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Ductor's drainer could not check the leases its heartbeat did not extend", ex);
-			return;
-		}
-		List<Long> lost = new ArrayList<>();
-		for (Claim claim : notExtended) {
-			long id = claim.intent().id();
-			if (!stillHeld.contains(id) && !claim.settling && !claim.lost) {
-				claim.lost = true;
-				lost.add(id);
-			}
-		}
-		if (!lost.isEmpty()) {
-			this.observer.drainerLeaseLost(lost.size());
-			logger.warn("Ductor's drainer lost the lease of " + lost.size() + " intent(s) it holds "
-					+ lost.subList(0, Math.min(lost.size(), MAX_IDS_LOGGED)) + ((lost.size() > MAX_IDS_LOGGED) ? "…" : "")
-					+ ": the lease expired and the intent was redriven, or another drainer holds it; the outcome of "
-					+ "the attempt this drainer runs will be ignored");
-		}
-	}
-
-	private void completionLoop() {
-		List<Outcome> batch = new ArrayList<>();
-		while (this.recording || !this.completions.isEmpty() || !batch.isEmpty()) {
-			try {
-				if (batch.isEmpty()) {
-					Outcome first = this.completions.poll(50, TimeUnit.MILLISECONDS);
-					if (first == null) {
-						continue;
-					}
-					batch.add(first);
-					this.completions.drainTo(batch, MAX_COMPLETION_BATCH - 1);
-				}
-				List<Completion> outcomes = new ArrayList<>(batch.size());
-				for (Outcome outcome : batch) {
-					outcome.claim().settling = true;
-					outcomes.add(outcome.completion());
-				}
-				List<Settled> settled = this.store.complete(this.owner, outcomes);
-				if (settled.size() < batch.size()) {
-					logger.info((batch.size() - settled.size()) + " effect outcome(s) arrived after their lease "
-							+ "was lost and were ignored; a newer attempt owns those intents");
-				}
-				for (Outcome outcome : batch) {
-					this.held.remove(outcome.claim().intent().id(), outcome.claim());
-				}
-				this.outstanding.addAndGet(-batch.size());
-				batch.clear();
-				wakeUp();
-				this.settledListener.accept(settled);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-			catch (RuntimeException ex) {
-				if (!this.recording) {
-					logger.warn("Ductor's drainer stopped before it could record " + batch.size() + " effect outcome(s); "
-							+ "their leases expire and the reconciler redrives them", ex);
-					return;
-				}
-				// keep the batch and try again: an outcome is never dropped while the drainer runs
-				logger.warn("Ductor's drainer could not record " + batch.size() + " effect outcome(s); retrying", ex);
-				sleep(this.settings.pollInterval());
-			}
-		}
-	}
-
-	private void awaitSignal(long nanos) {
-		synchronized (this.signal) {
-			if (!this.woken && !this.stopping) {
-				try {
-					TimeUnit.NANOSECONDS.timedWait(this.signal, nanos);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					this.stopping = true;
-				}
-			}
-			this.woken = false;
-		}
-	}
-
-	private static Thread daemon(String name, Runnable body) {
-		Thread thread = new Thread(body, name);
-		thread.setDaemon(true);
-		return thread;
-	}
-
-	private static void sleep(Duration duration) {
-		try {
-			Thread.sleep(duration.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	private static void joinOrInterrupt(Thread thread, Duration timeout) {
+	static void joinOrInterrupt(Thread thread, Duration timeout) {
 		try {
 			thread.join(timeout.toMillis());
 			if (thread.isAlive()) {
@@ -475,33 +324,6 @@ final class DrainSession {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-	}
-
-	/**
-	 * One claimed attempt held by this run. Compared by identity: the same intent claimed again
-	 * (after its earlier claim lost its lease) is another claim.
-	 */
-	private static final class Claim {
-
-		private final ClaimedIntent intent;
-
-		/** Its outcome is being recorded: the row may be settled before the heartbeat reads it. */
-		volatile boolean settling;
-
-		/** Its lease was found lost, and counted. */
-		volatile boolean lost;
-
-		Claim(ClaimedIntent intent) {
-			this.intent = intent;
-		}
-
-		ClaimedIntent intent() {
-			return this.intent;
-		}
-
-	}
-
-	private record Outcome(Claim claim, Completion completion) {
 	}
 
 	/**

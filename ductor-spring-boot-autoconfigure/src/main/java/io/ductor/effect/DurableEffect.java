@@ -35,7 +35,7 @@ public @interface DurableEffect {
 	 * SpEL expression over the method's parameters ({@code #orderId}, {@code #p0}) giving the
 	 * idempotency key, at most 200 characters. Calling the effect again with the same key and the
 	 * same arguments records nothing new; with other arguments it throws
-	 * {@link IdempotencyKeyReuseException}. Empty (the default): a fresh UUID per call.
+	 * {@link io.ductor.IdempotencyKeyReuseException}. Empty (the default): a fresh UUID per call.
 	 * @return the key expression
 	 */
 	String key() default "";

@@ -2,7 +2,6 @@ package io.ductor.effect;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -13,6 +12,7 @@ import org.springframework.context.SmartLifecycle;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.WorkerRounds;
 import io.ductor.worker.WorkerStatus;
 
 /**
@@ -48,15 +48,7 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private final AtomicLong generation = new AtomicLong();
 
-	private final AtomicLong rounds = new AtomicLong();
-
-	private volatile Instant startedAt;
-
-	private volatile Instant lastCompletedAt;
-
-	private volatile Instant lastFailedAt;
-
-	private volatile String lastError;
+	private final WorkerRounds rounds;
 
 	private volatile String owner;
 
@@ -69,6 +61,7 @@ public class EffectDrainer implements SmartLifecycle {
 		this.dispatcher = dispatcher;
 		this.settledListener = settledListener;
 		this.settings = settings;
+		this.rounds = new WorkerRounds("drainer", observer);
 		this.instanceId = ManagementFactory.getRuntimeMXBean().getName() + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
 	}
@@ -117,7 +110,7 @@ public class EffectDrainer implements SmartLifecycle {
 		DrainSession session = new DrainSession(owner, this.store, this.dispatcher, this.settledListener,
 				this::roundEnded, this.settings, this.observer);
 		this.owner = owner;
-		this.startedAt = Instant.now();
+		this.rounds.started();
 		this.session = session;
 		session.start();
 	}
@@ -147,21 +140,17 @@ public class EffectDrainer implements SmartLifecycle {
 	}
 
 	private void roundEnded(RuntimeException failure) {
-		this.rounds.incrementAndGet();
 		if (failure == null) {
-			this.lastCompletedAt = Instant.now();
+			this.rounds.succeeded();
 		}
 		else {
-			this.lastFailedAt = Instant.now();
-			this.lastError = String.valueOf(failure.getMessage());
+			this.rounds.failed(failure);
 		}
-		this.observer.workerRound("drainer", failure == null);
 	}
 
 	/** @return what the drainer has been doing: a round is one claim attempt */
 	public WorkerStatus status() {
-		return new WorkerStatus("drainer", isRunning(), this.settings.pollInterval(), this.startedAt,
-				this.rounds.get(), this.lastCompletedAt, this.lastFailedAt, this.lastError);
+		return this.rounds.status(isRunning(), this.settings.pollInterval());
 	}
 
 	/**

@@ -155,7 +155,7 @@ public class EffectOutbox {
 	 * @param request the effect, its arguments and options
 	 * @return the intent's idempotency key
 	 * @throws DurableEffectException without a transaction, for an unknown effect or unstorable arguments
-	 * @throws IdempotencyKeyReuseException when the key is bound to another payload
+	 * @throws io.ductor.IdempotencyKeyReuseException when the key is bound to another payload
 	 */
 	public String schedule(EffectRequest request) {
 		EffectDefinition effect = effect(request.effectName());

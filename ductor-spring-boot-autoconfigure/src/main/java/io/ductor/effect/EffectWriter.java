@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.Ids;
 import io.ductor.effect.IntentStore.ClaimedIntent;
 import io.ductor.metrics.DuctorObserver;
@@ -156,7 +157,10 @@ class EffectWriter {
 			}
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(payload.fingerprint())) {
-				throw new IdempotencyKeyReuseException(resolvedKey, binding[0], effect.name());
+				throw new IdempotencyKeyReuseException("Idempotency key '" + resolvedKey
+						+ "' is already bound to an intent of effect '" + binding[0]
+						+ "' with other arguments; cannot reuse it for '" + effect.name()
+						+ "' with these arguments. Derive keys from the operation and its payload.");
 			}
 			return false;
 		}

@@ -8,7 +8,7 @@ import java.time.OffsetDateTime;
  * @param name the alarm's name
  * @param effectName the effect each occurrence runs
  * @param schedule when it fires and what happens to missed occurrences
- * @param declaredIn {@code properties} (declared under {@code ductor.alarms}) or {@code api}
+ * @param declaredIn {@code properties} (declared under {@code ductor.effects.alarms}) or {@code api}
  * ({@link EffectOutbox#scheduleRecurring})
  * @param paused whether it is paused
  * @param nextAt the instant of its next occurrence, by the database clock

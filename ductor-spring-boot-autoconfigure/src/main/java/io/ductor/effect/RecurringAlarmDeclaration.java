@@ -4,10 +4,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A recurring alarm declared in configuration ({@code ductor.alarms.<name>}), declared at start-up.
+ * A recurring alarm declared in configuration ({@code ductor.effects.alarms.<name>}), declared at start-up.
  *
  * @param name the alarm's name
- * @param property the property prefix that declares it ({@code ductor.alarms.nightly}), named by
+ * @param property the property prefix that declares it ({@code ductor.effects.alarms.nightly}), named by
  * start-up failures
  * @param effectName the effect each occurrence runs
  * @param schedule when it fires and what happens to missed occurrences

@@ -101,7 +101,7 @@ class RecurringAlarms {
 		}
 		List<String> removed = transactions.execute((status) -> this.store.deleteUndeclared(names));
 		if (removed != null && !removed.isEmpty()) {
-			logger.info("Ductor deleted the recurring alarm(s) " + removed + ", which ductor.alarms no longer declares;"
+			logger.info("Ductor deleted the recurring alarm(s) " + removed + ", which ductor.effects.alarms no longer declares;"
 					+ " occurrences already recorded still run");
 		}
 	}

@@ -1,15 +1,9 @@
 package io.ductor.idempotency;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -20,13 +14,13 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.idempotency.IdempotencyStore.Claim;
-import io.ductor.idempotency.IdempotencyStore.Row;
-import io.ductor.idempotency.ReserveOutcome.Result;
+import io.ductor.idempotency.DuplicateWait.Look;
+import io.ductor.idempotency.ReserveOutcome.InFlight;
+import io.ductor.idempotency.ReserveOutcome.OptedOut;
+import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.observation.DuctorObservations;
@@ -83,8 +77,6 @@ public class IdempotencyService {
 	 */
 	public static final String WAITING_CHANNEL = "ductor_idempotency_waiting";
 
-	private static final int MAX_RESERVE_ATTEMPTS = 10;
-
 	private static final Log logger = LogFactory.getLog(IdempotencyService.class);
 
 	private final IdempotencyStore store;
@@ -95,13 +87,11 @@ public class IdempotencyService {
 
 	private final IdempotencySettings settings;
 
-	private final DuplicateWaiters waiters = new DuplicateWaiters();
+	private final KeyReserver reserver;
 
-	/**
-	 * The keys held by an open one-transaction reservation of this instance, each with whether a
-	 * duplicate of another instance announced that it waits for it.
-	 */
-	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
+	private final DuplicateWait wait;
+
+	private final JsonExecution jsonExecution;
 
 	/**
 	 * The one-transaction decisions running in this instance, by owner token, each with the reason
@@ -163,13 +153,9 @@ public class IdempotencyService {
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
 		this.settings = settings;
-		if (listener != null) {
-			listener.subscribe(CHANNEL, this.waiters);
-			listener.subscribe(WAITING_CHANNEL, (waiterId) -> this.held.computeIfPresent(waiterId, (id, awaited) -> {
-				awaited.set(true);
-				return awaited;
-			}));
-		}
+		this.reserver = new KeyReserver(this.store, json, settings.pendingTtl());
+		this.wait = new DuplicateWait(this.store, settings, listener);
+		this.jsonExecution = new JsonExecution(this, json, settings, this.transactions, observer);
 	}
 
 	/** @return the TTLs and policy this service applies */
@@ -179,7 +165,7 @@ public class IdempotencyService {
 
 	/** @return how many duplicates are parked in this service right now, waiting for their key */
 	public int parkedDuplicates() {
-		return this.waiters.parked();
+		return this.wait.parked();
 	}
 
 	/**
@@ -221,7 +207,7 @@ public class IdempotencyService {
 		DuctorObservations.Scope scope = this.observations.reserve();
 		try {
 			ReserveOutcome outcome = reserveApplying(request, policy);
-			String result = outcome.result().name().toLowerCase(Locale.ROOT);
+			String result = KeyReserver.tag(outcome);
 			scope.outcome(result);
 			this.observer.reservation(result);
 			return outcome;
@@ -244,8 +230,8 @@ public class IdempotencyService {
 	private ReserveOutcome observedReserveOnce(IdempotentRequest request) {
 		DuctorObservations.Scope scope = this.observations.reserve();
 		try {
-			ReserveOutcome outcome = reserveOnce(request);
-			scope.outcome(outcome.result().name().toLowerCase(Locale.ROOT));
+			ReserveOutcome outcome = this.reserver.reserveOnce(request);
+			scope.outcome(KeyReserver.tag(outcome));
 			return outcome;
 		}
 		catch (RuntimeException | Error ex) {
@@ -261,19 +247,19 @@ public class IdempotencyService {
 	private ReserveOutcome reserveApplying(IdempotentRequest request, DuplicatePolicy policy) {
 		Objects.requireNonNull(request, "request must not be null");
 		if (request.optedOut()) {
-			return ReserveOutcome.of(Result.OPTED_OUT, request);
+			return new OptedOut(request);
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
-			return reserveInTransaction(request, resolved);
+			return this.wait.pollInTransaction(request, resolved, () -> this.reserver.reserveOnce(request));
 		}
 		if (resolved == DuplicatePolicy.REJECT) {
-			return reserveOnce(request);
+			return this.reserver.reserveOnce(request);
 		}
-		return awaitSettled(request, (wakeUp) -> {
-			ReserveOutcome outcome = reserveOnce(request);
-			return new Look<>(outcome.result() != Result.IN_FLIGHT, () -> outcome);
-		}, () -> this.store.markWaited(request));
+		return this.wait.awaitSettled(request, (wakeUp) -> {
+			ReserveOutcome outcome = this.reserver.reserveOnce(request);
+			return new Look<>(!(outcome instanceof InFlight), () -> outcome);
+		}, () -> this.wait.markWaited(request));
 	}
 
 	/**
@@ -291,7 +277,7 @@ public class IdempotencyService {
 				: response.headers().isEmpty() ? "{}" : this.json.write(response.headers(), "stored response headers");
 		try {
 			if (this.store.complete(reservation, decisionId, response, headers, this.settings.completedTtl()) == 0) {
-				throw new ReservationLostException(describe(reservation.request())
+				throw new ReservationLostException(reservation.request().describe()
 						+ " is no longer held by reservation " + reservation.ownerToken()
 						+ ": it was pending longer than ductor.idempotency.pending-ttl ("
 						+ this.settings.pendingTtl() + "), was released and has been reclaimed by a retry. "
@@ -304,7 +290,7 @@ public class IdempotencyService {
 					(token, reason) -> ReleaseReason.COMPLETION_FAILED);
 			throw ex;
 		}
-		wakeAfterCommit(reservation.request());
+		this.wait.wakeAfterCommit(reservation.request());
 	}
 
 	/**
@@ -332,10 +318,10 @@ public class IdempotencyService {
 		if (released) {
 			this.observer.released(reason.tag(), 1);
 			if (logger.isInfoEnabled()) {
-				logger.info("Released " + describe(reservation.request()) + " (" + reason.tag()
+				logger.info("Released " + reservation.request().describe() + " (" + reason.tag()
 						+ "): a retry with the key runs again");
 			}
-			wakeAfterCommit(reservation.request());
+			this.wait.wakeAfterCommit(reservation.request());
 		}
 		return released;
 	}
@@ -358,7 +344,7 @@ public class IdempotencyService {
 	private void releasedByRollback(IdempotentRequest request, ReleaseReason reason) {
 		this.observer.released(reason.tag(), 1);
 		if (logger.isInfoEnabled()) {
-			logger.info("Rolled back the reservation of " + describe(request) + " with its work (" + reason.tag()
+			logger.info("Rolled back the reservation of " + request.describe() + " with its work (" + reason.tag()
 					+ "): a retry with the key runs again");
 		}
 	}
@@ -395,38 +381,15 @@ public class IdempotencyService {
 	 * @return the result, computed now or replayed
 	 * @throws IdempotencyKeyInFlightException when another request holds the key (rejected, or
 	 * still in flight after the wait timeout)
-	 * @throws FingerprintMismatchException when the key was used for another request
+	 * @throws io.ductor.IdempotencyKeyReuseException when the key was used for another request
 	 * @throws ReservationLostException when the action outlasted the pending TTL and a retry took
 	 * the key over: the result was not stored
 	 */
 	public <T> IdempotentResult<T> execute(IdempotentRequest request, DuplicatePolicy policy, Class<T> resultType,
 			Supplier<T> action) {
-		Objects.requireNonNull(resultType, "resultType must not be null");
-		Objects.requireNonNull(action, "action must not be null");
-		boolean joined = TransactionSynchronizationManager.isActualTransactionActive();
-		ReserveOutcome outcome = reserve(request, policy);
-		if (outcome.result() == Result.OPTED_OUT) {
-			return new IdempotentResult<>(action.get(), false, null);
-		}
-		if (outcome.result() != Result.RESERVED) {
-			return answer(outcome, policy, resultType, joined);
-		}
-		Reservation reservation = outcome.reservation();
-		T value;
-		try {
-			value = action.get();
-		}
-		catch (RuntimeException | Error ex) {
-			if (!joined) {
-				releaseAfterFailure(reservation, ReleaseReason.HANDLER_FAILED, ex);
-			}
-			// joined: the caller's rollback removes the reservation with the action's writes
-			throw ex;
-		}
-		String decisionId = reservation.ownerToken().toString();
-		complete(reservation, decisionId, jsonResponse(request, value));
-		return new IdempotentResult<>(value, false, decisionId);
+		return this.jsonExecution.execute(request, policy, resultType, action);
 	}
+
 
 	/**
 	 * The one-transaction mode with the configured duplicate policy; see
@@ -459,34 +422,13 @@ public class IdempotencyService {
 	 * @return the result, committed now or replayed
 	 * @throws IdempotencyKeyInFlightException when another request holds the key (rejected, or
 	 * still in flight after the wait timeout)
-	 * @throws FingerprintMismatchException when the key was used for another request
+	 * @throws io.ductor.IdempotencyKeyReuseException when the key was used for another request
 	 */
 	public <T> IdempotentResult<T> executeInTransaction(IdempotentRequest request, DuplicatePolicy policy,
 			Class<T> resultType, Supplier<T> action) {
-		Objects.requireNonNull(request, "request must not be null");
-		Objects.requireNonNull(resultType, "resultType must not be null");
-		Objects.requireNonNull(action, "action must not be null");
-		if (request.optedOut()) {
-			this.observer.reservation(Result.OPTED_OUT.name().toLowerCase(Locale.ROOT));
-			return this.transactions.execute((status) -> new IdempotentResult<>(action.get(), false, null));
-		}
-		return executeInTransaction(request, policy, new TransactionalDecision<>() {
-
-			@Override
-			public IdempotentResult<T> reserved(Reservation reservation, TransactionStatus transaction) {
-				T value = action.get();
-				String decisionId = reservation.ownerToken().toString();
-				complete(reservation, decisionId, jsonResponse(request, value));
-				return new IdempotentResult<>(value, false, decisionId);
-			}
-
-			@Override
-			public IdempotentResult<T> notReserved(ReserveOutcome outcome) {
-				return answer(outcome, policy, resultType, false);
-			}
-
-		});
+		return this.jsonExecution.executeInTransaction(request, policy, resultType, action);
 	}
+
 
 	/**
 	 * The one-transaction mode for callers that build their own answers. Opens a transaction
@@ -519,34 +461,33 @@ public class IdempotencyService {
 		Objects.requireNonNull(request, "request must not be null");
 		Objects.requireNonNull(decision, "decision must not be null");
 		if (request.optedOut()) {
-			this.observer.reservation(Result.OPTED_OUT.name().toLowerCase(Locale.ROOT));
-			return decision.notReserved(ReserveOutcome.of(Result.OPTED_OUT, request));
+			OptedOut optedOut = new OptedOut(request);
+			this.observer.reservation(KeyReserver.tag(optedOut));
+			return decision.notReserved(optedOut);
 		}
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
 			return this.transactions.execute((status) -> {
 				ReserveOutcome outcome = reserve(request, policy);
-				return (outcome.result() == Result.RESERVED) ? decide(decision, outcome.reservation(), status)
+				return (outcome instanceof Reserved reserved) ? decide(decision, reserved.reservation(), status)
 						: decision.notReserved(outcome);
 			});
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
-		return awaitSettled(request, (wakeUp) -> {
+		return this.wait.awaitSettled(request, (wakeUp) -> {
 			Attempt<T> attempt;
 			// set once the decision returned without rolling back: only its commit is left
 			AtomicBoolean committing = new AtomicBoolean();
 			try {
 				attempt = this.transactions.execute((status) -> {
 					ReserveOutcome outcome = observedReserveOnce(request);
-					if (outcome.result() != Result.RESERVED) {
+					if (!(outcome instanceof Reserved reserved)) {
 						// nothing written: this transaction only held the key's lock for a moment
 						return new Attempt<T>(outcome, null);
 					}
 					// the holder is no duplicate: not parked while it decides
-					this.waiters.unregister(request.waiterId(), wakeUp);
-					this.held.put(request.waiterId(), new AtomicBoolean());
-					this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
-					wakeWhenEnded(request);
-					T value = decide(decision, outcome.reservation(), status);
+					this.wait.holdInTransaction(request, wakeUp);
+					this.observer.reservation(KeyReserver.tag(outcome));
+					T value = decide(decision, reserved.reservation(), status);
 					committing.set(!status.isRollbackOnly());
 					return new Attempt<>(outcome, value);
 				});
@@ -559,76 +500,17 @@ public class IdempotencyService {
 				throw ex;
 			}
 			finally {
-				announceEnd(request);
+				this.wait.announceEnd(request);
 			}
 			ReserveOutcome outcome = attempt.outcome();
-			if (outcome.result() == Result.RESERVED) {
+			if (outcome instanceof Reserved) {
 				return new Look<>(true, attempt::value);
 			}
-			return new Look<>(outcome.result() != Result.IN_FLIGHT || resolved == DuplicatePolicy.REJECT, () -> {
-				this.observer.reservation(outcome.result().name().toLowerCase(Locale.ROOT));
+			return new Look<>(!(outcome instanceof InFlight) || resolved == DuplicatePolicy.REJECT, () -> {
+				this.observer.reservation(KeyReserver.tag(outcome));
 				return decision.notReserved(outcome);
 			});
-		}, () -> {
-			if (!this.held.containsKey(request.waiterId())) {
-				// a two-phase holder's committed pending row: mark it, so that its settlement
-				// notifies; another instance's open transaction: tell that instance we wait
-				this.store.markWaited(request);
-				this.store.notify(WAITING_CHANNEL, request.waiterId());
-			}
-		});
-	}
-
-	/**
-	 * Looks at a key until it is settled or the wait timeout has passed: between two looks the
-	 * caller parks, with no connection held, until the key's holder settles it (a local
-	 * settlement or a notification wakes it) or the poll interval has passed. After the first
-	 * look that finds it held, {@code announce} asks the holder to notify, and the key is looked
-	 * at once more: settled meanwhile means no notification is coming, but that look sees it.
-	 * @return the answer of the last look
-	 */
-	private <R> R awaitSettled(IdempotentRequest request, Looker<R> looker, Runnable announce) {
-		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
-		boolean announced = false;
-		while (true) {
-			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
-			try {
-				Look<R> look = looker.look(wakeUp);
-				long left = deadline - System.nanoTime();
-				if (look.settled() || left <= 0) {
-					return look.answer().get();
-				}
-				if (!announced) {
-					announce.run();
-					announced = true;
-					continue;
-				}
-				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
-					// settled or released: a reclaim clears the mark, so a new holder must be asked again
-					announced = false;
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IdempotencyKeyInFlightException("Interrupted while waiting for the request holding "
-						+ describe(request) + " to finish; retry later with the same key");
-			}
-			finally {
-				this.waiters.unregister(request.waiterId(), wakeUp);
-			}
-		}
-	}
-
-	/** One look at a held key: whether it is settled, and the answer to give if the wait ends here. */
-	private record Look<R>(boolean settled, Supplier<R> answer) {
-	}
-
-	@FunctionalInterface
-	private interface Looker<R> {
-
-		/** @param wakeUp what wakes the caller before the next look, registered for this one */
-		Look<R> look(CountDownLatch wakeUp);
-
+		}, () -> this.wait.askHolderToAnnounce(request));
 	}
 
 	private <T> T decide(TransactionalDecision<T> decision, Reservation reservation, TransactionStatus status) {
@@ -647,199 +529,8 @@ public class IdempotencyService {
 		}
 	}
 
-	/**
-	 * After a one-transaction reservation's transaction ended (committed or rolled back, the
-	 * connection returned): when a duplicate of another instance announced that it waits for the
-	 * key, announce the end, with no transaction held. Duplicates of this instance were woken by
-	 * the transaction's completion already.
-	 */
-	private void announceEnd(IdempotentRequest request) {
-		AtomicBoolean awaited = this.held.remove(request.waiterId());
-		if (awaited == null || !awaited.get()) {
-			return;
-		}
-		try {
-			this.store.notify(CHANNEL, request.waiterId());
-		}
-		catch (RuntimeException ex) {
-			// the duplicates look again every poll interval
-			logger.debug("Could not announce the end of " + describe(request) + " to other instances", ex);
-		}
-	}
-
 	/** One try of the one-transaction mode: what the reservation found, and the decision's result. */
 	private record Attempt<T>(ReserveOutcome outcome, T value) {
-	}
-
-	private StoredResponse jsonResponse(IdempotentRequest request, Object value) {
-		byte[] result = this.json.write(value, "result of " + describe(request)).getBytes(StandardCharsets.UTF_8);
-		return new StoredResponse(200, Map.of("Content-Type", List.of("application/json")), result);
-	}
-
-	private <T> IdempotentResult<T> answer(ReserveOutcome outcome, DuplicatePolicy policy, Class<T> resultType,
-			boolean joined) {
-		IdempotentRequest request = outcome.request();
-		switch (outcome.result()) {
-			case REPLAY:
-				StoredDecision decision = outcome.decision();
-				byte[] body = (decision.response() != null) ? decision.response().body() : new byte[0];
-				return new IdempotentResult<>(this.json.read(new String(body, StandardCharsets.UTF_8), resultType,
-						"stored result of " + describe(request)), true, decision.decisionId());
-			case IN_FLIGHT:
-				boolean waited = !joined && this.settings.resolve(policy) == DuplicatePolicy.WAIT;
-				throw inFlight(request, waited ? this.settings.waitTimeout() : null);
-			case FINGERPRINT_MISMATCH:
-				throw mismatch(request);
-			default:
-				throw new IllegalStateException("Unexpected outcome " + outcome.result() + " for " + describe(request));
-		}
-	}
-
-	/**
-	 * The error for a duplicate of an in-flight request.
-	 * @param request the duplicate
-	 * @param waited how long it waited, or {@code null} when it was rejected at once
-	 * @return the exception, to throw
-	 */
-	public static IdempotencyKeyInFlightException inFlight(IdempotentRequest request, Duration waited) {
-		return new IdempotencyKeyInFlightException((waited != null)
-				? describe(request) + " was still being processed by an earlier request after waiting " + waited
-						+ " (ductor.idempotency.wait-timeout); retry later with the same key"
-				: describe(request) + " is being processed by an earlier request and duplicates are rejected"
-						+ " (duplicate policy REJECT); retry later with the same key");
-	}
-
-	/**
-	 * The error for a key reused with another request.
-	 * @param request the request reusing the key
-	 * @return the exception, to throw
-	 */
-	public static FingerprintMismatchException mismatch(IdempotentRequest request) {
-		return new FingerprintMismatchException(describe(request)
-				+ " was already used for a different request; a new request needs a new key");
-	}
-
-	/**
-	 * Reserve inside the caller's transaction. The key's advisory lock keeps this from waiting
-	 * inside PostgreSQL for another open transaction; under {@link DuplicatePolicy#WAIT} it looks
-	 * again (woken by a settlement in this instance, else every poll interval) until the wait
-	 * timeout. It cannot roll the caller's transaction back, so it waits holding its connection,
-	 * and never marks a row as awaited (that would lock the row until the caller's transaction ends).
-	 */
-	private ReserveOutcome reserveInTransaction(IdempotentRequest request, DuplicatePolicy policy) {
-		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
-		while (true) {
-			CountDownLatch wakeUp = this.waiters.register(request.waiterId());
-			try {
-				ReserveOutcome outcome = reserveOnce(request);
-				if (outcome.result() == Result.RESERVED) {
-					wakeWhenEnded(request);
-				}
-				long left = deadline - System.nanoTime();
-				if (outcome.result() != Result.IN_FLIGHT || policy == DuplicatePolicy.REJECT || left <= 0) {
-					return outcome;
-				}
-				wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IdempotencyKeyInFlightException("Interrupted while waiting for the request holding "
-						+ describe(request) + " to finish; retry later with the same key");
-			}
-			finally {
-				this.waiters.unregister(request.waiterId(), wakeUp);
-			}
-		}
-	}
-
-	/**
-	 * One look at the key. The first statement inserts a new key under its advisory lock; a lock
-	 * held by another transaction means that transaction is reserving the key: in flight, unless
-	 * the visible row is a valid decision (a replay, which needs no lock).
-	 */
-	private ReserveOutcome reserveOnce(IdempotentRequest request) {
-		for (int attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
-			UUID token = UUID.randomUUID();
-			Claim claim = this.store.reserveNew(request, token, this.settings.pendingTtl());
-			if (claim == Claim.INSERTED) {
-				return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
-			}
-			Row row = this.store.find(request).orElse(null);
-			if (row == null) {
-				if (claim == Claim.LOCKED) {
-					return ReserveOutcome.of(Result.IN_FLIGHT, request);
-				}
-				continue; // purged between the two statements
-			}
-			if (row.reclaimable()) {
-				if (claim == Claim.LOCKED) {
-					return ReserveOutcome.of(Result.IN_FLIGHT, request); // being taken over right now
-				}
-				if (this.store.reserveOrReclaim(request, token, this.settings.pendingTtl())) {
-					return new ReserveOutcome(Result.RESERVED, request, new Reservation(request, token), null);
-				}
-				continue; // another request took it first
-			}
-			if (!row.fingerprint().equals(request.fingerprint())) {
-				return ReserveOutcome.of(Result.FINGERPRINT_MISMATCH, request);
-			}
-			if ("pending".equals(row.status())) {
-				return ReserveOutcome.of(Result.IN_FLIGHT, request);
-			}
-			return new ReserveOutcome(Result.REPLAY, request, null, decision(row));
-		}
-		// the key changed hands under us every time: as good as in flight
-		return ReserveOutcome.of(Result.IN_FLIGHT, request);
-	}
-
-	@SuppressWarnings("unchecked")
-	private StoredDecision decision(Row row) {
-		StoredResponse response = null;
-		if (row.responseStatus() != null) {
-			Map<String, List<String>> headers = (row.headersJson() != null)
-					? this.json.read(row.headersJson(), Map.class, "stored response headers") : Map.of();
-			response = new StoredResponse(row.responseStatus(), headers, row.body());
-		}
-		return new StoredDecision(row.decisionId(), response, row.updatedAt(), row.expiresAt());
-	}
-
-	private void releaseAfterFailure(Reservation reservation, ReleaseReason reason, Throwable failure) {
-		try {
-			fail(reservation, reason);
-		}
-		catch (RuntimeException ex) {
-			// the sweeper releases it after pending-ttl
-			failure.addSuppressed(ex);
-			logger.warn("Could not release " + describe(reservation.request()) + " after its action failed; it is"
-					+ " released by the sweeper after ductor.idempotency.pending-ttl", ex);
-		}
-	}
-
-	/** Wakes this instance's duplicates when the current transaction ends, committed or rolled back. */
-	private void wakeWhenEnded(IdempotentRequest request) {
-		if (TransactionSynchronizationManager.isSynchronizationActive()) {
-			wakeAfterCommit(request);
-		}
-	}
-
-	private void wakeAfterCommit(IdempotentRequest request) {
-		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-			this.waiters.wake(request.waiterId());
-			return;
-		}
-		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-
-			@Override
-			public void afterCompletion(int status) {
-				IdempotencyService.this.waiters.wake(request.waiterId());
-			}
-
-		});
-	}
-
-	static String describe(IdempotentRequest request) {
-		return "Idempotency key '" + request.key() + "' (pool '" + request.pool() + "'"
-				+ (request.tenantScope().isEmpty() ? "" : ", tenant '" + request.tenantScope() + "'") + ")";
 	}
 
 }

@@ -70,6 +70,12 @@ public record IdempotentRequest(String tenantScope, String pool, String key, Str
 		return key;
 	}
 
+	/** @return the key, its pool and tenant, for messages */
+	String describe() {
+		return "Idempotency key '" + this.key + "' (pool '" + this.pool + "'"
+				+ (this.tenantScope.isEmpty() ? "" : ", tenant '" + this.tenantScope + "'") + ")";
+	}
+
 	/** Channel payload naming this key: scope, pool and key joined by unit separators. */
 	String waiterId() {
 		return this.tenantScope + '\u001f' + this.pool + '\u001f' + this.key;

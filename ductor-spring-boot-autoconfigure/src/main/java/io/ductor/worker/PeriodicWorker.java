@@ -1,12 +1,10 @@
 package io.ductor.worker;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,6 +29,9 @@ public class PeriodicWorker implements SmartLifecycle {
 	/** Late start and early stop: workers run only while the rest of the application is up. */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
+	/** How long Ductor's own workers wait, when stopping, for the round that is running. */
+	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
 	private static final Log logger = LogFactory.getLog(PeriodicWorker.class);
 
 	private final String name;
@@ -41,23 +42,13 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	private final Duration shutdownTimeout;
 
-	private final DuctorObserver observer;
-
 	private final DuctorObservations observations;
+
+	private final WorkerRounds rounds;
 
 	private final AtomicBoolean pending = new AtomicBoolean();
 
-	private final AtomicLong rounds = new AtomicLong();
-
 	private volatile ScheduledExecutorService executor;
-
-	private volatile Instant startedAt;
-
-	private volatile Instant lastCompletedAt;
-
-	private volatile Instant lastFailedAt;
-
-	private volatile String lastError;
 
 	/**
 	 * Create a worker.
@@ -101,8 +92,8 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.interval = interval;
 		this.shutdownTimeout = shutdownTimeout;
 		this.task = task;
-		this.observer = observer;
 		this.observations = observations;
+		this.rounds = new WorkerRounds(name, observer);
 	}
 
 	/** @return the worker's name */
@@ -118,7 +109,7 @@ public class PeriodicWorker implements SmartLifecycle {
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
 				new CustomizableThreadFactory("ductor-" + this.name + "-"));
 		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-		this.startedAt = Instant.now();
+		this.rounds.started();
 		// a round queued when the last stop cut the executor off never ran and never will
 		this.pending.set(false);
 		// published before the first round is scheduled: trigger() and runRounds() ignore a null executor
@@ -159,23 +150,19 @@ public class PeriodicWorker implements SmartLifecycle {
 		DuctorObservations.Scope scope = this.observations.workerRound(this.name);
 		try {
 			boolean more = this.task.runOnce();
-			this.lastCompletedAt = Instant.now();
-			this.observer.workerRound(this.name, true);
+			this.rounds.succeeded();
 			scope.outcome("success");
 			return more;
 		}
 		catch (Throwable ex) {
 			scope.outcome("failure");
 			scope.error(ex);
-			this.lastFailedAt = Instant.now();
-			this.lastError = String.valueOf(ex.getMessage());
-			this.observer.workerRound(this.name, false);
+			this.rounds.failed(ex);
 			logger.warn("Ductor worker '" + this.name + "' failed a round, retrying in " + this.interval, ex);
 			return false;
 		}
 		finally {
 			scope.close();
-			this.rounds.incrementAndGet();
 		}
 	}
 
@@ -212,8 +199,7 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	/** @return what the worker has been doing */
 	public WorkerStatus status() {
-		return new WorkerStatus(this.name, isRunning(), this.interval, this.startedAt, this.rounds.get(),
-				this.lastCompletedAt, this.lastFailedAt, this.lastError);
+		return this.rounds.status(isRunning(), this.interval);
 	}
 
 }

@@ -51,8 +51,8 @@ class DuctorEndpointDecisionHttpTest {
 			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
 					"spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"management.endpoints.web.exposure.include=ductor", "ductor.drainer.enabled=false",
-					"ductor.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.sweeper.enabled=false")
+					"management.endpoints.web.exposure.include=ductor", "ductor.effects.drainer.enabled=false",
+					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

@@ -40,7 +40,7 @@ class DuctorEndpointRefusalHttpTest {
 		app = new SpringApplicationBuilder(Application.class).properties("server.port=0",
 				"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"management.endpoints.web.exposure.include=ductor", "ductor.reconciler.interval=1h",
+				"management.endpoints.web.exposure.include=ductor", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.enabled=false", "spring.main.banner-mode=off")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");

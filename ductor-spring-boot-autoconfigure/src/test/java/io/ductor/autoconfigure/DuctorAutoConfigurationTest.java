@@ -1,5 +1,7 @@
 package io.ductor.autoconfigure;
 
+import java.util.List;
+
 import java.util.UUID;
 
 import javax.sql.DataSource;
@@ -9,11 +11,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.PropertyNamingStrategies;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -23,6 +27,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.json.JsonCodec;
@@ -204,6 +210,43 @@ class DuctorAutoConfigurationTest {
 		}
 	}
 
+	@Test
+	void aUserBeanThatDependsOnDatabaseInitializationReadsDuctorsTablesAtStartUp() {
+		TestDatabase fresh = TestDatabases.create();
+		try {
+			runnerOn(fresh).withUserConfiguration(ReadsDuctorTablesAtStartUp.class).run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IntentCountAtStartUp.class).intents()).isZero();
+			});
+		}
+		finally {
+			TestDatabases.drop(fresh);
+		}
+	}
+
+	@Test
+	void ductorsBeansThatUseItsTablesAreCreatedAfterItsSchemaWhichRunsAfterTheApplicationsFlyway() {
+		TestDatabase fresh = TestDatabases.create();
+		try {
+			runnerOn(fresh)
+				.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class,
+						DuctorEffectsAutoConfiguration.class, DuctorIdempotencyAutoConfiguration.class))
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					ConfigurableListableBeanFactory beans = context.getBeanFactory();
+					for (String name : List.of("tickService", "ductorBacklog", "ductorRetentionWorker",
+							"ductorNotificationListener", "ductorDurableEffects", "idempotencyService",
+							"ductorSweeperWorker")) {
+						assertThat(beans.getBeanDefinition(name).getDependsOn()).as(name).contains("ductorSchema");
+					}
+					assertThat(beans.getBeanDefinition("ductorSchema").getDependsOn()).contains("flywayInitializer");
+				});
+		}
+		finally {
+			TestDatabases.drop(fresh);
+		}
+	}
+
 	private void assertStartupFails(String property, String expectedMessage) {
 		this.runner.withPropertyValues(property).run((context) -> {
 			assertThat(context).hasFailed();
@@ -220,6 +263,23 @@ class DuctorAutoConfigurationTest {
 	}
 
 	record OrderState(String customerName, int itemCount) {
+	}
+
+	record IntentCountAtStartUp(long intents) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReadsDuctorTablesAtStartUp {
+
+		@Bean
+		@DependsOnDatabaseInitialization
+		IntentCountAtStartUp intentCountAtStartUp(DataSource dataSource) {
+			return new IntentCountAtStartUp(JdbcClient.create(dataSource)
+				.sql("SELECT count(*) FROM eec_effect_intent")
+				.query(Long.class)
+				.single());
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

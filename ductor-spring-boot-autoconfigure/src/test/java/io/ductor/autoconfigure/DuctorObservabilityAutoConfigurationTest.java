@@ -20,9 +20,14 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 
 import io.ductor.actuate.DuctorEndpoint;
 import io.ductor.actuate.DuctorEndpointWebExtension;
+import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.health.DuctorHealthIndicator;
+import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.metrics.DuctorMetrics;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,7 +49,7 @@ class DuctorObservabilityAutoConfigurationTest {
 		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.drainer.enabled=false");
+				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
 
 	@Test
 	void metricsRegisterDuctorsMetersWhenMicrometerIsPresent() {

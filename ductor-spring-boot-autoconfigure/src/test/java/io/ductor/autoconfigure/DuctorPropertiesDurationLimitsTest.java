@@ -16,10 +16,14 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
+import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
+import io.ductor.health.autoconfigure.DuctorHealthProperties;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyProperties;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Every duration property of {@link DuctorProperties} is bounded at start-up by what
+ * Every duration property of Ductor's properties types is bounded at start-up by what
  * PostgreSQL's {@code now() ± interval} and {@link Duration#toNanos()} can hold. The properties are
  * found by walking the records, so a duration added later is checked without touching this test.
  */
@@ -33,6 +37,9 @@ class DuctorPropertiesDurationLimitsTest {
 	static List<String> durationProperties() {
 		List<String> properties = new ArrayList<>();
 		collect("ductor", DuctorProperties.class, properties);
+		collect("ductor.effects", DuctorEffectsProperties.class, properties);
+		collect("ductor.idempotency", DuctorIdempotencyProperties.class, properties);
+		collect("ductor.health", DuctorHealthProperties.class, properties);
 		return properties;
 	}
 
@@ -41,22 +48,23 @@ class DuctorPropertiesDurationLimitsTest {
 		assertThat(durationProperties()).contains("ductor.ticks.backoff.initial", "ductor.ticks.backoff.max",
 				"ductor.retention.interval", "ductor.effects.retention", "ductor.effects.backoff.initial",
 				"ductor.effects.backoff.max", "ductor.effects.overrides.send.backoff.initial",
-				"ductor.effects.overrides.send.backoff.max", "ductor.drainer.poll-interval", "ductor.drainer.lease",
-				"ductor.drainer.shutdown-timeout", "ductor.idempotency.pending-ttl",
+				"ductor.effects.overrides.send.backoff.max", "ductor.effects.drainer.poll-interval", "ductor.effects.drainer.lease",
+				"ductor.effects.drainer.shutdown-timeout", "ductor.idempotency.pending-ttl",
 				"ductor.idempotency.completed-ttl", "ductor.idempotency.retention", "ductor.idempotency.wait-timeout",
-				"ductor.idempotency.poll-interval", "ductor.reconciler.interval", "ductor.sweeper.interval",
+				"ductor.idempotency.poll-interval", "ductor.effects.reconciler.interval", "ductor.idempotency.sweeper.interval",
 				"ductor.health.max-oldest-age", "ductor.backlog.cache-ttl");
 	}
 
 	@Test
 	void everyDurationAtTheLargestAcceptedValueStartsUp() {
 		String[] all = durationProperties().stream().map((property) -> property + "=" + LARGEST).toArray(String[]::new);
-		this.runner.withPropertyValues(all).withPropertyValues("ductor.alarms.send.effect=send").run((context) -> {
+		this.runner.withPropertyValues(all).withPropertyValues("ductor.effects.alarms.send.effect=send").run((context) -> {
 			assertThat(context).hasNotFailed();
-			DuctorProperties properties = context.getBean(DuctorProperties.class);
-			assertThat(properties.effects().retention()).isEqualTo(DuctorProperties.MAX_DURATION);
-			assertThat(properties.idempotency().pendingTtl()).isEqualTo(Duration.ofDays(36_500));
-			assertThat(properties.effects().overrides().get("send").backoff().max()).isEqualTo(Duration.ofDays(36_500));
+			DuctorEffectsProperties effects = context.getBean(DuctorEffectsProperties.class);
+			assertThat(effects.retention()).isEqualTo(DuctorProperties.MAX_DURATION);
+			assertThat(context.getBean(DuctorIdempotencyProperties.class).pendingTtl())
+				.isEqualTo(Duration.ofDays(36_500));
+			assertThat(effects.overrides().get("send").backoff().max()).isEqualTo(Duration.ofDays(36_500));
 		});
 	}
 
@@ -112,11 +120,11 @@ class DuctorPropertiesDurationLimitsTest {
 	 * whose duration limits are checked once it names its effect and has one schedule.
 	 */
 	private static String[] companions(String property) {
-		if (property.equals("ductor.alarms.send.every")) {
-			return new String[] { "ductor.alarms.send.effect=send" };
+		if (property.equals("ductor.effects.alarms.send.every")) {
+			return new String[] { "ductor.effects.alarms.send.effect=send" };
 		}
-		if (property.startsWith("ductor.alarms.send.")) {
-			return new String[] { "ductor.alarms.send.effect=send", "ductor.alarms.send.every=1s" };
+		if (property.startsWith("ductor.effects.alarms.send.")) {
+			return new String[] { "ductor.effects.alarms.send.effect=send", "ductor.effects.alarms.send.every=1s" };
 		}
 		return new String[0];
 	}
@@ -155,7 +163,8 @@ class DuctorPropertiesDurationLimitsTest {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableConfigurationProperties(DuctorProperties.class)
+	@EnableConfigurationProperties({ DuctorProperties.class, DuctorEffectsProperties.class,
+			DuctorIdempotencyProperties.class, DuctorHealthProperties.class })
 	static class PropertiesOnly {
 
 	}

@@ -33,6 +33,8 @@ import io.ductor.effect.EffectContext;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredResponse;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;
 import io.ductor.worker.RetentionPurger;
@@ -62,8 +64,8 @@ class LargestDurationsOnPostgresTest {
 		DuctorPropertiesDurationLimitsTest.durationProperties()
 			.forEach((property) -> properties.add(property + "=36500d"));
 		// the recurring alarm whose every and grace are among them runs the effect below
-		properties.add("ductor.alarms.send.effect=flaky");
-		properties.add("ductor.alarms.send.arguments=alarm-occurrence");
+		properties.add("ductor.effects.alarms.send.effect=flaky");
+		properties.add("ductor.effects.alarms.send.arguments=alarm-occurrence");
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties(properties.toArray(String[]::new))
 			.run();
@@ -104,16 +106,16 @@ class LargestDurationsOnPostgresTest {
 		IdempotencyService service = context.getBean(IdempotencyService.class);
 		String key = "k-" + UUID.randomUUID();
 		ReserveOutcome first = service.reserve("tenant", "pool", key, "fp");
-		assertThat(first.result()).isEqualTo(ReserveOutcome.Result.RESERVED);
+		assertThat(first).isInstanceOf(ReserveOutcome.Reserved.class);
 		assertThat(yearsUntilExpiry(key)).isBetween(99.9, 100.1);
 
-		service.complete(first.reservation(), "decision-1",
+		service.complete(((ReserveOutcome.Reserved) first).reservation(), "decision-1",
 				StoredResponse.of(201, "done".getBytes(StandardCharsets.UTF_8)));
 		assertThat(yearsUntilExpiry(key)).isBetween(99.9, 100.1);
 
 		ReserveOutcome again = service.reserve("tenant", "pool", key, "fp");
-		assertThat(again.result()).isEqualTo(ReserveOutcome.Result.REPLAY);
-		assertThat(again.decision().decisionId()).isEqualTo("decision-1");
+		assertThat(again).isInstanceOf(ReserveOutcome.Replay.class);
+		assertThat(((ReserveOutcome.Replay) again).decision().decisionId()).isEqualTo("decision-1");
 	}
 
 	@Test

@@ -52,8 +52,8 @@ class BatchFaultsTest {
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-				"ductor.effects.backoff.max=100ms", "ductor.reconciler.interval=1h", "ductor.retention.enabled=false");
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
+				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.enabled=false");
 		outbox = context.getBean(EffectOutbox.class);
 		effects = context.getBean(TestEffects.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));

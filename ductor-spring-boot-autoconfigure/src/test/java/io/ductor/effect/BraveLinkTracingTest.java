@@ -29,7 +29,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.autoconfigure.DuctorTracingAutoConfiguration;
+import io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration;
 import io.ductor.observation.LinkingDispatchTracingObservationHandler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;

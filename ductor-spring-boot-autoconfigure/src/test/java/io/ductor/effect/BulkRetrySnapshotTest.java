@@ -41,8 +41,8 @@ class BulkRetrySnapshotTest {
 
 	@BeforeAll
 	static void start() {
-		context = EffectInstances.start(postgres.database(), Config.class, "ductor.drainer.poll-interval=50ms",
-				"ductor.drainer.batch-size=100", "ductor.drainer.concurrency=8", "ductor.reconciler.interval=1h",
+		context = EffectInstances.start(postgres.database(), Config.class, "ductor.effects.drainer.poll-interval=50ms",
+				"ductor.effects.drainer.batch-size=100", "ductor.effects.drainer.concurrency=8", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.interval=1h");
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
 	}

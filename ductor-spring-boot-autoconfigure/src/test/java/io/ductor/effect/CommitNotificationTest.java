@@ -32,7 +32,7 @@ class CommitNotificationTest {
 	@ValueSource(booleans = { false, true })
 	void aCommittedDueIntentNotifiesSignedByTheSenderAndNothingElseDoes(boolean inTransaction) throws Exception {
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.enabled=false", "ductor.drainer.notify-in-transaction=" + inTransaction);
+				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-in-transaction=" + inTransaction);
 				Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
@@ -57,8 +57,8 @@ class CommitNotificationTest {
 	@ValueSource(booleans = { false, true })
 	void withNotifyOnCommitOffNothingIsSent(boolean inTransaction) throws Exception {
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.enabled=false", "ductor.drainer.notify-on-commit=false",
-				"ductor.drainer.notify-in-transaction=" + inTransaction);
+				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-on-commit=false",
+				"ductor.effects.drainer.notify-in-transaction=" + inTransaction);
 				Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))

@@ -22,7 +22,7 @@ public final class CommitThenHaltMain {
 	public static void main(String[] args) {
 		TestDatabase database = new TestDatabase(args[0], args[1], (args.length > 4) ? args[4] : null, "halt");
 		ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.lease=1s", "ductor.reconciler.enabled=false");
+				"ductor.effects.drainer.lease=1s", "ductor.effects.reconciler.enabled=false");
 		TestEffects effects = context.getBean(TestEffects.class);
 		new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).executeWithoutResult((status) -> {
 			effects.scripted(args[2]);

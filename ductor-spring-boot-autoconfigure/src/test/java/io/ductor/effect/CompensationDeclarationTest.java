@@ -11,7 +11,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,7 +29,7 @@ class CompensationDeclarationTest {
 		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.drainer.enabled=false");
+				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
 
 	@Test
 	void aCompensationTakingTheSameArgumentsStarts() {

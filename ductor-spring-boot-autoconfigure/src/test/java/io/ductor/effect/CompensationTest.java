@@ -48,7 +48,7 @@ class CompensationTest {
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), SagaEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms");
+				"ductor.effects.drainer.poll-interval=100ms");
 		ticks = context.getBean(TickService.class);
 		saga = context.getBean(SagaEffects.class);
 		outbox = context.getBean(EffectOutbox.class);

@@ -30,9 +30,9 @@ class ConcurrencyLimitTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] FAST = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=8",
-			"ductor.drainer.batch-size=10", "ductor.reconciler.interval=1h", "ductor.retention.interval=1h",
-			"ductor.alarm-scheduler.enabled=false" };
+	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=8",
+			"ductor.effects.drainer.batch-size=10", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h",
+			"ductor.effects.alarm-scheduler.enabled=false" };
 
 	@Test
 	void threeDrainersOfEightThreadsNeverRunMoreThanTheLimitAndOtherEffectsGoOn() {
@@ -40,7 +40,7 @@ class ConcurrencyLimitTest {
 		List<ConfigurableApplicationContext> instances = new ArrayList<>();
 		try {
 			// the first instance records everything before any drainer runs
-			instances.add(EffectInstances.start(postgres.database(), Limited.Config.class, "ductor.drainer.enabled=false"));
+			instances.add(EffectInstances.start(postgres.database(), Limited.Config.class, "ductor.effects.drainer.enabled=false"));
 			TransactionTemplate tx = tx(instances.get(0));
 			EffectOutbox outbox = instances.get(0).getBean(EffectOutbox.class);
 			tx.executeWithoutResult((status) -> {
@@ -79,7 +79,7 @@ class ConcurrencyLimitTest {
 	void aSlotHeldByACrashedInstanceIsFreedWhenItsLeaseExpires() {
 		Limited.reset();
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Limited.Config.class,
-				"ductor.drainer.enabled=false")) {
+				"ductor.effects.drainer.enabled=false")) {
 			EffectOutbox outbox = context.getBean(EffectOutbox.class);
 			TransactionTemplate tx = tx(context);
 			tx.executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("single", "crashed").withKey("single:1")));

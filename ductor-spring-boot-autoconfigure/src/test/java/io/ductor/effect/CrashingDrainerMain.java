@@ -14,9 +14,9 @@ public final class CrashingDrainerMain {
 	public static void main(String[] args) throws InterruptedException {
 		TestEffects.shipMillis = 10;
 		TestDatabase database = new TestDatabase(args[0], args[1], (args.length > 2) ? args[2] : null, "crash");
-		EffectInstances.start(database, TestEffects.Config.class, "ductor.drainer.lease=2s",
-				"ductor.reconciler.interval=300ms", "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=4",
-				"ductor.drainer.batch-size=20");
+		EffectInstances.start(database, TestEffects.Config.class, "ductor.effects.drainer.lease=2s",
+				"ductor.effects.reconciler.interval=300ms", "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=4",
+				"ductor.effects.drainer.batch-size=20");
 		Thread.currentThread().join();
 	}
 

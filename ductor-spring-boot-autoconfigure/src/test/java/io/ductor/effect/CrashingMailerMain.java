@@ -26,8 +26,8 @@ public final class CrashingMailerMain {
 	public static void main(String[] args) throws Exception {
 		Letters.log = new FileOutputStream(args[1], true);
 		TestDatabase database = new TestDatabase(args[0], args[2], (args.length > 3) ? args[3] : null, "crash");
-		EffectInstances.start(database, Config.class, "ductor.drainer.lease=2s", "ductor.reconciler.interval=300ms",
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=4", "ductor.drainer.batch-size=20");
+		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s", "ductor.effects.reconciler.interval=300ms",
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20");
 		Thread.currentThread().join();
 	}
 

@@ -58,7 +58,7 @@ class DispatchAtCommitCrashTest {
 			}
 		}
 		try (ConfigurableApplicationContext survivor = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.reconciler.interval=200ms", "ductor.drainer.poll-interval=200ms")) {
+				"ductor.effects.reconciler.interval=200ms", "ductor.effects.drainer.poll-interval=200ms")) {
 			JdbcClient jdbc = JdbcClient.create(survivor.getBean(DataSource.class));
 			await().atMost(Duration.ofSeconds(30))
 				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")

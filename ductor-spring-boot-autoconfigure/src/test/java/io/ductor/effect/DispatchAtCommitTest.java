@@ -54,8 +54,8 @@ class DispatchAtCommitTest {
 	@BeforeAll
 	static void start() {
 		// one worker and batches of one: room for three intents, so saturation is easy to reach
-		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.drainer.concurrency=1",
-				"ductor.drainer.batch-size=1", "ductor.drainer.poll-interval=200ms", "ductor.reconciler.interval=1h",
+		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.effects.drainer.concurrency=1",
+				"ductor.effects.drainer.batch-size=1", "ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.interval=1h");
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
@@ -243,10 +243,10 @@ class DispatchAtCommitTest {
 	@Test
 	void severalInstancesEachRunWhatTheyRecordAndAnInstanceWithTheSwitchOffRecordsPending() {
 		try (ConfigurableApplicationContext other = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.poll-interval=200ms", "ductor.reconciler.interval=1h", "ductor.retention.interval=1h");
+				"ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
 				ConfigurableApplicationContext off = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-						"ductor.drainer.dispatch-at-commit=false", "ductor.drainer.poll-interval=200ms",
-						"ductor.reconciler.interval=1h", "ductor.retention.interval=1h")) {
+						"ductor.effects.drainer.dispatch-at-commit=false", "ductor.effects.drainer.poll-interval=200ms",
+						"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h")) {
 			TestEffects otherEffects = other.getBean(TestEffects.class);
 			TransactionTemplate otherTx = new TransactionTemplate(other.getBean(PlatformTransactionManager.class));
 			String otherOwner = other.getBean(EffectDrainer.class).owner();

@@ -37,7 +37,7 @@ class DispatchErrorTest {
 	void anErrorWhileReadingTheArgumentsFailsTheIntentWithTheErrorAndTheWorkerGoesOn() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1", "ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			// arguments an older release stored, of a type the new code cannot initialise
 			jdbc.sql("""
@@ -78,7 +78,7 @@ class DispatchErrorTest {
 	void anErrorThrownByTheEffectSettlesTheAttemptWithTheError() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1", "ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			Breaking breaking = context.getBean(Breaking.class);
 			new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).executeWithoutResult((status) -> {

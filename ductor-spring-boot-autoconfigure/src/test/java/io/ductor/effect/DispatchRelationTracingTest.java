@@ -41,7 +41,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.autoconfigure.DuctorTracingAutoConfiguration;
+import io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -62,7 +62,7 @@ class DispatchRelationTracingTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1",
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
 			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
 			"management.tracing.sampling.probability=1.0", "management.opentelemetry.tracing.export.schedule-delay=100ms" };
 

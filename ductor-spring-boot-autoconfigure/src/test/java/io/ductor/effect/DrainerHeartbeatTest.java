@@ -37,8 +37,8 @@ class DrainerHeartbeatTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.lease=3s",
-			"ductor.reconciler.interval=200ms" };
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=3s",
+			"ductor.effects.reconciler.interval=200ms" };
 
 	@Test
 	void leasesOfRunningEffectsAreExtendedWhileEveryClaimFails() throws Exception {
@@ -51,7 +51,7 @@ class DrainerHeartbeatTest {
 		// every intent is claimed here, so that the claims the test refuses are what it is about
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
 				java.util.stream.Stream.concat(java.util.Arrays.stream(SETTINGS),
-						java.util.stream.Stream.of("ductor.drainer.dispatch-at-commit=false")).toArray(String[]::new))) {
+						java.util.stream.Stream.of("ductor.effects.drainer.dispatch-at-commit=false")).toArray(String[]::new))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> effects.scripted(slow));
@@ -103,7 +103,7 @@ class DrainerHeartbeatTest {
 		TestEffects.gates.put(keeper, keeperGate);
 		TestEffects.started.put(keeper, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Observed.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.lease=2s", "ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=2s", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> {

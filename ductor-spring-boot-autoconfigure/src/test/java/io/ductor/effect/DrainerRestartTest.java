@@ -32,8 +32,8 @@ class DrainerRestartTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1",
-			"ductor.drainer.batch-size=10", "ductor.reconciler.interval=1h" };
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+			"ductor.effects.drainer.batch-size=10", "ductor.effects.reconciler.interval=1h" };
 
 	@Test
 	void aDrainerStoppedWithClaimsQueuedAndStartedAgainDrainsEverything() throws Exception {
@@ -92,7 +92,7 @@ class DrainerRestartTest {
 		TestEffects.gates.put(mail, mailGate);
 		TestEffects.started.put(mail, mailStarted);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(SETTINGS, "ductor.drainer.shutdown-timeout=1s"))) {
+				concat(SETTINGS, "ductor.effects.drainer.shutdown-timeout=1s"))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			EffectDrainer drainer = context.getBean(EffectDrainer.class);

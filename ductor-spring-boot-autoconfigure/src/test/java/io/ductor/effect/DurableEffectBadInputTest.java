@@ -43,7 +43,7 @@ class DurableEffectBadInputTest {
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), Inputs.Config.class, "ductor.effects.max-payload-size=1KB",
-				"ductor.drainer.enabled=false");
+				"ductor.effects.drainer.enabled=false");
 		inputs = context.getBean(Inputs.class);
 		outbox = context.getBean(EffectOutbox.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));

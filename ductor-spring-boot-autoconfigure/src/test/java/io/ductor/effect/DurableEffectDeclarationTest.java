@@ -12,7 +12,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;
 
@@ -82,7 +82,7 @@ class DurableEffectDeclarationTest {
 	@Test
 	void drainerAndReconcilerTurnOffByProperty() {
 		this.runner.withBean(Good.class)
-			.withPropertyValues("ductor.drainer.enabled=false", "ductor.reconciler.enabled=false")
+			.withPropertyValues("ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(EffectOutbox.class)
 				.doesNotHaveBean(EffectDrainer.class)
@@ -100,14 +100,14 @@ class DurableEffectDeclarationTest {
 
 	@Test
 	void invalidEffectPropertiesFailStartUpNamingTheProperty() {
-		assertPropertyFails("ductor.drainer.concurrency=0", "ductor.drainer.concurrency must be between 1 and 1000");
-		assertPropertyFails("ductor.drainer.lease=10ms", "ductor.drainer.lease must be at least 1s");
+		assertPropertyFails("ductor.effects.drainer.concurrency=0", "ductor.effects.drainer.concurrency must be between 1 and 1000");
+		assertPropertyFails("ductor.effects.drainer.lease=10ms", "ductor.effects.drainer.lease must be at least 1s");
 		assertPropertyFails("ductor.effects.max-attempts=0", "ductor.effects.max-attempts must be at least 1");
 		assertPropertyFails("ductor.effects.backoff.max=1ms", "ductor.effects.backoff.max must not be shorter");
 		assertPropertyFails("ductor.effects.overrides.mailer.max-attempts=-1",
 				"ductor.effects.overrides.mailer.max-attempts must be at least 1");
 		assertPropertyFails("ductor.effects.max-payload-size=0B", "ductor.effects.max-payload-size must be between");
-		assertPropertyFails("ductor.reconciler.interval=0s", "ductor.reconciler.interval must be positive");
+		assertPropertyFails("ductor.effects.reconciler.interval=0s", "ductor.effects.reconciler.interval must be positive");
 	}
 
 	private void assertFails(Class<?> bean, String problem) {

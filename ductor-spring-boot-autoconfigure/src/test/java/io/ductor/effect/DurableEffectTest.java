@@ -21,6 +21,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.TestEffects.Item;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;
@@ -51,8 +52,8 @@ class DurableEffectTest {
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-				"ductor.effects.backoff.max=100ms", "ductor.reconciler.interval=1h", "ductor.retention.interval=1h");
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
+				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
 		context.addApplicationListener(ApplicationListener.forPayload((EffectNeedsDecisionEvent event) -> decisions.add(event)));
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);

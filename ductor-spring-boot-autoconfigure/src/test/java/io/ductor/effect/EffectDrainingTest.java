@@ -36,13 +36,13 @@ class EffectDrainingTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] FAST = { "ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-			"ductor.effects.backoff.max=100ms", "ductor.reconciler.interval=1h", "ductor.retention.interval=1h" };
+	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
+			"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
 
 	@Test
 	void aCommitWakesTheDrainerWithoutWaitingForAPoll() {
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.drainer.poll-interval=1h")) {
+				"ductor.effects.drainer.poll-interval=1h")) {
 			// let the drainer's first claim (at start) pass, so only a wake-up can dispatch what follows
 			sleep(300);
 			String order = UUID.randomUUID().toString();
@@ -59,9 +59,9 @@ class EffectDrainingTest {
 			boolean inTransaction) {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext writer = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.enabled=false", "ductor.drainer.notify-in-transaction=" + inTransaction);
+				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-in-transaction=" + inTransaction);
 				ConfigurableApplicationContext drainer = EffectInstances.start(database, TestEffects.Config.class,
-						"ductor.drainer.poll-interval=1h",
+						"ductor.effects.drainer.poll-interval=1h",
 						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
 			assertThat(drainer.getBean(EffectDrainer.class).isRunning()).isTrue();
 			sleep(300);
@@ -90,7 +90,7 @@ class EffectDrainingTest {
 	void intentsSharingAnOrderingKeyAreDispatchedOneAtATimeInCommitOrder() throws Exception {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(FAST, "ductor.drainer.concurrency=8", "ductor.drainer.batch-size=50"))) {
+				concat(FAST, "ductor.effects.drainer.concurrency=8", "ductor.effects.drainer.batch-size=50"))) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = tx(context);
 			AtomicInteger next = new AtomicInteger();
@@ -200,7 +200,7 @@ class EffectDrainingTest {
 		TestDatabase database = TestDatabases.create();
 		try {
 			ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-					concat(FAST, "ductor.drainer.concurrency=1", "ductor.drainer.batch-size=10"));
+					concat(FAST, "ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10"));
 			String slow = "slow-" + UUID.randomUUID();
 			CountDownLatch gate = new CountDownLatch(1);
 			CountDownLatch started = new CountDownLatch(1);
@@ -244,7 +244,7 @@ class EffectDrainingTest {
 	void retentionPurgesOldFinishedIntentsInBatchesAndKeepsWhatNeedsAnOperator() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(FAST, "ductor.drainer.enabled=false", "ductor.effects.retention=1d", "ductor.retention.batch-size=400"))) {
+				concat(FAST, "ductor.effects.drainer.enabled=false", "ductor.effects.retention=1d", "ductor.retention.batch-size=400"))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			jdbc.sql("""
 					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,

@@ -14,7 +14,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.observation.autoconfigure.DuctorObservationAutoConfiguration;
 import io.ductor.test.TestDatabase;
 
 /** Starts Ductor application instances on a test database, as an application would. */
@@ -41,7 +42,7 @@ final class EffectInstances {
 	@Configuration(proxyBeanMethods = false)
 	@ImportAutoConfiguration({ DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
 			TransactionAutoConfiguration.class, JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
-			DuctorEffectsAutoConfiguration.class })
+			DuctorEffectsAutoConfiguration.class, DuctorObservationAutoConfiguration.class })
 	static class Infrastructure {
 
 	}

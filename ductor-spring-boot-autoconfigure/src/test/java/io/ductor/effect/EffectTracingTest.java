@@ -56,8 +56,8 @@ class EffectTracingTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1",
-			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.reconciler.interval=100ms",
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.effects.reconciler.interval=100ms",
 			"ductor.retention.enabled=false" };
 
 	private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -234,8 +234,8 @@ class EffectTracingTest {
 		String garbage = "order-" + UUID.randomUUID();
 		String requestTrace;
 		// the instance that records the intent crashes during its attempt (its lease is left to expire)
-		try (ConfigurableApplicationContext writer = start(concat(SETTINGS, "ductor.drainer.enabled=false",
-				"ductor.reconciler.enabled=false"))) {
+		try (ConfigurableApplicationContext writer = start(concat(SETTINGS, "ductor.effects.drainer.enabled=false",
+				"ductor.effects.reconciler.enabled=false"))) {
 			requestTrace = placeOrder(writer, order);
 			JdbcClient.create(writer.getBean(DataSource.class)).sql("""
 					UPDATE eec_effect_intent SET status = 'in_flight', attempts = 1, lease_owner = 'crashed',
@@ -386,7 +386,7 @@ class EffectTracingTest {
 	@org.springframework.context.annotation.Import({ TracedEffects.Config.class, TracedEffects.Tracing.class,
 			OrderController.class })
 	@org.springframework.boot.autoconfigure.ImportAutoConfiguration(
-			io.ductor.autoconfigure.DuctorTracingAutoConfiguration.class)
+			io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration.class)
 	static class Traced {
 
 	}

@@ -37,7 +37,7 @@ class EffectsInTicksTest {
 
 	@BeforeAll
 	static void start() {
-		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.drainer.poll-interval=100ms");
+		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.effects.drainer.poll-interval=100ms");
 		ticks = context.getBean(TickService.class);
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);

@@ -131,10 +131,10 @@ class IntentLifecycleStateMachineTest {
 	@BeforeContainer
 	static void start() {
 		database = TestDatabases.create();
-		context = EffectInstances.start(database, LifecycleEffects.Config.class, "ductor.drainer.enabled=false",
-				"ductor.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.effects.retention=1h",
+		context = EffectInstances.start(database, LifecycleEffects.Config.class, "ductor.effects.drainer.enabled=false",
+				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.effects.retention=1h",
 				"ductor.effects.backoff.initial=1h", "ductor.effects.backoff.max=1h",
-				"ductor.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
+				"ductor.effects.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
 		store = new IntentStore(dataSource);

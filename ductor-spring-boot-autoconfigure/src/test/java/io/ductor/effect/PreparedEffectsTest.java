@@ -49,8 +49,8 @@ class PreparedEffectsTest {
 
 	@BeforeAll
 	static void start() {
-		context = EffectInstances.start(postgres.database(), Keyed.Config.class, "ductor.drainer.poll-interval=100ms",
-				"ductor.reconciler.interval=1h", "ductor.retention.interval=1h");
+		context = EffectInstances.start(postgres.database(), Keyed.Config.class, "ductor.effects.drainer.poll-interval=100ms",
+				"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
 		keyed = context.getBean(Keyed.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));

@@ -14,7 +14,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -26,7 +26,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.autoconfigure.DuctorMetricsAutoConfiguration;
+import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -45,9 +45,9 @@ class ReconcilerTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] FAST = { "ductor.drainer.poll-interval=100ms", "ductor.reconciler.interval=100ms",
+	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.reconciler.interval=100ms",
 			"ductor.effects.reconcile.backoff.initial=50ms", "ductor.effects.reconcile.backoff.max=100ms",
-			"ductor.effects.reconcile.max-rounds=3", "ductor.drainer.lease=1s" };
+			"ductor.effects.reconcile.max-rounds=3", "ductor.effects.drainer.lease=1s" };
 
 	private TestDatabase database;
 
@@ -173,10 +173,10 @@ class ReconcilerTest {
 	@Test
 	void aRoundWhoseLeaseWasLostCannotSettleTheIntent() {
 		this.database = TestDatabases.create();
-		this.context = EffectInstances.start(this.database, Config.class, "ductor.drainer.poll-interval=100ms",
-				"ductor.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=3s",
+		this.context = EffectInstances.start(this.database, Config.class, "ductor.effects.drainer.poll-interval=100ms",
+				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=3s",
 				"ductor.effects.reconcile.backoff.max=3s", "ductor.effects.reconcile.max-rounds=3",
-				"ductor.drainer.lease=1s");
+				"ductor.effects.drainer.lease=1s");
 		Mailer.script("fenced", ReconcileOutcome.UNKNOWN);
 		JdbcClient jdbc = jdbc();
 		// a round claimed by a reconciler that stalled past its lease
@@ -244,8 +244,8 @@ class ReconcilerTest {
 	@Test
 	void anOperatorMayDecideOnAReconcilingIntentWithoutWaiting() {
 		this.database = TestDatabases.create();
-		this.context = EffectInstances.start(this.database, Config.class, "ductor.drainer.poll-interval=100ms",
-				"ductor.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=1h",
+		this.context = EffectInstances.start(this.database, Config.class, "ductor.effects.drainer.poll-interval=100ms",
+				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=1h",
 				"ductor.effects.reconcile.backoff.max=1h");
 		Mailer.loseAcknowledgement.add("decided");
 		send("decided");

@@ -40,8 +40,8 @@ class RecurringAlarmTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] QUIET = { "ductor.drainer.enabled=false", "ductor.alarm-scheduler.enabled=false",
-			"ductor.reconciler.interval=1h", "ductor.retention.interval=1h" };
+	private static final String[] QUIET = { "ductor.effects.drainer.enabled=false", "ductor.effects.alarm-scheduler.enabled=false",
+			"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
 
 	@AfterEach
 	void forgetAlarmsAndIntents() {
@@ -54,9 +54,9 @@ class RecurringAlarmTest {
 	void aOneSecondAlarmOnThreeRestartingInstancesRecordsAndRunsEveryOccurrenceOnce() throws Exception {
 		Beeps.reset();
 		TestDatabase database = TestDatabases.create();
-		String[] instance = { "ductor.alarms.beep.every=1s", "ductor.alarms.beep.effect=beep",
-				"ductor.alarm-scheduler.interval=200ms", "ductor.drainer.poll-interval=200ms",
-				"ductor.reconciler.interval=1h", "ductor.retention.interval=1h" };
+		String[] instance = { "ductor.effects.alarms.beep.every=1s", "ductor.effects.alarms.beep.effect=beep",
+				"ductor.effects.alarm-scheduler.interval=200ms", "ductor.effects.drainer.poll-interval=200ms",
+				"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
 		List<ConfigurableApplicationContext> instances = new ArrayList<>();
 		try {
 			for (int i = 0; i < 3; i++) {

@@ -15,7 +15,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,54 +37,54 @@ class RecurringAndLimitDeclarationTest {
 		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.alarm-scheduler.enabled=false",
-				"ductor.drainer.enabled=false")
+				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.alarm-scheduler.enabled=false",
+				"ductor.effects.drainer.enabled=false")
 		.withBean(Reminders.class);
 
 	@Test
 	void anInvalidCronFailsStartUpNamingTheProperty() {
-		assertFails("ductor.alarms.nightly.cron is not a valid cron expression", "ductor.alarms.nightly.cron=0 0 25 * * *",
-				"ductor.alarms.nightly.effect=remind", "ductor.alarms.nightly.arguments[0]=x");
+		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression", "ductor.effects.alarms.nightly.cron=0 0 25 * * *",
+				"ductor.effects.alarms.nightly.effect=remind", "ductor.effects.alarms.nightly.arguments[0]=x");
 	}
 
 	@Test
 	void aFiveFieldCronFailsStartUpNamingTheProperty() {
-		assertFails("ductor.alarms.nightly.cron is not a valid cron expression", "ductor.alarms.nightly.cron=0 9 * * *",
-				"ductor.alarms.nightly.effect=remind");
+		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression", "ductor.effects.alarms.nightly.cron=0 9 * * *",
+				"ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
 	void bothCronAndEveryFailStartUp() {
-		assertFails("ductor.alarms.nightly must set exactly one of ductor.alarms.nightly.cron and "
-				+ "ductor.alarms.nightly.every but set both", "ductor.alarms.nightly.cron=0 0 9 * * *",
-				"ductor.alarms.nightly.every=1h", "ductor.alarms.nightly.effect=remind");
+		assertFails("ductor.effects.alarms.nightly must set exactly one of ductor.effects.alarms.nightly.cron and "
+				+ "ductor.effects.alarms.nightly.every but set both", "ductor.effects.alarms.nightly.cron=0 0 9 * * *",
+				"ductor.effects.alarms.nightly.every=1h", "ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
 	void neitherCronNorEveryFailsStartUp() {
-		assertFails("but set neither", "ductor.alarms.nightly.effect=remind");
+		assertFails("but set neither", "ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
 	void anUnknownZoneFailsStartUpNamingTheProperty() {
-		assertFails("ductor.alarms.nightly.zone is not a known time zone id", "ductor.alarms.nightly.cron=0 0 9 * * *",
-				"ductor.alarms.nightly.zone=Mars/Olympus", "ductor.alarms.nightly.effect=remind");
+		assertFails("ductor.effects.alarms.nightly.zone is not a known time zone id", "ductor.effects.alarms.nightly.cron=0 0 9 * * *",
+				"ductor.effects.alarms.nightly.zone=Mars/Olympus", "ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
 	void anUnknownEffectFailsStartUpNamingTheProperty() {
-		assertFails("ductor.alarms.nightly.effect names an effect that does not exist",
-				"ductor.alarms.nightly.every=1h", "ductor.alarms.nightly.effect=nothing");
+		assertFails("ductor.effects.alarms.nightly.effect names an effect that does not exist",
+				"ductor.effects.alarms.nightly.every=1h", "ductor.effects.alarms.nightly.effect=nothing");
 	}
 
 	@Test
 	void argumentsThatDoNotFitTheEffectFailStartUpNamingTheProperty() {
-		assertFails("ductor.alarms.nightly.arguments: effect 'remind' takes 2 argument(s) but 1 are given",
-				"ductor.alarms.nightly.every=1h", "ductor.alarms.nightly.effect=remind",
-				"ductor.alarms.nightly.arguments[0]=x");
-		assertFails("ductor.alarms.nightly.arguments: argument 1 ('many') is not JSON of type int",
-				"ductor.alarms.nightly.every=1h", "ductor.alarms.nightly.effect=remind",
-				"ductor.alarms.nightly.arguments[0]=x", "ductor.alarms.nightly.arguments[1]=many");
+		assertFails("ductor.effects.alarms.nightly.arguments: effect 'remind' takes 2 argument(s) but 1 are given",
+				"ductor.effects.alarms.nightly.every=1h", "ductor.effects.alarms.nightly.effect=remind",
+				"ductor.effects.alarms.nightly.arguments[0]=x");
+		assertFails("ductor.effects.alarms.nightly.arguments: argument 1 ('many') is not JSON of type int",
+				"ductor.effects.alarms.nightly.every=1h", "ductor.effects.alarms.nightly.effect=remind",
+				"ductor.effects.alarms.nightly.arguments[0]=x", "ductor.effects.alarms.nightly.arguments[1]=many");
 	}
 
 	@Test
@@ -110,7 +110,7 @@ class RecurringAndLimitDeclarationTest {
 			.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 					"spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"ductor.drainer.enabled=false")
+					"ductor.effects.drainer.enabled=false")
 			.withBean(NegativeLimit.class)
 			.run((context) -> {
 				assertThat(context).hasFailed();
@@ -133,9 +133,9 @@ class RecurringAndLimitDeclarationTest {
 
 	@Test
 	void alarmsDeclaredInPropertiesAreUpsertedAndDeletedWhenNoLongerDeclared() {
-		String[] nightly = { "ductor.alarms.nightly.cron=0 0 2 * * *", "ductor.alarms.nightly.zone=Europe/Berlin",
-				"ductor.alarms.nightly.effect=remind", "ductor.alarms.nightly.arguments[0]=ops",
-				"ductor.alarms.nightly.arguments[1]=3", "ductor.alarms.nightly.missed=run-each" };
+		String[] nightly = { "ductor.effects.alarms.nightly.cron=0 0 2 * * *", "ductor.effects.alarms.nightly.zone=Europe/Berlin",
+				"ductor.effects.alarms.nightly.effect=remind", "ductor.effects.alarms.nightly.arguments[0]=ops",
+				"ductor.effects.alarms.nightly.arguments[1]=3", "ductor.effects.alarms.nightly.missed=run-each" };
 		this.runner.withPropertyValues(nightly).run((context) -> {
 			assertThat(context).hasNotFailed();
 			RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
@@ -153,7 +153,7 @@ class RecurringAndLimitDeclarationTest {
 			.query(String.class)
 			.single()).isEqualTo(updated);
 		// a changed schedule takes effect at the next start
-		this.runner.withPropertyValues(nightly).withPropertyValues("ductor.alarms.nightly.cron=0 30 3 * * *").run((context) -> {
+		this.runner.withPropertyValues(nightly).withPropertyValues("ductor.effects.alarms.nightly.cron=0 30 3 * * *").run((context) -> {
 			assertThat(context).hasNotFailed();
 			RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
 			assertThat(alarm.nextAt().atZoneSameInstant(java.time.ZoneId.of("Europe/Berlin")).getMinute()).isEqualTo(30);

@@ -46,7 +46,7 @@ class SagaCrashTest {
 		TestDatabase database = postgres.database();
 		// this instance only ticks (its drainer is off): the killed JVM dispatches
 		try (ConfigurableApplicationContext app = EffectInstances.start(database, SagaEffects.Config.class,
-				"ductor.drainer.enabled=false", "ductor.reconciler.enabled=false")) {
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false")) {
 			TickService ticks = app.getBean(TickService.class);
 			SagaEffects saga = app.getBean(SagaEffects.class);
 			JdbcClient jdbc = JdbcClient.create(app.getBean(DataSource.class));

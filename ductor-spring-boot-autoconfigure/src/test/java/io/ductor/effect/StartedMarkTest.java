@@ -39,7 +39,7 @@ class StartedMarkTest {
 	void claimsOfACrashedDrainerThatNeverStartedGoBackToPendingUncountedInsteadOfBeingParked() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.enabled=false", "ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			jdbc.sql("""
 					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
@@ -74,7 +74,7 @@ class StartedMarkTest {
 		TestEffects.gates.put(key, gate);
 		TestEffects.started.put(key, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			tx(context).executeWithoutResult((status) -> context.getBean(TestEffects.class).mail(key));
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
@@ -111,8 +111,8 @@ class StartedMarkTest {
 		TestEffects.gates.put(blocker, gate);
 		TestEffects.started.put(blocker, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1", "ductor.drainer.batch-size=10",
-				"ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
+				"ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			// one transaction, so one claim takes all three; with one worker they run in this order
@@ -155,8 +155,8 @@ class StartedMarkTest {
 		TestEffects.gates.put(blocker, gate);
 		TestEffects.started.put(blocker, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.drainer.poll-interval=100ms", "ductor.drainer.concurrency=1", "ductor.drainer.batch-size=10",
-				"ductor.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
+				"ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> {

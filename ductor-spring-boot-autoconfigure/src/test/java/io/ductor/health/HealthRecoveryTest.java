@@ -89,7 +89,7 @@ class HealthRecoveryTest {
 		return new SpringApplicationBuilder(sources).web(WebApplicationType.NONE)
 			.properties("spring.datasource.url=" + url, "spring.datasource.username=postgres",
 					"spring.datasource.hikari.connection-timeout=2000", "spring.datasource.hikari.validation-timeout=1000",
-					"ductor.drainer.poll-interval=200ms")
+					"ductor.effects.drainer.poll-interval=200ms")
 			.run();
 	}
 

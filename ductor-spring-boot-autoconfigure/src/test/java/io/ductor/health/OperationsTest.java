@@ -31,11 +31,11 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.DuctorEndpoint;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEndpointAutoConfiguration;
-import io.ductor.autoconfigure.DuctorHealthAutoConfiguration;
-import io.ductor.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.autoconfigure.DuctorMetricsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
+import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
@@ -76,7 +76,7 @@ class OperationsTest {
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties("spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
+					"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
 					"ductor.effects.backoff.max=20ms", "ductor.backlog.cache-ttl=10ms",
 					"management.endpoints.web.exposure.include=ductor")
 			.run();
@@ -141,7 +141,8 @@ class OperationsTest {
 		ReserveOutcome first = idempotency.reserve(request);
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> meters.get("ductor.idempotency.pending").gauge().value() == 1);
-		idempotency.complete(first.reservation(), "order-1", new StoredResponse(201, Map.of(), new byte[0]));
+		idempotency.complete(((ReserveOutcome.Reserved) first).reservation(), "order-1",
+				new StoredResponse(201, Map.of(), new byte[0]));
 		idempotency.reserve(request);
 		assertThat(count("ductor.idempotency.reservations", "outcome", "reserved")).isEqualTo(1);
 		assertThat(count("ductor.idempotency.reservations", "outcome", "replay")).isEqualTo(1);

@@ -23,7 +23,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.Concurrently;
-import io.ductor.idempotency.ReserveOutcome.Result;
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.jdbc.SchemaMode;
@@ -139,7 +139,7 @@ class IdempotencyServiceTest {
 		IdempotencyService impatient = service(dataSource,
 				settings(LONG, LONG, DuplicatePolicy.WAIT, Duration.ofMillis(300)), listener);
 		String key = newKey();
-		assertThat(impatient.reserve(request(key)).result()).isEqualTo(Result.RESERVED);
+		assertThat(impatient.reserve(request(key))).isInstanceOf(ReserveOutcome.Reserved.class);
 		assertThatThrownBy(() -> impatient.execute(request(key), Placed.class, () -> new Placed("x", 1)))
 			.isInstanceOf(IdempotencyKeyInFlightException.class)
 			.hasMessageContaining("after waiting PT0.3S (ductor.idempotency.wait-timeout)");
@@ -156,16 +156,16 @@ class IdempotencyServiceTest {
 			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
 					Duration.ofSeconds(30), Duration.ofHours(1)), otherListener);
 			String key = newKey();
-			Reservation reservation = service.reserve(request(key)).reservation();
+			Reservation reservation = ((ReserveOutcome.Reserved) service.reserve(request(key))).reservation();
 			awaitTrue(otherListener::isConnected);
 			var waiting = java.util.concurrent.CompletableFuture
 				.supplyAsync(() -> other.reserve(request(key), DuplicatePolicy.WAIT));
 			awaitTrue(() -> other.parkedDuplicates() == 1);
 			service.complete(reservation, "decision-1", StoredResponse.of(201, "done".getBytes()));
 			ReserveOutcome outcome = waiting.get(20, TimeUnit.SECONDS);
-			assertThat(outcome.result()).isEqualTo(Result.REPLAY);
-			assertThat(outcome.decision().decisionId()).isEqualTo("decision-1");
-			assertThat(outcome.decision().response().bodyAsString()).isEqualTo("done");
+			assertThat(outcome).isInstanceOf(ReserveOutcome.Replay.class);
+			assertThat(((ReserveOutcome.Replay) outcome).decision().decisionId()).isEqualTo("decision-1");
+			assertThat(((ReserveOutcome.Replay) outcome).decision().response().bodyAsString()).isEqualTo("done");
 		}
 		finally {
 			otherListener.stop();
@@ -186,10 +186,11 @@ class IdempotencyServiceTest {
 			// a listener takes up a new subscription within one receive timeout (500 ms)
 			Thread.sleep(1000);
 			String quiet = newKey();
-			service.complete(service.reserve(request(quiet)).reservation(), "d", StoredResponse.of(201, "x".getBytes()));
+			service.complete(((ReserveOutcome.Reserved) service.reserve(request(quiet))).reservation(), "d",
+					StoredResponse.of(201, "x".getBytes()));
 
 			String awaited = newKey();
-			Reservation reservation = service.reserve(request(awaited)).reservation();
+			Reservation reservation = ((ReserveOutcome.Reserved) service.reserve(request(awaited))).reservation();
 			var waiting = java.util.concurrent.CompletableFuture
 				.supplyAsync(() -> other.reserve(request(awaited), DuplicatePolicy.WAIT));
 			org.springframework.jdbc.core.simple.JdbcClient jdbc = org.springframework.jdbc.core.simple.JdbcClient
@@ -199,7 +200,7 @@ class IdempotencyServiceTest {
 				.query(Boolean.class)
 				.single());
 			service.complete(reservation, "d", StoredResponse.of(201, "y".getBytes()));
-			assertThat(waiting.get(20, TimeUnit.SECONDS).result()).isEqualTo(Result.REPLAY);
+			assertThat(waiting.get(20, TimeUnit.SECONDS)).isInstanceOf(ReserveOutcome.Replay.class);
 			awaitTrue(() -> heard.stream().anyMatch((payload) -> payload.endsWith(awaited)));
 			Thread.sleep(300);
 			assertThat(heard).noneMatch((payload) -> payload.endsWith(quiet));
@@ -217,9 +218,9 @@ class IdempotencyServiceTest {
 		IdempotencySweeper sweeper = new IdempotencySweeper(dataSource, 100);
 		String key = newKey();
 		// the owner reserves and dies without completing or failing
-		assertThat(shortLived.reserve(request(key)).result()).isEqualTo(Result.RESERVED);
+		assertThat(shortLived.reserve(request(key))).isInstanceOf(ReserveOutcome.Reserved.class);
 		assertThat(rows.row("", "orders", key)).containsEntry("ttl_millis", 200L);
-		assertThat(shortLived.reserve(request(key)).result()).isEqualTo(Result.IN_FLIGHT);
+		assertThat(shortLived.reserve(request(key))).isInstanceOf(ReserveOutcome.InFlight.class);
 
 		// a duplicate waits for it; the sweeper releases the key once the database clock passes its TTL
 		var retry = java.util.concurrent.CompletableFuture.supplyAsync(() -> shortLived.execute(request(key),
@@ -280,12 +281,13 @@ class IdempotencyServiceTest {
 		responses.forEach((name, response) -> {
 			String key = newKey();
 			String decisionId = name.equals("headers") ? "order-7" : null;
-			service.complete(service.reserve(request(key)).reservation(), decisionId, response);
+			service.complete(((ReserveOutcome.Reserved) service.reserve(request(key))).reservation(), decisionId,
+					response);
 
 			ReserveOutcome replay = service.reserve(request(key));
-			assertThat(replay.result()).as(name).isEqualTo(Result.REPLAY);
-			assertThat(replay.decision().decisionId()).as(name).isEqualTo(decisionId);
-			assertThat(replay.decision().response()).as(name).isEqualTo(response);
+			assertThat(replay).as(name).isInstanceOf(ReserveOutcome.Replay.class);
+			assertThat(((ReserveOutcome.Replay) replay).decision().decisionId()).as(name).isEqualTo(decisionId);
+			assertThat(((ReserveOutcome.Replay) replay).decision().response()).as(name).isEqualTo(response);
 			assertThat(rows.row("", "orders", key)).as(name)
 				.containsEntry("status", "completed")
 				.containsEntry("ttl_millis", 600_000L);
@@ -312,12 +314,12 @@ class IdempotencyServiceTest {
 	@Test
 	void aSweptAndReclaimedReservationsOldOwnerCannotCompleteOrReleaseIt() {
 		String key = newKey();
-		Reservation old = service.reserve(request(key)).reservation();
+		Reservation old = ((ReserveOutcome.Reserved) service.reserve(request(key))).reservation();
 		rows.age("", "orders", key, "11 minutes");
 		assertThat(new IdempotencySweeper(dataSource, 1000).sweep()).isGreaterThanOrEqualTo(1);
 		ReserveOutcome reclaimed = service.reserve(request(key));
-		assertThat(reclaimed.result()).isEqualTo(Result.RESERVED);
-		Reservation current = reclaimed.reservation();
+		assertThat(reclaimed).isInstanceOf(ReserveOutcome.Reserved.class);
+		Reservation current = ((ReserveOutcome.Reserved) reclaimed).reservation();
 
 		assertThatThrownBy(() -> service.complete(old, "stale", StoredResponse.of(200, "stale".getBytes())))
 			.isInstanceOf(ReservationLostException.class)
@@ -336,7 +338,7 @@ class IdempotencyServiceTest {
 	@Test
 	void aSweptReservationNobodyReclaimedCanStillBeCompletedByItsOwner() {
 		String key = newKey();
-		Reservation owner = service.reserve(request(key)).reservation();
+		Reservation owner = ((ReserveOutcome.Reserved) service.reserve(request(key))).reservation();
 		rows.age("", "orders", key, "11 minutes");
 		new IdempotencySweeper(dataSource, 1000).sweep();
 		assertThat(rows.status("", "orders", key)).isEqualTo("failed_before_commit");
@@ -457,7 +459,7 @@ class IdempotencyServiceTest {
 			assertThat(result.decisionId()).isNull();
 		}
 		assertThat(runs).hasValue(2);
-		assertThat(service.reserve("", "opt-out", "", "fp").result()).isEqualTo(Result.OPTED_OUT);
+		assertThat(service.reserve("", "opt-out", "", "fp")).isInstanceOf(ReserveOutcome.OptedOut.class);
 		assertThat(rows.count("pool_id = 'opt-out'")).isZero();
 	}
 
@@ -467,17 +469,17 @@ class IdempotencyServiceTest {
 		service.execute(request(key), Placed.class, () -> new Placed("first", 1));
 		Map<String, Object> before = rows.row("", "orders", key);
 		IdempotentRequest other = new IdempotentRequest("", "orders", key, "fp-2");
-		assertThat(service.reserve(other).result()).isEqualTo(Result.FINGERPRINT_MISMATCH);
+		assertThat(service.reserve(other)).isInstanceOf(ReserveOutcome.FingerprintMismatch.class);
 		assertThatThrownBy(() -> service.execute(other, Placed.class, () -> new Placed("second", 2)))
-			.isInstanceOf(FingerprintMismatchException.class)
+			.isInstanceOf(IdempotencyKeyReuseException.class)
 			.hasMessageContaining(key)
 			.hasMessageContaining("already used for a different request");
 		assertThat(rows.row("", "orders", key)).isEqualTo(before);
 
 		String pendingKey = newKey();
 		service.reserve(request(pendingKey));
-		assertThat(service.reserve(new IdempotentRequest("", "orders", pendingKey, "fp-2"), DuplicatePolicy.WAIT)
-			.result()).isEqualTo(Result.FINGERPRINT_MISMATCH);
+		assertThat(service.reserve(new IdempotentRequest("", "orders", pendingKey, "fp-2"), DuplicatePolicy.WAIT))
+			.isInstanceOf(ReserveOutcome.FingerprintMismatch.class);
 	}
 
 	@Test
@@ -504,7 +506,7 @@ class IdempotencyServiceTest {
 		assertThatThrownBy(() -> service.reserve("", "orders", "k", null))
 			.hasMessageContaining("fingerprint must not be null");
 		assertThat(rows.count("true")).isEqualTo(before);
-		assertThat(service.reserve("", "orders", "k".repeat(255), "fp").result()).isEqualTo(Result.RESERVED);
+		assertThat(service.reserve("", "orders", "k".repeat(255), "fp")).isInstanceOf(ReserveOutcome.Reserved.class);
 	}
 
 	static void awaitTrue(BooleanSupplier condition) {

@@ -25,7 +25,6 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
-import io.ductor.idempotency.ReserveOutcome.Result;
 import io.ductor.jdbc.DuctorSchema;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.jdbc.SchemaMode;
@@ -134,12 +133,12 @@ class OneTransactionServiceTest {
 
 			@Override
 			public String notReserved(ReserveOutcome outcome) {
-				return outcome.result().name();
+				return outcome.getClass().getSimpleName();
 			}
 
 		};
 		assertThat(service.executeInTransaction(request, DuplicatePolicy.REJECT, decision)).isEqualTo("reserved");
-		assertThat(service.executeInTransaction(request, DuplicatePolicy.REJECT, decision)).isEqualTo("REPLAY");
+		assertThat(service.executeInTransaction(request, DuplicatePolicy.REJECT, decision)).isEqualTo("Replay");
 		assertThat(observed).containsExactly("ductor.idempotency.reserve outcome=reserved",
 				"ductor.idempotency.reserve outcome=replay");
 	}
@@ -229,7 +228,7 @@ class OneTransactionServiceTest {
 		await(holding);
 		try {
 			long started = System.nanoTime();
-			assertThat(service.reserve(request(key)).result()).isEqualTo(Result.IN_FLIGHT);
+			assertThat(service.reserve(request(key))).isInstanceOf(ReserveOutcome.InFlight.class);
 			assertThatThrownBy(() -> service.executeInTransaction(request(key), String.class, () -> "second"))
 				.isInstanceOf(IdempotencyKeyInFlightException.class)
 				.hasMessageContaining("duplicate policy REJECT");
@@ -239,7 +238,7 @@ class OneTransactionServiceTest {
 			release.countDown();
 		}
 		assertThat(holder.get(20, TimeUnit.SECONDS).value()).isEqualTo("first");
-		assertThat(service.reserve(request(key)).result()).isEqualTo(Result.REPLAY);
+		assertThat(service.reserve(request(key))).isInstanceOf(ReserveOutcome.Replay.class);
 	}
 
 	@Test
@@ -313,7 +312,7 @@ class OneTransactionServiceTest {
 		int ownerBefore = count("failed_by_owner");
 		int failedBefore = count("handler_failed");
 		int sweptBefore = count("swept");
-		service.fail(service.reserve(request(UUID.randomUUID().toString())).reservation());
+		service.fail(((ReserveOutcome.Reserved) service.reserve(request(UUID.randomUUID().toString()))).reservation());
 		assertThat(count("failed_by_owner")).isEqualTo(ownerBefore + 1);
 
 		assertThatThrownBy(() -> service.execute(request(UUID.randomUUID().toString()), String.class, () -> {

@@ -20,7 +20,7 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.PayloadMask;
-import io.ductor.autoconfigure.DuctorEndpointAutoConfiguration;
+import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
 
 /**
  * The operator console, when {@code ductor.console.enabled=true} in a servlet web application: one

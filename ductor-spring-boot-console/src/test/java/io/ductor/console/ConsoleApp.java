@@ -43,8 +43,8 @@ final class ConsoleApp implements AutoCloseable {
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
 				"management.endpoints.web.exposure.include=ductor", "ductor.console.enabled=true",
-				"ductor.console.hidden-fields=cardNumber", "ductor.drainer.enabled=false",
-				"ductor.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.sweeper.enabled=false"));
+				"ductor.console.hidden-fields=cardNumber", "ductor.effects.drainer.enabled=false",
+				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false"));
 		properties.addAll(List.of(more));
 		return new ConsoleApp(new SpringApplicationBuilder(application).properties(properties.toArray(String[]::new)).run());
 	}

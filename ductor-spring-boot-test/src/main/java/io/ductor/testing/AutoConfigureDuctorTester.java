@@ -12,9 +12,9 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 /**
  * Gives a test a {@link DuctorTester}, on a {@code @SpringBootTest} or beside a test slice.
  * <p>
- * With it, Ductor's background workers do not start ({@code ductor.drainer.enabled},
- * {@code ductor.reconciler.enabled}, {@code ductor.sweeper.enabled}, {@code ductor.retention.enabled}
- * and {@code ductor.alarm-scheduler.enabled} are {@code false}): effects run when the test calls
+ * With it, Ductor's background workers do not start ({@code ductor.effects.drainer.enabled},
+ * {@code ductor.effects.reconciler.enabled}, {@code ductor.idempotency.sweeper.enabled}, {@code ductor.retention.enabled}
+ * and {@code ductor.effects.alarm-scheduler.enabled} are {@code false}): effects run when the test calls
  * {@link DuctorTester#drain()}, on the test's thread. Ductor's clock stands still from the start
  * of every test until {@link DuctorTester#advance(java.time.Duration)} moves it. Before every test
  * method the clock is set to the server's time again, injected faults are cleared, and the

@@ -9,8 +9,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffects;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.json.JsonCodec;

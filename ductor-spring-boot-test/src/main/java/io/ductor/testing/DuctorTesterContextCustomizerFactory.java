@@ -19,9 +19,9 @@ import org.springframework.test.context.TestContextAnnotationUtils;
  */
 final class DuctorTesterContextCustomizerFactory implements ContextCustomizerFactory {
 
-	static final Map<String, Object> WORKERS_OFF = Map.of("ductor.drainer.enabled", "false",
-			"ductor.reconciler.enabled", "false", "ductor.sweeper.enabled", "false", "ductor.retention.enabled", "false",
-			"ductor.alarm-scheduler.enabled", "false");
+	static final Map<String, Object> WORKERS_OFF = Map.of("ductor.effects.drainer.enabled", "false",
+			"ductor.effects.reconciler.enabled", "false", "ductor.idempotency.sweeper.enabled", "false", "ductor.retention.enabled", "false",
+			"ductor.effects.alarm-scheduler.enabled", "false");
 
 	@Override
 	public ContextCustomizer createContextCustomizer(Class<?> testClass,

@@ -16,8 +16,8 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.EffectDrainer;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.PeriodicWorker;

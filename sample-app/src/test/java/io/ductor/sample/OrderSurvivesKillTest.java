@@ -101,7 +101,7 @@ class OrderSurvivesKillTest {
 				SampleApplication.class.getName(), "--server.port=" + port,
 				"--spring.datasource.url=" + postgres.jdbcUrl(), "--spring.datasource.username=" + postgres.username(),
 				"--sample.gateway.failure-rate=0", "--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s",
-				"--ductor.drainer.lease=2s", "--ductor.drainer.poll-interval=200ms", "--ductor.reconciler.interval=500ms",
+				"--ductor.effects.drainer.lease=2s", "--ductor.effects.drainer.poll-interval=200ms", "--ductor.effects.reconciler.interval=500ms",
 				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms"));
 		if (postgres.password() != null) {
 			command.add("--spring.datasource.password=" + postgres.password());

@@ -18,8 +18,8 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
+import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.EffectDrainer;
-import io.ductor.idempotency.FingerprintMismatchException;
 import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
 import io.ductor.idempotency.IdempotencyService;
@@ -139,8 +139,8 @@ public class WorkloadController {
 		return problem(HttpStatus.BAD_REQUEST, ex);
 	}
 
-	@ExceptionHandler(FingerprintMismatchException.class)
-	ResponseEntity<ProblemDetail> mismatch(FingerprintMismatchException ex) {
+	@ExceptionHandler(IdempotencyKeyReuseException.class)
+	ResponseEntity<ProblemDetail> mismatch(IdempotencyKeyReuseException ex) {
 		return problem(HttpStatus.UNPROCESSABLE_CONTENT, ex);
 	}
 

@@ -1,16 +1,6 @@
 package io.ductor.idempotency.web;
 
 import java.io.IOException;
-import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletionStage;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -25,23 +15,11 @@ import org.springframework.core.Ordered;
 import org.springframework.dao.DataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.http.server.RequestPath;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.util.unit.DataSize;
-import org.springframework.web.bind.annotation.RequestMethod;
-import org.springframework.web.context.request.async.DeferredResult;
-import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.filter.OncePerRequestFilter;
-import org.springframework.web.method.HandlerMethod;
-import org.springframework.web.servlet.HandlerExecutionChain;
-import org.springframework.web.servlet.HandlerMapping;
-import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
-import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
-import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
-import org.springframework.web.util.ServletRequestPathUtils;
 
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyService;
@@ -51,8 +29,12 @@ import io.ductor.idempotency.ReleaseReason;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReservationLostException;
 import io.ductor.idempotency.ReserveOutcome;
-import io.ductor.idempotency.StoredResponse;
+import io.ductor.idempotency.ReserveOutcome.FingerprintMismatch;
+import io.ductor.idempotency.ReserveOutcome.InFlight;
+import io.ductor.idempotency.ReserveOutcome.Replay;
+import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.TransactionalDecision;
+import io.ductor.idempotency.web.IdempotentHandlers.IdempotentHandler;
 import io.ductor.json.JsonCodec;
 
 /**
@@ -72,6 +54,11 @@ import io.ductor.json.JsonCodec;
  * What the fingerprint covers, for which content types, is {@link RequestFingerprinter}'s; a
  * request larger than {@code ductor.idempotency.max-request-size} gets 413 before it is reserved.
  * Stored headers: {@value #STORED_HEADERS_DOC}.
+ * <p>
+ * The filter runs the flow; finding the {@link Idempotent} handler a request reaches, reading its
+ * key header, writing problem details and storing or replaying a response are done by package
+ * helpers of one job each ({@code IdempotentHandlers}, {@code IdempotencyKeyHeader},
+ * {@code ProblemResponses}, {@code StoredResponses}).
  */
 public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
 
@@ -87,22 +74,15 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
 			+ " Content-Location, Location, ETag, Last-Modified";
 
-	private static final List<String> STORED_HEADERS = List.of(HttpHeaders.CONTENT_LANGUAGE,
-			HttpHeaders.CONTENT_ENCODING, HttpHeaders.CONTENT_DISPOSITION, HttpHeaders.CONTENT_LOCATION,
-			HttpHeaders.LOCATION, HttpHeaders.ETAG, HttpHeaders.LAST_MODIFIED);
-
-	private static final List<Class<?>> ASYNC_TYPES = List.of(Callable.class, DeferredResult.class, WebAsyncTask.class,
-			CompletionStage.class, ResponseBodyEmitter.class, StreamingResponseBody.class);
-
 	private static final Log logger = LogFactory.getLog(IdempotencyFilter.class);
 
 	private final IdempotencyService service;
 
 	private final TenantScopeResolver tenants;
 
-	private final JsonCodec json;
+	private final ProblemResponses problems;
 
-	private final String headerName;
+	private final IdempotencyKeyHeader keyHeader;
 
 	private final ObjectProvider<RequestMappingHandlerMapping> mappingProvider;
 
@@ -110,13 +90,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	private final int maxResponseSize;
 
-	private volatile List<RequestMappingHandlerMapping> mappings;
-
-	/** The {@link Idempotent} handler methods and their annotations. */
-	private volatile Map<Method, Idempotent> idempotentMethods;
-
-	/** The HTTP methods they answer, or {@code null} when one of them answers any. */
-	private volatile Set<String> idempotentHttpMethods;
+	/** The {@link Idempotent} handlers, {@code null} until the context is refreshed. */
+	private volatile IdempotentHandlers handlers;
 
 	/**
 	 * Create the filter.
@@ -154,8 +129,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 		this.service = service;
 		this.tenants = tenants;
-		this.json = json;
-		this.headerName = headerName;
+		this.problems = new ProblemResponses(json);
+		this.keyHeader = new IdempotencyKeyHeader(headerName);
 		this.mappingProvider = mappings;
 		this.fingerprinter = new RequestFingerprinter(maxRequestSize);
 		this.maxResponseSize = (int) maxResponseSize.toBytes();
@@ -172,70 +147,38 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
-		List<RequestMappingHandlerMapping> mappings = this.mappingProvider.orderedStream().toList();
-		Map<Method, Idempotent> methods = new java.util.HashMap<>();
-		Set<String> httpMethods = new java.util.HashSet<>();
-		boolean anyHttpMethod = false;
-		for (RequestMappingHandlerMapping mapping : mappings) {
-			for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : mapping.getHandlerMethods().entrySet()) {
-				HandlerMethod handler = entry.getValue();
-				Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
-				if (idempotent == null) {
-					continue;
-				}
-				Class<?> returnType = handler.getMethod().getReturnType();
-				if (ASYNC_TYPES.stream().anyMatch((type) -> type.isAssignableFrom(returnType))) {
-					throw new IllegalStateException("@Idempotent handler " + handler.getShortLogMessage() + " returns "
-							+ returnType.getSimpleName() + ", but @Idempotent needs a handler that answers synchronously");
-				}
-				methods.put(handler.getMethod(), idempotent);
-				Set<RequestMethod> mapped = entry.getKey().getMethodsCondition().getMethods();
-				anyHttpMethod |= mapped.isEmpty();
-				mapped.forEach((method) -> httpMethods.add(method.name()));
-			}
-		}
-		this.mappings = mappings;
-		this.idempotentHttpMethods = anyHttpMethod ? null : Set.copyOf(httpMethods);
-		this.idempotentMethods = Map.copyOf(methods);
+		this.handlers = IdempotentHandlers.discover(this.mappingProvider.orderedStream().toList());
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		Map<Method, Idempotent> methods = this.idempotentMethods;
-		Set<String> httpMethods = this.idempotentHttpMethods;
-		// most requests (GET pages, assets, actuator) cannot reach an @Idempotent handler: no lookup for them
-		if (methods == null || methods.isEmpty()
-				|| (httpMethods != null && !httpMethods.contains(request.getMethod()))) {
+		IdempotentHandlers handlers = this.handlers;
+		IdempotentHandler handler = (handlers != null) ? handlers.find(request) : null;
+		if (handler == null) {
 			chain.doFilter(request, response);
 			return;
 		}
-		HandlerMethod handler = handlerMethod(request);
-		Idempotent idempotent = (handler != null) ? methods.get(handler.getMethod()) : null;
-		if (idempotent == null) {
-			chain.doFilter(request, response);
-			return;
-		}
+		Idempotent idempotent = handler.idempotent();
 		String key;
 		try {
-			key = key(request, idempotent.required());
+			key = this.keyHeader.key(request, idempotent.required());
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			writeProblem(request, response, HttpStatus.BAD_REQUEST, ex.getMessage());
+			this.problems.write(request, response, HttpStatus.BAD_REQUEST, ex.getMessage());
 			return;
 		}
 		if (key.isEmpty()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		String pool = idempotent.pool().isEmpty() ? request.getMethod() + " " + pattern(request, handler)
-				: idempotent.pool();
+		String pool = handler.pool(request);
 		FingerprintedRequest buffered;
 		try {
 			buffered = this.fingerprinter.read(request);
 		}
 		catch (RejectedRequestException ex) {
-			writeProblem(request, response, ex.status(), ex.getMessage());
+			this.problems.write(request, response, ex.status(), ex.getMessage());
 			return;
 		}
 		IdempotentRequest idempotentRequest = new IdempotentRequest(this.tenants.tenantScope(request), pool, key,
@@ -246,8 +189,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			return;
 		}
 		ReserveOutcome outcome = this.service.reserve(idempotentRequest, policy);
-		if (outcome.result() == ReserveOutcome.Result.RESERVED) {
-			runTwoPhase(buffered.request(), response, chain, outcome.reservation());
+		if (outcome instanceof Reserved reserved) {
+			runTwoPhase(buffered.request(), response, chain, reserved.reservation());
 		}
 		else {
 			answer(outcome, policy, buffered.request(), response, chain);
@@ -257,20 +200,24 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	/** Answers a request that did not reserve its key. */
 	private void answer(ReserveOutcome outcome, DuplicatePolicy policy, HttpServletRequest request,
 			HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
-		IdempotentRequest idempotentRequest = outcome.request();
-		switch (outcome.result()) {
-			case REPLAY -> replay(outcome.decision().response(), response);
-			case IN_FLIGHT -> {
-				response.setHeader(HttpHeaders.RETRY_AFTER, "1");
-				writeProblem(request, response, HttpStatus.CONFLICT, IdempotencyService
-					.inFlight(idempotentRequest, (policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout()
-							: null)
-					.getMessage());
-			}
-			case FINGERPRINT_MISMATCH -> writeProblem(request, response, HttpStatus.UNPROCESSABLE_CONTENT,
-					IdempotencyService.mismatch(idempotentRequest).getMessage());
-			case OPTED_OUT -> chain.doFilter(request, response);
-			case RESERVED -> throw new IllegalStateException("a reservation is not an answer");
+		if (outcome instanceof Replay replay) {
+			StoredResponses.replay(replay.decision().response(), response);
+		}
+		else if (outcome instanceof InFlight inFlight) {
+			response.setHeader(HttpHeaders.RETRY_AFTER, "1");
+			this.problems.write(request, response, HttpStatus.CONFLICT, inFlight
+				.exception((policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout() : null)
+				.getMessage());
+		}
+		else if (outcome instanceof FingerprintMismatch mismatch) {
+			this.problems.write(request, response, HttpStatus.UNPROCESSABLE_CONTENT, mismatch.exception().getMessage());
+		}
+		else if (outcome instanceof Reserved) {
+			throw new IllegalStateException("a reservation is not an answer");
+		}
+		else {
+			// opted out
+			chain.doFilter(request, response);
 		}
 	}
 
@@ -322,9 +269,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
 					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
 			captured.discard();
-			writeProblem(request, response, HttpStatus.INTERNAL_SERVER_ERROR, "The decision for "
-					+ describe(idempotentRequest) + " could not be committed (the server log says why), so nothing"
-					+ " of it was kept; retry with the same key");
+			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR,
+					"The decision for idempotency key '" + idempotentRequest.key() + "' could not be committed (the"
+							+ " server log says why), so nothing of it was kept; retry with the same key");
 			return;
 		}
 		if (notReserved != null) {
@@ -333,7 +280,7 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 		if (decided.problem != null) {
 			captured.discard();
-			writeProblem(request, response, HttpStatus.INTERNAL_SERVER_ERROR, decided.problem);
+			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR, decided.problem);
 			return;
 		}
 		captured.send();
@@ -376,7 +323,7 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			this.service.rollBack(reservation, transaction, ReleaseReason.ROLLED_BACK);
 			return null;
 		}
-		this.service.complete(reservation, reservation.ownerToken().toString(), stored(captured));
+		this.service.complete(reservation, reservation.ownerToken().toString(), StoredResponses.stored(captured));
 		return null;
 	}
 
@@ -430,7 +377,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 				release(reservation, ReleaseReason.NOT_STORABLE);
 			}
 			else {
-				this.service.complete(reservation, reservation.ownerToken().toString(), stored(captured));
+				this.service.complete(reservation, reservation.ownerToken().toString(),
+						StoredResponses.stored(captured));
 			}
 		}
 		catch (ReservationLostException ex) {
@@ -449,110 +397,6 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			logger.warn("Could not release idempotency key '" + reservation.request().key()
 					+ "'; the sweeper releases it after ductor.idempotency.pending-ttl", ex);
 		}
-	}
-
-	private static StoredResponse stored(ResponseCapture captured) {
-		Map<String, List<String>> headers = new LinkedHashMap<>();
-		if (captured.getContentType() != null) {
-			headers.put(HttpHeaders.CONTENT_TYPE, List.of(captured.getContentType()));
-		}
-		for (String name : STORED_HEADERS) {
-			List<String> values = new ArrayList<>(captured.getHeaders(name));
-			if (!values.isEmpty()) {
-				headers.put(name, values);
-			}
-		}
-		return new StoredResponse(captured.getStatus(), headers, captured.body());
-	}
-
-	private static String describe(IdempotentRequest request) {
-		return "idempotency key '" + request.key() + "'";
-	}
-
-	private static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
-		response.setStatus(stored.status());
-		stored.headers().forEach((name, values) -> values.forEach((value) -> response.addHeader(name, value)));
-		response.setHeader(REPLAYED_HEADER, "true");
-		response.setContentLength(stored.body().length);
-		response.getOutputStream().write(stored.body());
-	}
-
-	/**
-	 * The key from the header: an sf-string ({@code "..."}, as the draft specifies) or a bare
-	 * value; empty when the request opts out.
-	 */
-	private String key(HttpServletRequest request, boolean required) {
-		List<String> values = Collections.list(request.getHeaders(this.headerName));
-		if (values.isEmpty()) {
-			if (required) {
-				throw new InvalidIdempotencyKeyException("This request requires an idempotency key in the "
-						+ this.headerName + " header");
-			}
-			return "";
-		}
-		if (values.size() > 1) {
-			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header must be sent once, not "
-					+ values.size() + " times");
-		}
-		String value = values.get(0).strip();
-		if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-			value = value.substring(1, value.length() - 1);
-			if (value.contains("\"") || value.contains("\\")) {
-				throw new InvalidIdempotencyKeyException("The " + this.headerName
-						+ " header must not contain escaped characters");
-			}
-		}
-		if (value.isEmpty() && required) {
-			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header must not be empty");
-		}
-		try {
-			return IdempotentRequest.checkKey(value);
-		}
-		catch (InvalidIdempotencyKeyException ex) {
-			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header is malformed: "
-					+ ex.getMessage());
-		}
-	}
-
-	private HandlerMethod handlerMethod(HttpServletRequest request) {
-		Object previousPath = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
-		ServletRequestPathUtils.parseAndCache(request);
-		try {
-			for (RequestMappingHandlerMapping mapping : this.mappings) {
-				HandlerExecutionChain found = mapping.getHandler(request);
-				if (found != null) {
-					return (found.getHandler() instanceof HandlerMethod handler) ? handler : null;
-				}
-			}
-			return null;
-		}
-		catch (Exception ex) {
-			// no such method, unsupported media type...: the dispatcher answers that itself
-			return null;
-		}
-		finally {
-			ServletRequestPathUtils.setParsedRequestPath((RequestPath) previousPath, request);
-		}
-	}
-
-	private static String pattern(HttpServletRequest request, HandlerMethod handler) {
-		Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		return (pattern != null) ? pattern.toString() : handler.getShortLogMessage();
-	}
-
-	private void writeProblem(HttpServletRequest request, HttpServletResponse response, HttpStatus status,
-			String detail) throws IOException {
-		Map<String, Object> problem = new LinkedHashMap<>();
-		problem.put("type", "about:blank");
-		problem.put("title", status.getReasonPhrase());
-		problem.put("status", status.value());
-		problem.put("detail", detail);
-		problem.put("instance", request.getRequestURI());
-		byte[] body = this.json.write(problem, "problem detail").getBytes(StandardCharsets.UTF_8);
-		response.setStatus(status.value());
-		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
-		response.setContentLength(body.length);
-		response.getOutputStream().write(body);
 	}
 
 }

@@ -83,7 +83,7 @@ class IdempotentRequestBodyHttpTest {
 			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
 					"spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
-					"ductor.sweeper.interval=1h", "ductor.retention.enabled=false")
+					"ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.properties(properties)
 			.run();
 	}

@@ -108,7 +108,7 @@ class OneTransactionHttpTest {
 				"spring.datasource.hikari.maximum-pool-size=10", "spring.datasource.hikari.connection-timeout=3000",
 				"server.tomcat.threads.max=260", "ductor.idempotency.wait-timeout=60s",
 				"ductor.idempotency.poll-interval=5s",
-				"ductor.idempotency.max-response-size=1KB", "ductor.sweeper.interval=1h",
+				"ductor.idempotency.max-response-size=1KB", "ductor.idempotency.sweeper.interval=1h",
 				"ductor.retention.enabled=false", "spring.flyway.enabled=false")
 			.run();
 		// after Ductor's migrations created the table

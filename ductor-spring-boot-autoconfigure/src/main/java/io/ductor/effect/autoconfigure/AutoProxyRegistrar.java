@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.effect.autoconfigure;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;

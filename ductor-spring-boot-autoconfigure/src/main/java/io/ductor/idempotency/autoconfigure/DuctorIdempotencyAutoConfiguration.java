@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.idempotency.autoconfigure;
 
 import javax.sql.DataSource;
 
@@ -9,11 +9,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotencySweeper;
@@ -28,42 +32,47 @@ import io.ductor.worker.PeriodicWorker;
 
 /**
  * Auto-configuration for Ductor's ingress idempotency: the {@link IdempotencyService}, the
- * notification listener that wakes parked duplicates, the sweeper, the retention purger for
- * idempotency records and, in Spring MVC applications, {@code @Idempotent} handler methods.
+ * sweeper, the retention purger for idempotency records and, in Spring MVC applications,
+ * {@code @Idempotent} handler methods, configured by {@link DuctorIdempotencyProperties}
+ * ({@code ductor.idempotency.*}).
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnBean(DuctorSchema.class)
+@EnableConfigurationProperties(DuctorIdempotencyProperties.class)
 public final class DuctorIdempotencyAutoConfiguration {
 
 	private static final int SWEEP_BATCH_SIZE = 1000;
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyService idempotencyService(DuctorSchema schema, DataSource dataSource,
+	@DependsOnDatabaseInitialization
+	IdempotencyService idempotencyService(DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
-		return new IdempotencyService(dataSource, DuctorAutoConfiguration.transactionManager(transactionManager, dataSource),
-				json,
-				properties.idempotency().toSettings(), listener.getIfAvailable(), DuctorAutoConfiguration.observer(observer),
-				DuctorAutoConfiguration.observations(observations));
+			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
+		return new IdempotencyService(dataSource,
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+				properties.toSettings(), listener.getIfAvailable(), observer.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
 	@Bean(name = "ductorSweeperWorker")
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
-	@ConditionalOnBooleanProperty(name = "ductor.sweeper.enabled", matchIfMissing = true)
-	PeriodicWorker ductorSweeperWorker(DuctorSchema schema, DataSource dataSource,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
-		return new PeriodicWorker("sweeper", properties.sweeper().interval(),
-				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
-				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, DuctorAutoConfiguration.observer(observer)),
-				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
+	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
+	@DependsOnDatabaseInitialization
+	PeriodicWorker ductorSweeperWorker(DataSource dataSource, ObjectProvider<DuctorObserver> observer,
+			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
+		DuctorObserver reportTo = observer.getIfUnique(() -> DuctorObserver.NOOP);
+		return new PeriodicWorker("sweeper", properties.sweeper().interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
+				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, reportTo), reportTo,
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyRetentionPurger idempotencyRetentionPurger(DataSource dataSource, DuctorProperties properties) {
-		return new IdempotencyRetentionPurger(dataSource, properties.idempotency().retention());
+	IdempotencyRetentionPurger idempotencyRetentionPurger(DataSource dataSource,
+			DuctorIdempotencyProperties properties) {
+		return new IdempotencyRetentionPurger(dataSource, properties.retention());
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -80,10 +89,10 @@ public final class DuctorIdempotencyAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyFilter ductorIdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants,
-				JsonCodec json, DuctorProperties properties,
+				JsonCodec json, DuctorIdempotencyProperties properties,
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
-			return new IdempotencyFilter(service, tenants, json, properties.idempotency().headerName(), mappings,
-					properties.idempotency().maxRequestSize(), properties.idempotency().maxResponseSize());
+			return new IdempotencyFilter(service, tenants, json, properties.headerName(), mappings,
+					properties.maxRequestSize(), properties.maxResponseSize());
 		}
 
 	}

@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.effect.autoconfigure;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -12,6 +12,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.DurableEffects;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.test.PostgresExtension;
@@ -31,7 +32,7 @@ class DuctorEffectsAutoConfigurationTest {
 		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.drainer.enabled=false");
+				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
 
 	@Test
 	void theEffectRetentionPurgerBacksOffByNameAndTheIdempotencyOneDoesNotHideIt() {

@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.effect.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,11 +16,14 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.DurableEffectAdvisor;
 import io.ductor.effect.DurableEffects;
 import io.ductor.effect.EffectDrainer;
@@ -41,10 +44,12 @@ import io.ductor.worker.RetentionPurger;
 
 /**
  * Auto-configuration for durable effects: the {@code @DurableEffect} advisor, the
- * {@link EffectOutbox}, the drainer and the lease reconciler.
+ * {@link EffectOutbox}, the drainer, the lease reconciler and the recurring-alarm scheduler,
+ * configured by {@link DuctorEffectsProperties} ({@code ductor.effects.*}).
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnBean(DuctorSchema.class)
+@EnableConfigurationProperties(DuctorEffectsProperties.class)
 @Import(AutoProxyRegistrar.class)
 public final class DuctorEffectsAutoConfiguration {
 
@@ -65,27 +70,28 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	EffectRegistry ductorEffectRegistry(EffectMethods methods, BeanFactory beanFactory, JsonCodec json,
-			DuctorProperties properties) {
-		return new EffectRegistry(methods, beanFactory, json.mapper().getTypeFactory(),
-				retrySettings(properties.effects()));
+			DuctorEffectsProperties properties) {
+		return new EffectRegistry(methods, beanFactory, json.mapper().getTypeFactory(), retrySettings(properties));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	DurableEffects ductorDurableEffects(DuctorSchema schema, DataSource dataSource, EffectRegistry registry,
-			JsonCodec json, ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorProperties properties, ObjectProvider<TickService> ticks) {
-		DuctorProperties.Drainer drainer = properties.drainer();
-		DuctorProperties.Effects effects = properties.effects();
+	@DependsOnDatabaseInitialization
+	DurableEffects ductorDurableEffects(DataSource dataSource, EffectRegistry registry, JsonCodec json,
+			ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
+			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties,
+			ObjectProvider<TickService> ticks) {
+		DuctorEffectsProperties.Drainer drainer = properties.drainer();
 		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
-						drainer.enabled() && drainer.dispatchAtCommit(), effects.maxPayloadSize().toBytes(), effects.retention(),
-						properties.reconciler().batchSize(),
+						drainer.enabled() && drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(),
+						properties.retention(), properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease(), drainer.shutdownTimeout()),
-						new DurableEffects.Reconcile(effects.reconcile().maxRounds(),
-								effects.reconcile().backoff().toBackoff())),
-				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
+						new DurableEffects.Reconcile(properties.reconcile().maxRounds(),
+								properties.reconcile().backoff().toBackoff())),
+				observer.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 		ticks.ifAvailable(durableEffects::compensateRunsOf);
 		return durableEffects;
 	}
@@ -98,9 +104,9 @@ public final class DuctorEffectsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "ductor.drainer.enabled", matchIfMissing = true)
+	@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)
 	EffectDrainer ductorEffectDrainer(DurableEffects effects, ObjectProvider<PostgresNotificationListener> listener,
-			DuctorProperties properties) {
+			DuctorEffectsProperties properties) {
 		if (properties.drainer().notifyOnCommit()) {
 			listener.ifAvailable(effects::wakeDrainerOnNotifications);
 		}
@@ -109,34 +115,36 @@ public final class DuctorEffectsAutoConfiguration {
 
 	@Bean(name = "ductorReconcilerWorker")
 	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
-	@ConditionalOnBooleanProperty(name = "ductor.reconciler.enabled", matchIfMissing = true)
+	@ConditionalOnBooleanProperty(name = "ductor.effects.reconciler.enabled", matchIfMissing = true)
 	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorProperties properties) {
+			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties) {
 		return new PeriodicWorker("reconciler", properties.reconciler().interval(),
-				DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT, effects.reconciler(),
-				DuctorAutoConfiguration.observer(observer), DuctorAutoConfiguration.observations(observations));
+				PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT, effects.reconciler(),
+				observer.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
 	@Bean(name = "ductorAlarmSchedulerWorker")
 	@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
-	@ConditionalOnBooleanProperty(name = "ductor.alarm-scheduler.enabled", matchIfMissing = true)
+	@ConditionalOnBooleanProperty(name = "ductor.effects.alarm-scheduler.enabled", matchIfMissing = true)
 	PeriodicWorker ductorAlarmSchedulerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
-			DuctorProperties properties) {
-		DuctorProperties.AlarmScheduler scheduler = properties.alarmScheduler();
-		return new PeriodicWorker("alarm-scheduler", scheduler.interval(), DuctorAutoConfiguration.WORKER_SHUTDOWN_TIMEOUT,
-				effects.alarmScheduler(scheduler.batchSize()), DuctorAutoConfiguration.observer(observer));
+			DuctorEffectsProperties properties) {
+		DuctorEffectsProperties.AlarmScheduler scheduler = properties.alarmScheduler();
+		return new PeriodicWorker("alarm-scheduler", scheduler.interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
+				effects.alarmScheduler(scheduler.batchSize()), observer.getIfUnique(() -> DuctorObserver.NOOP));
 	}
 
 	/**
-	 * Declares the recurring alarms of {@code ductor.alarms} once every bean is ready, so that an
-	 * unknown effect or arguments that do not fit it fail start-up naming the property.
+	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean is ready, so
+	 * that an unknown effect or arguments that do not fit it fail start-up naming the property.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
-	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects, DuctorProperties properties) {
+	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects,
+			DuctorEffectsProperties properties) {
 		List<RecurringAlarmDeclaration> declared = new ArrayList<>();
 		new TreeMap<>(properties.alarms()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
-				"ductor.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
+				"ductor.effects.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
 		return () -> effects.declareAlarms(declared);
 	}
 
@@ -146,11 +154,11 @@ public final class DuctorEffectsAutoConfiguration {
 		return effects.retentionPurger();
 	}
 
-	private static EffectRetrySettings retrySettings(DuctorProperties.Effects effects) {
+	private static EffectRetrySettings retrySettings(DuctorEffectsProperties properties) {
 		Map<String, Integer> maxAttempts = new LinkedHashMap<>();
 		Map<String, Backoff> backoffs = new LinkedHashMap<>();
 		Map<String, Integer> maxConcurrency = new LinkedHashMap<>();
-		effects.overrides().forEach((name, override) -> {
+		properties.overrides().forEach((name, override) -> {
 			if (override.maxConcurrency() != null) {
 				maxConcurrency.put(name, override.maxConcurrency());
 			}
@@ -161,8 +169,8 @@ public final class DuctorEffectsAutoConfiguration {
 				backoffs.put(name, override.backoff().toBackoff());
 			}
 		});
-		return new EffectRetrySettings(effects.maxAttempts(), effects.backoff().toBackoff(), maxAttempts, backoffs,
-				maxConcurrency);
+		return new EffectRetrySettings(properties.maxAttempts(), properties.backoff().toBackoff(), maxAttempts,
+				backoffs, maxConcurrency);
 	}
 
 }

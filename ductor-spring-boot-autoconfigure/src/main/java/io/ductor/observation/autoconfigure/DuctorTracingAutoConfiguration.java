@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.observation.autoconfigure;
 
 import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.propagation.Propagator;
@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.annotation.Order;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.observation.LinkingDispatchTracingObservationHandler;
 import io.ductor.observation.TraceContextSource;
 import io.ductor.observation.TracerTraceContextSource;

@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.metrics.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.TreeSet;
@@ -11,24 +11,31 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorProperties;
 import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
 import io.ductor.health.DuctorBacklog;
 import io.ductor.metrics.DuctorMetrics;
 import io.ductor.metrics.DuctorObserver;
 import io.ductor.metrics.DuctorSchedulingMetrics;
 
 /**
- * Ductor's Micrometer meters, when Micrometer and a {@link MeterRegistry} are present.
+ * Ductor's Micrometer meters, when Micrometer and a {@link MeterRegistry} are present
+ * ({@code ductor.metrics.enabled=false} turns them off).
  */
-@AutoConfiguration(after = DuctorAutoConfiguration.class,
+@AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class },
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean({ MeterRegistry.class, DuctorBacklog.class })
 @ConditionalOnBooleanProperty(name = "ductor.metrics.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DuctorMetricsProperties.class)
 public final class DuctorMetricsAutoConfiguration {
 
 	@Bean
@@ -39,13 +46,12 @@ public final class DuctorMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorSchedulingMetrics ductorSchedulingMetrics(ObjectProvider<EffectOutbox> outbox, DuctorProperties properties) {
-		EffectOutbox effects = outbox.getIfAvailable();
-		if (effects == null) {
-			return null;
-		}
-		return new DuctorSchedulingMetrics(effects, properties.backlog().cacheTtl(),
-				new ArrayList<>(new TreeSet<>(properties.alarms().keySet())));
+	@ConditionalOnBean(EffectOutbox.class)
+	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectOutbox outbox, DuctorProperties properties,
+			ObjectProvider<DuctorEffectsProperties> effects) {
+		DuctorEffectsProperties effectsProperties = effects.getIfAvailable();
+		return new DuctorSchedulingMetrics(outbox, properties.backlog().cacheTtl(), (effectsProperties != null)
+				? new ArrayList<>(new TreeSet<>(effectsProperties.alarms().keySet())) : new ArrayList<>());
 	}
 
 }

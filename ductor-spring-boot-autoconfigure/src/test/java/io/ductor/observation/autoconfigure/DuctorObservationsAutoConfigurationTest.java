@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.observation.autoconfigure;
 
 import java.util.List;
 import java.util.UUID;
@@ -19,6 +19,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.DuctorObservations;
@@ -41,7 +42,8 @@ class DuctorObservationsAutoConfigurationTest {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
+				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
+				DuctorObservationAutoConfiguration.class))
 		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
 				"spring.datasource.username=" + postgres.username(),
 				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),

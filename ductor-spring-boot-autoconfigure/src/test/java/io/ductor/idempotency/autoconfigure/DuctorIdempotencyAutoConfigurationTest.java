@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.idempotency.autoconfigure;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -14,6 +14,7 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
@@ -25,12 +26,13 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotencySettings;
 import io.ductor.idempotency.ReserveOutcome;
-import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.PostgresNotificationListener;
 import io.ductor.json.JsonCodec;
@@ -77,8 +79,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 				.contains(context.getBean(IdempotencyRetentionPurger.class));
 			IdempotencyService service = context.getBean(IdempotencyService.class);
 			assertThat(service.settings()).isEqualTo(IdempotencySettings.defaults());
-			assertThat(service.reserve("", "orders", "auto-configured", "fp").result())
-				.isEqualTo(ReserveOutcome.Result.RESERVED);
+			assertThat(service.reserve("", "orders", "auto-configured", "fp"))
+				.isInstanceOf(ReserveOutcome.Reserved.class);
 		});
 	}
 
@@ -88,12 +90,12 @@ class DuctorIdempotencyAutoConfigurationTest {
 			.withPropertyValues("ductor.idempotency.pending-ttl=30s", "ductor.idempotency.completed-ttl=1h",
 					"ductor.idempotency.retention=2h", "ductor.idempotency.duplicate-policy=reject",
 					"ductor.idempotency.wait-timeout=3s", "ductor.idempotency.poll-interval=250ms",
-					"ductor.idempotency.header-name=X-Request-Key", "ductor.sweeper.interval=5s")
+					"ductor.idempotency.header-name=X-Request-Key", "ductor.idempotency.sweeper.interval=5s")
 			.run((context) -> {
-				DuctorProperties properties = context.getBean(DuctorProperties.class);
-				assertThat(properties.idempotency().headerName()).isEqualTo("X-Request-Key");
-				assertThat(properties.idempotency().maxRequestSize()).isEqualTo(DataSize.ofMegabytes(1));
-				assertThat(properties.idempotency().retention()).isEqualTo(Duration.ofHours(2));
+				DuctorIdempotencyProperties properties = context.getBean(DuctorIdempotencyProperties.class);
+				assertThat(properties.headerName()).isEqualTo("X-Request-Key");
+				assertThat(properties.maxRequestSize()).isEqualTo(DataSize.ofMegabytes(1));
+				assertThat(properties.retention()).isEqualTo(Duration.ofHours(2));
 				assertThat(properties.sweeper().interval()).isEqualTo(Duration.ofSeconds(5));
 				assertThat(context.getBean(IdempotencyService.class).settings())
 					.isEqualTo(new IdempotencySettings(Duration.ofSeconds(30), Duration.ofHours(1),
@@ -156,7 +158,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 	@Test
 	void theSweeperCanBeTurnedOffAndDuctorEnabledFalseTurnsEverythingOff() {
-		this.runner.withPropertyValues("ductor.sweeper.enabled=false")
+		this.runner.withPropertyValues("ductor.idempotency.sweeper.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean("ductorSweeperWorker")
 				.hasSingleBean(IdempotencyService.class));
@@ -185,7 +187,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 0B");
 		assertStartupFails("ductor.idempotency.max-request-size=2GB",
 				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 2147483648B");
-		assertStartupFails("ductor.sweeper.interval=0s", "ductor.sweeper.interval must be positive");
+		assertStartupFails("ductor.idempotency.sweeper.interval=0s", "ductor.idempotency.sweeper.interval must be positive");
 		assertStartupFails("ductor.idempotency.max-response-size=0B",
 				"ductor.idempotency.max-response-size must be between 1B and 1GB but was 0B");
 		assertStartupFails("ductor.idempotency.max-response-size=2GB",
@@ -195,8 +197,16 @@ class DuctorIdempotencyAutoConfigurationTest {
 	private void assertStartupFails(String property, String expectedMessage) {
 		this.runner.withPropertyValues(property).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(DuctorAutoConfigurationTest.messages(context)).contains(expectedMessage);
+			assertThat(messages(context)).contains(expectedMessage);
 		});
+	}
+
+	private static String messages(AssertableApplicationContext context) {
+		StringBuilder messages = new StringBuilder();
+		for (Throwable ex = context.getStartupFailure(); ex != null; ex = ex.getCause()) {
+			messages.append(ex.getMessage()).append('\n');
+		}
+		return messages.toString();
 	}
 
 	@RestController

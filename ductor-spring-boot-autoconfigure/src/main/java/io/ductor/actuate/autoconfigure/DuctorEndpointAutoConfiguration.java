@@ -1,4 +1,4 @@
-package io.ductor.autoconfigure;
+package io.ductor.actuate.autoconfigure;
 
 import javax.sql.DataSource;
 
@@ -17,15 +17,18 @@ import io.ductor.actuate.DuctorEndpointWebExtension;
 import io.ductor.actuate.DuctorInspector;
 import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.PayloadMask;
-import io.ductor.effect.EffectDrainer;
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.health.DuctorBacklog;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.worker.DuctorWorkers;
 
 /**
- * The {@code ductor} actuator endpoint, and its web extension that answers refused actions with
- * a 4xx and the reason, and the {@link DuctorInspector} behind its filters and lookups. Like every actuator endpoint it is reachable over HTTP only when the
- * application exposes it ({@code management.endpoints.web.exposure.include}).
+ * The {@code ductor} actuator endpoint, its web extension that answers refused actions with a 4xx
+ * and the reason, and the {@link DuctorInspector} behind its filters and lookups. Like every
+ * actuator endpoint it is reachable over HTTP only when the application exposes it
+ * ({@code management.endpoints.web.exposure.include}).
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
@@ -36,9 +39,9 @@ public final class DuctorEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, ObjectProvider<PeriodicWorker> workers,
-			ObjectProvider<EffectDrainer> drainer, DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
-		return new DuctorEndpoint(outbox, backlog, DuctorWorkers.statuses(workers, drainer), inspector,
+	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, DuctorWorkers workers,
+			DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
+		return new DuctorEndpoint(outbox, backlog, workers.statuses(), inspector,
 				mask.getIfAvailable(() -> PayloadMask.NONE));
 	}
 
