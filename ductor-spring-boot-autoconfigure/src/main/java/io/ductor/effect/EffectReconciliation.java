@@ -17,6 +17,8 @@ import io.ductor.effect.EffectMethods.ReconcilerMethod;
 import io.ductor.effect.IntentStore.ReconcileClaim;
 import io.ductor.effect.IntentStore.Settled;
 import io.ductor.metrics.DuctorObserver;
+import io.ductor.observation.DuctorMdc;
+import io.ductor.observation.DuctorObservations;
 import io.ductor.worker.Backoff;
 
 /**
@@ -25,6 +27,10 @@ import io.ductor.worker.Backoff;
  * transaction, and records its answer with an update fenced by lease owner and round. A crash
  * during a round leaves the intent in {@code reconciling}; once the round's lease expires it is
  * claimed again and asked again, never dispatched blindly.
+ * <p>
+ * Each round is observed ({@code ductor.effect.reconcile}) as a continuation of the trace context
+ * stored with the intent, as its attempts are, and the MDC names the intent while the reconciler
+ * runs.
  */
 final class EffectReconciliation {
 
@@ -40,10 +46,13 @@ final class EffectReconciliation {
 
 	private final Settings settings;
 
+	private final DuctorObservations observations;
+
 	private final String owner = "reconciler/" + UUID.randomUUID();
 
 	EffectReconciliation(IntentStore store, EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
-			Settings settings) {
+			Settings settings, DuctorObservations observations) {
+		this.observations = observations;
 		this.store = store;
 		this.registry = registry;
 		this.payloads = payloads;
@@ -85,9 +94,32 @@ final class EffectReconciliation {
 		return claims.size();
 	}
 
+	/** One round, observed in the intent's stored trace, the MDC naming the intent. */
 	private java.util.Optional<Settled> settle(ReconcileClaim claim) {
+		DuctorMdc.Restore mdc = DuctorMdc.attempt(claim.id(), claim.effectName(), claim.key(), claim.runId(),
+				claim.attempt());
+		DuctorObservations.Scope scope = this.observations.reconcile(
+				new DuctorObservations.Attempt(claim.id(), claim.effectName(), claim.receiver().name(), claim.key(),
+						claim.attempt(), claim.runId()),
+				claim.round(), TraceContexts.decode(claim.traceContext()));
+		try {
+			return settle(claim, scope);
+		}
+		catch (RuntimeException ex) {
+			scope.outcome("error");
+			scope.error(ex);
+			throw ex;
+		}
+		finally {
+			scope.close();
+			mdc.close();
+		}
+	}
+
+	private java.util.Optional<Settled> settle(ReconcileClaim claim, DuctorObservations.Scope scope) {
 		ReconcilerMethod reconciler = this.registry.reconciler(claim.effectName());
 		if (reconciler == null) {
+			scope.outcome("no_reconciler");
 			return decide(claim, null, "FAILED", "the effect has no @EffectReconciler in this application any more");
 		}
 		ReconcileOutcome outcome;
@@ -99,13 +131,17 @@ final class EffectReconciliation {
 			logger.warn("The reconciler of effect '" + claim.effectName() + "' failed on round " + claim.round()
 					+ " for intent " + claim.id(), failure);
 			this.observer.effectReconciled(claim.effectName(), "failed");
+			scope.outcome("failed");
+			scope.error(failure);
 			return decide(claim, null, "FAILED", "the reconciler threw " + failure.getClass().getName()
 					+ ((failure.getMessage() != null) ? ": " + failure.getMessage() : ""));
 		}
 		if (outcome == null) {
 			outcome = ReconcileOutcome.UNKNOWN;
 		}
-		this.observer.effectReconciled(claim.effectName(), outcome.name().toLowerCase(Locale.ROOT));
+		String answer = outcome.name().toLowerCase(Locale.ROOT);
+		this.observer.effectReconciled(claim.effectName(), answer);
+		scope.outcome(answer);
 		return decide(claim, outcome, outcome.name(), "the reconciler answered " + outcome);
 	}
 
