@@ -22,7 +22,9 @@ final class ChildJvm {
 	 */
 	static Process start(Class<?> main, String logName, List<String> args) throws IOException {
 		List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName()));
+				// quick to start and light on a small CI machine: the tests kill it within seconds
+				"-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+				main.getName()));
 		command.addAll(args);
 		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(new File("target", logName)).start();
 	}
