@@ -48,10 +48,8 @@ class DuctorEndpointDecisionHttpTest {
 	@BeforeAll
 	static void start() {
 		app = new SpringApplicationBuilder(EndpointApplication.class)
-			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"management.endpoints.web.exposure.include=ductor", "ductor.drainer.enabled=false",
+			.properties(postgres.springProperties())
+			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor", "ductor.drainer.enabled=false",
 					"ductor.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";

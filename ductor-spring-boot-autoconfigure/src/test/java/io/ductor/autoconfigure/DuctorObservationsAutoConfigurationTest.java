@@ -42,10 +42,8 @@ class DuctorObservationsAutoConfigurationTest {
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
+		.withPropertyValues(postgres.springProperties())
+		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
 
 	@Test
 	void ticksAreObservedInTheApplicationsRegistryWithItsConvention() {

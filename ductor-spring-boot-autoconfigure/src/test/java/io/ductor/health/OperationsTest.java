@@ -74,9 +74,8 @@ class OperationsTest {
 	@BeforeAll
 	static void start() {
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
-			.properties("spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
+			.properties(postgres.springProperties())
+			.properties("ductor.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
 					"ductor.effects.backoff.max=20ms", "ductor.backlog.cache-ttl=10ms",
 					"management.endpoints.web.exposure.include=ductor")
 			.run();
