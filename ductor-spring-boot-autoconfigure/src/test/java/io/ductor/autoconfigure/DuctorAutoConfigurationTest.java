@@ -21,7 +21,6 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -49,12 +48,7 @@ class DuctorAutoConfigurationTest {
 	private final ApplicationContextRunner runner = runnerOn(postgres.database());
 
 	static ApplicationContextRunner runnerOn(TestDatabase database) {
-		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
-			.withPropertyValues(database.springProperties())
-			.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4");
+		return DuctorContextRunners.onDatabase(database, DuctorAutoConfiguration.class);
 	}
 
 	@Test

@@ -5,15 +5,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
@@ -25,12 +21,7 @@ class ReconcilerDeclarationTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-		.withPropertyValues(postgres.springProperties())
-		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4")
+	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
 		.withBean(Letters.class);
 
 	@Test

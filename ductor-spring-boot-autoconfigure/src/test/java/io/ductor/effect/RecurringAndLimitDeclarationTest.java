@@ -15,6 +15,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
@@ -30,12 +31,8 @@ class RecurringAndLimitDeclarationTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-		.withPropertyValues(postgres.springProperties())
-		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.alarm-scheduler.enabled=false",
+	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+		.withPropertyValues("ductor.effects.alarm-scheduler.enabled=false",
 				"ductor.effects.drainer.enabled=false")
 		.withBean(Reminders.class);
 

@@ -3,16 +3,12 @@ package io.ductor.effect.autoconfigure;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.DurableEffects;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.test.PostgresExtension;
@@ -25,12 +21,8 @@ class DuctorEffectsAutoConfigurationTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-		.withPropertyValues(postgres.springProperties())
-		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
+	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+		.withPropertyValues("ductor.effects.drainer.enabled=false");
 
 	@Test
 	void theEffectRetentionPurgerBacksOffByNameAndTheIdempotencyOneDoesNotHideIt() {

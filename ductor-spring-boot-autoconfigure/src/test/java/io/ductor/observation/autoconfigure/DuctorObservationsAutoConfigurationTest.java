@@ -11,15 +11,11 @@ import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.DuctorObservations;
@@ -39,13 +35,8 @@ class DuctorObservationsAutoConfigurationTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
-				DuctorObservationAutoConfiguration.class))
-		.withPropertyValues(postgres.springProperties())
-		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
+	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorObservationAutoConfiguration.class)
+		.withPropertyValues("ductor.retention.enabled=false");
 
 	@Test
 	void ticksAreObservedInTheApplicationsRegistryWithItsConvention() {
