@@ -29,7 +29,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffect;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 /**
  * Ductor as an application runs it, default settings, in one of two {@link Shape}s: the headline

@@ -15,7 +15,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import tools.jackson.databind.json.JsonMapper;
 
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
 
 /**

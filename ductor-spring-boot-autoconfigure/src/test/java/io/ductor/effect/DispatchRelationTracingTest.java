@@ -109,7 +109,7 @@ class DispatchRelationTracingTest {
 		TracedEffects.failures.put(key, 1);
 		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
 				SETTINGS)) {
-			assertThat(context.getBeansOfType(io.ductor.observation.LinkingDispatchTracingObservationHandler.class))
+			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.isEmpty();
 			String producerTrace = recordInASpan(context, key);
 			SpanData schedule = awaitSchedule(producerTrace);

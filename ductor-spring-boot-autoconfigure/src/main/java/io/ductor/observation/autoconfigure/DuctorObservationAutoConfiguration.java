@@ -10,10 +10,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.observation.DuctorObservationConvention;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.observation.MicrometerDuctorObservations;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.observation.internal.MicrometerDuctorObservations;
 
 /**
  * Ductor's observations in the application's {@link ObservationRegistry}, when Micrometer's

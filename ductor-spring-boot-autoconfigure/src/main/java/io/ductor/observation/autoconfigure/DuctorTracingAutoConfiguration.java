@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.annotation.Order;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.observation.LinkingDispatchTracingObservationHandler;
+import io.ductor.observation.internal.LinkingDispatchTracingObservationHandler;
 
 /**
  * Link mode of the dispatch span ({@code ductor.effects.tracing.dispatch-relation=link}), when

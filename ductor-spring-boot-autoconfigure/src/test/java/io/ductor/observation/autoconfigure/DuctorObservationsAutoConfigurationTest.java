@@ -22,8 +22,8 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationConvention;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.observation.MicrometerDuctorObservations;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.observation.internal.MicrometerDuctorObservations;
 import io.ductor.run.TickOutcome;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
