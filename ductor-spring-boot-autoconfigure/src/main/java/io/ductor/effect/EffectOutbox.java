@@ -17,7 +17,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DuplicateKeyException;
 
 import io.ductor.effect.internal.Compensations;
-import io.ductor.effect.internal.EffectConcurrency;
 import io.ductor.effect.internal.EffectDefinition;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectSlots;

@@ -16,7 +16,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.effect.internal.EffectConcurrency;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

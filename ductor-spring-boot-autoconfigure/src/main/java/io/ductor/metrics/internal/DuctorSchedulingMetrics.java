@@ -12,7 +12,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
-import io.ductor.effect.internal.EffectConcurrency;
+import io.ductor.effect.EffectConcurrency;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarm;
 

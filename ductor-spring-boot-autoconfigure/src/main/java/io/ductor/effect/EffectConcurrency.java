@@ -1,4 +1,4 @@
-package io.ductor.effect.internal;
+package io.ductor.effect;
 
 /**
  * The concurrency limit of one effect and how much of it is in use, across every instance.
