@@ -28,9 +28,9 @@ import io.ductor.worker.internal.Backoff;
  * @param compensation the effect that undoes this one with the same arguments, or {@code null}
  * @param maxConcurrency the most attempts that run at once across all instances, 0 for no limit
  */
-public record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes, EffectExpression key,
-		EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts, Backoff backoff,
-		List<Class<? extends Throwable>> noRetryFor, String compensation, int maxConcurrency) {
+public record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes,
+		EffectExpression key, EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts,
+		Backoff backoff, List<Class<? extends Throwable>> noRetryFor, String compensation, int maxConcurrency) {
 
 	boolean isLimited() {
 		return this.maxConcurrency > 0;

@@ -161,7 +161,8 @@ public class EffectDispatcher {
 						+ " started, so the receiver was not called: " + describe(ex));
 			}
 		}
-		EffectContextHolder.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
+		EffectContextHolder.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(),
+				intent.dueAt()));
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
 			Throwable fault = this.faults.faultFor(effect.name(), intent.key(), intent.attempt());

@@ -45,8 +45,8 @@ public final class EffectReconciliation {
 
 	private final String owner = "reconciler/" + UUID.randomUUID();
 
-	public EffectReconciliation(IntentStore store, EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
-			Settings settings) {
+	public EffectReconciliation(IntentStore store, EffectRegistry registry, EffectPayloads payloads,
+			DuctorObserver observer, Settings settings) {
 		this.store = store;
 		this.registry = registry;
 		this.payloads = payloads;

@@ -185,7 +185,8 @@ public class IntentStore {
 			FOR UPDATE SKIP LOCKED""";
 
 	/** Deletes one batch of finished intents past their retention. */
-	public static final String PURGE_SQL = "DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL + "))";
+	public static final String PURGE_SQL =
+			"DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL + "))";
 
 	/**
 	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of a
@@ -218,7 +219,8 @@ public class IntentStore {
 	 * flight (so the statistics say, between batches) and, left alone, loops over every in-flight
 	 * row once per outcome once the plan is generic.
 	 */
-	public static final String COMPLETION_SETTINGS = "SET LOCAL synchronous_commit = off; SET LOCAL enable_nestloop = off";
+	public static final String COMPLETION_SETTINGS =
+			"SET LOCAL synchronous_commit = off; SET LOCAL enable_nestloop = off";
 
 	private final JdbcClient jdbc;
 
@@ -1137,8 +1139,8 @@ public class IntentStore {
 	 * @param note what the round found, for {@code last_error} (unless {@code again})
 	 * @return the intent with its new status, or empty when the round's lease was lost
 	 */
-	public Optional<Settled> settleReconciling(String owner, ReconcileClaim claim, String action, String outcome, String note,
-			Duration delay) {
+	public Optional<Settled> settleReconciling(String owner, ReconcileClaim claim, String action, String outcome,
+			String note, Duration delay) {
 		return this.jdbc.sql(SETTLE_RECONCILING_SQL)
 			.param("action", action)
 			.param("outcome", outcome)
@@ -1157,8 +1159,8 @@ public class IntentStore {
 	 * @param attempt the attempt whose outcome is unknown
 	 * @param round the round, from 1
 	 */
-	public record ReconcileClaim(long id, String effectName, String key, String payloadJson, int attempt, Receiver receiver,
-			OffsetDateTime dueAt, int round) {
+	public record ReconcileClaim(long id, String effectName, String key, String payloadJson, int attempt,
+			Receiver receiver, OffsetDateTime dueAt, int round) {
 	}
 
 	/**
@@ -1174,9 +1176,9 @@ public class IntentStore {
 	 * the recording commit to this claim, by the database clock, for first attempts only.
 	 * {@code traceContext} is the trace context stored with the intent (JSON), or {@code null}.
 	 */
-	public record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt, int maxAttempts,
-			Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis, String runId,
-			String traceContext) {
+	public record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt,
+			int maxAttempts, Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis,
+			String runId, String traceContext) {
 	}
 
 	/** The outcome of one attempt, to be recorded. */

@@ -27,8 +27,8 @@ public class LeaseReconciler implements WorkerTask {
 
 	private final EffectReconciliation reconciliation;
 
-	public LeaseReconciler(IntentStore store, int batchSize, Consumer<List<Settled>> settledListener, EffectRegistry registry,
-			EffectReconciliation reconciliation) {
+	public LeaseReconciler(IntentStore store, int batchSize, Consumer<List<Settled>> settledListener,
+			EffectRegistry registry, EffectReconciliation reconciliation) {
 		this.store = store;
 		this.batchSize = batchSize;
 		this.settledListener = settledListener;

@@ -47,7 +47,8 @@ public class RecurringAlarms {
 	 * Declares or redeclares one alarm in the caller's transaction.
 	 * @return the instant of its next occurrence
 	 */
-	public Instant declare(String name, AlarmSchedule schedule, EffectDefinition effect, Object[] args, String declaredIn) {
+	public Instant declare(String name, AlarmSchedule schedule, EffectDefinition effect, Object[] args,
+			String declaredIn) {
 		Ids.require("alarmName", name);
 		Objects.requireNonNull(schedule, "schedule must not be null");
 		EffectPayloads.Payload payload = this.payloads.encode(effect, args);

@@ -114,7 +114,8 @@ public final class DuplicateWait {
 	 * @param look one look at the key
 	 * @return the outcome of the last look
 	 */
-	public ReserveOutcome pollInTransaction(IdempotentRequest request, DuplicatePolicy policy, Supplier<ReserveOutcome> look) {
+	public ReserveOutcome pollInTransaction(IdempotentRequest request, DuplicatePolicy policy,
+			Supplier<ReserveOutcome> look) {
 		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(DuplicateWaiters.waiterId(request));
