@@ -60,7 +60,7 @@ final class DuctorSystem implements OutboxSystem {
 				this.instances.add(new Instance(context, context.getBean(NoOpEffect.class),
 						(shape == Shape.HEADLINE) ? context.getBean(Publisher.class) : null,
 						new TransactionTemplate(context.getBean(PlatformTransactionManager.class)),
-						JdbcClient.create(context.getBean(DataSource.class))));
+						JdbcClient.create(context.getBean(DataSource.class)), requests(context)));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -78,10 +78,46 @@ final class DuctorSystem implements OutboxSystem {
 
 	private static final String TRACING_AUTO_CONFIGURATION = "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration";
 
-	/** Scenario 1t: the headline shape with tracing on. */
+	/**
+	 * The property that makes each call of a {@link Shape#HEADLINE} producer an observed request
+	 * ({@code benchmark.request}), as an HTTP request or a message listener of a Boot application
+	 * is: with a tracer, its span is current while the effect is recorded.
+	 */
+	static final String REQUESTS_OBSERVED = "benchmark.requests=observed";
+
+	/** How each call of a producer runs: in an observation of its own, or as it is. */
+	private static java.util.function.Consumer<Runnable> requests(ConfigurableApplicationContext context) {
+		io.micrometer.observation.ObservationRegistry registry = context
+			.getBeanProvider(io.micrometer.observation.ObservationRegistry.class)
+			.getIfUnique();
+		if (registry == null || !"observed".equals(context.getEnvironment().getProperty("benchmark.requests"))) {
+			return Runnable::run;
+		}
+		return (call) -> io.micrometer.observation.Observation.createNotStarted("benchmark.request", registry)
+			.observe(call);
+	}
+
+	/** Scenario 1t: the headline shape with tracing off, each producer call an observed request. */
+	static OutboxSystem.Kind untraced() {
+		return new OutboxSystem.Kind("Ductor, tracing off",
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED));
+	}
+
+	/** Scenario 1t: the headline shape with tracing on, each producer call an observed request. */
 	static OutboxSystem.Kind traced() {
 		return new OutboxSystem.Kind("Ductor, tracing on", (db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1,
-				TRACING_ON, "management.tracing.sampling.probability=1.0"));
+				REQUESTS_OBSERVED, TRACING_ON, "management.tracing.sampling.probability=1.0"));
+	}
+
+	/**
+	 * Scenario 1t: tracing on as in {@link #traced()}, every recording an observation of its own
+	 * ({@code ductor.effects.tracing.observe-recording=true}): a span and a timer per recording, as
+	 * every recording was before the option.
+	 */
+	static OutboxSystem.Kind tracedObservingRecordings() {
+		return new OutboxSystem.Kind("Ductor, tracing on, every recording observed",
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED, TRACING_ON,
+						"management.tracing.sampling.probability=1.0", "ductor.effects.tracing.observe-recording=true"));
 	}
 
 	/**
@@ -91,7 +127,7 @@ final class DuctorSystem implements OutboxSystem {
 	 */
 	static OutboxSystem.Kind tracedAtDefaultSampling() {
 		return new OutboxSystem.Kind("Ductor, tracing on, 10 % sampled", (db, probe) -> new DuctorSystem(Shape.HEADLINE,
-				db, probe, 1, TRACING_ON, "management.tracing.sampling.probability=0.1"));
+				db, probe, 1, REQUESTS_OBSERVED, TRACING_ON, "management.tracing.sampling.probability=0.1"));
 	}
 
 	/**
@@ -101,7 +137,7 @@ final class DuctorSystem implements OutboxSystem {
 	 */
 	static OutboxSystem.Kind tracedWithoutDuctorObservations() {
 		return new OutboxSystem.Kind("Ductor, tracing on, Ductor's observations off",
-				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, TRACING_ON,
+				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED, TRACING_ON,
 						"management.tracing.sampling.probability=1.0", "management.observations.enable.ductor=false"));
 	}
 
@@ -168,7 +204,7 @@ final class DuctorSystem implements OutboxSystem {
 	public void produce(int seq) {
 		Instance instance = this.instances.get(seq % this.instances.size());
 		if (this.shape == Shape.HEADLINE) {
-			instance.publisher().publish(seq, Shape.body(seq));
+			instance.requests().accept(() -> instance.publisher().publish(seq, Shape.body(seq)));
 			return;
 		}
 		instance.tx().executeWithoutResult((status) -> {
@@ -250,7 +286,7 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	private record Instance(ConfigurableApplicationContext context, NoOpEffect effect, Publisher publisher,
-			TransactionTemplate tx, JdbcClient jdbc) {
+			TransactionTemplate tx, JdbcClient jdbc, java.util.function.Consumer<Runnable> requests) {
 	}
 
 	/** The effect under test: it does nothing but tell the probe it ran. */

@@ -27,6 +27,9 @@ final class OutboxScenarios {
 
 	private final Map<String, List<Double>> commitsPerEffect = new java.util.HashMap<>();
 
+	/** The benchmark JVM's CPU time per effect of each throughput trial, in µs, by system. */
+	private final Map<String, List<Double>> cpuPerEffect = new java.util.HashMap<>();
+
 	OutboxScenarios(Bench bench) {
 		this.bench = bench;
 		this.ductor = DuctorSystem.kind(Shape.HEADLINE, 1);
@@ -98,20 +101,23 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Scenario 1t: end-to-end throughput of the headline shape with tracing on (every trace
-	 * sampled, each recording and each attempt a span, the trace context stored with every intent)
-	 * against the same application with tracing off, in alternating trials.
+	 * Scenario 1t: end-to-end throughput of the headline shape, each producer call an observed
+	 * request, with tracing on (every trace sampled, or one in ten; each request and each attempt
+	 * a span, the request's trace context stored with every intent) against the same application
+	 * with tracing off, in alternating trials.
 	 */
 	void tracing() {
 		Options options = this.bench.options;
 		String scenario = "1t end-to-end outbox, tracing";
+		this.cpuPerEffect.clear();
 		String metric = "effects/s, N=" + options.effects() + ", P=" + options.producers();
-		OutboxSystem.Kind off = DuctorSystem.kind(Shape.HEADLINE, 1);
+		OutboxSystem.Kind off = DuctorSystem.untraced();
 		OutboxSystem.Kind on = DuctorSystem.traced();
 		OutboxSystem.Kind tracerOnly = DuctorSystem.tracedWithoutDuctorObservations();
 		OutboxSystem.Kind sampled = DuctorSystem.tracedAtDefaultSampling();
+		OutboxSystem.Kind observingRecordings = DuctorSystem.tracedObservingRecordings();
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
-				List.of(off, on, tracerOnly, sampled),
+				List.of(off, on, tracerOnly, sampled, observingRecordings),
 				OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
@@ -127,6 +133,17 @@ final class OutboxScenarios {
 		double sampledRatio = sampledRow.median() / offRow.median();
 		report.judge(sampledRow, Report.ratio(sampledRatio) + " tracing off", "≥ 0.9× tracing off",
 				sampledRatio >= 0.9);
+		Report.Row observingRow = report.add(scenario, observingRecordings.name(), metric, "/s",
+				results.get(observingRecordings));
+		report.compare(observingRow, Report.ratio(observingRow.median() / offRow.median()) + " tracing off");
+		// the benchmark JVM's CPU per effect: what each system costs the application, less sensitive
+		// than throughput to what else runs on the machine
+		String cpu = "JVM CPU per effect (application and drainer, every thread)";
+		Report.Row offCpu = report.add(scenario, "Ductor, tracing off", cpu, "µs", this.cpuPerEffect.get(off.name()));
+		for (OutboxSystem.Kind kind : List.of(on, tracerOnly, sampled, observingRecordings)) {
+			Report.Row row = report.add(scenario, kind.name(), cpu, "µs", this.cpuPerEffect.get(kind.name()));
+			report.compare(row, Report.ratio(row.median() / offCpu.median()) + " tracing off");
+		}
 	}
 
 	void lag() {
@@ -194,8 +211,11 @@ final class OutboxScenarios {
 			try (OutboxSystem system = kind.start(db, probe)) {
 				Bench.sleep(300);
 				commitsBefore = Bench.commits(db);
+				long cpuBefore = processCpuNanos();
 				Bench.produceClosedLoop(system, n, producers);
 				long end = Bench.awaitCompleted(system, probe);
+				this.cpuPerEffect.computeIfAbsent(kind.name(), (k) -> new java.util.ArrayList<>())
+					.add((processCpuNanos() - cpuBefore) / 1e3 / n);
 				if (probe.duplicates() > 0) {
 					Bench.progress(kind.name() + " dispatched " + probe.duplicates() + " effect(s) more than once");
 				}
@@ -205,6 +225,12 @@ final class OutboxScenarios {
 				.add((Bench.commits(db) - commitsBefore) / (double) n);
 			return throughput;
 		});
+	}
+
+	/** @return the CPU time this JVM has used, every thread's (GC and compiler included) */
+	private static long processCpuNanos() {
+		return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+			.getOperatingSystemMXBean()).getProcessCpuTime();
 	}
 
 	/**

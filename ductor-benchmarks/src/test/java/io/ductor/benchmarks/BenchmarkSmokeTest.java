@@ -33,6 +33,8 @@ class BenchmarkSmokeTest {
 				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing off |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing on |",
+				"| 1t end-to-end outbox, tracing | Ductor, tracing on, every recording observed |",
+				"| 1t end-to-end outbox, tracing | Ductor, tracing off | JVM CPU per effect",
 				"| 1i end-to-end outbox, live index | Ductor without eec_effect_intent_live_id_idx | write-ahead log per intent");
 		assertThat(report).doesNotContain("skipped");
 	}

@@ -6,13 +6,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.ductor.reliability.booking.BookingApplication;
+import io.ductor.test.ChildJvm;
 import io.ductor.test.TestDatabase;
 
 /**
@@ -46,16 +45,12 @@ final class BookingInstance implements AutoCloseable {
 	 */
 	static BookingInstance launch(Path directory, TestDatabase database, String name, int port) throws IOException {
 		Files.createDirectories(directory);
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx160m", "-Xss512k",
-				"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-				BookingApplication.class.getName(), "--spring.datasource.url=" + database.jdbcUrl(),
-				"--spring.datasource.username=" + database.username(),
-				"--spring.datasource.password=" + ((database.password() != null) ? database.password() : ""),
+		List<String> args = ChildJvm.arguments(database.springProperties());
+		args.addAll(List.of(
 				"--spring.datasource.hikari.data-source-properties.ApplicationName=" + APPLICATION_NAME_PREFIX + name,
 				"--server.port=" + port, "--booking.instance=" + name));
 		Path log = directory.resolve(name + ".log");
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		Process process = ChildJvm.start(BookingApplication.class, log, List.of("-Xmx160m", "-Xss512k"), args);
 		return new BookingInstance(name, port, log, process);
 	}
 

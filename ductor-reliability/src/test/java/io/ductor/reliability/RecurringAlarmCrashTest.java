@@ -3,7 +3,6 @@ package io.ductor.reliability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.reliability.alarms.AlarmApplication;
+import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 
@@ -174,15 +174,8 @@ class RecurringAlarmCrashTest {
 	}
 
 	private static Process launch(Path directory, TestDatabase database, String name) throws IOException {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx160m", "-Xss512k",
-				"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-				AlarmApplication.class.getName(), "--spring.datasource.url=" + database.jdbcUrl(),
-				"--spring.datasource.username=" + database.username(),
-				"--spring.datasource.password=" + ((database.password() != null) ? database.password() : "")));
-		return new ProcessBuilder(command).redirectErrorStream(true)
-			.redirectOutput(directory.resolve(name + ".log").toFile())
-			.start();
+		return ChildJvm.start(AlarmApplication.class, directory.resolve(name + ".log"), List.of("-Xmx160m", "-Xss512k"),
+				ChildJvm.arguments(database.springProperties()));
 	}
 
 	/** Whether the instances have created Ductor's tables yet. */

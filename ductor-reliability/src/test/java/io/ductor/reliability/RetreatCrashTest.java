@@ -6,7 +6,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.reliability.retreat.RetreatApplication;
+import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 
@@ -235,16 +235,10 @@ class RetreatCrashTest {
 
 	private static Process launch(Path directory, TestDatabase database, String name, int port, Path mailLog)
 			throws IOException {
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx160m", "-Xss512k",
-				"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-				RetreatApplication.class.getName(), "--spring.datasource.url=" + database.jdbcUrl(),
-				"--spring.datasource.username=" + database.username(),
-				"--spring.datasource.password=" + ((database.password() != null) ? database.password() : ""),
-				"--server.port=" + port, "--retreat.mail-log=" + mailLog));
-		return new ProcessBuilder(command).redirectErrorStream(true)
-			.redirectOutput(directory.resolve(name + ".log").toFile())
-			.start();
+		List<String> args = ChildJvm.arguments(database.springProperties());
+		args.addAll(List.of("--server.port=" + port, "--retreat.mail-log=" + mailLog));
+		return ChildJvm.start(RetreatApplication.class, directory.resolve(name + ".log"), List.of("-Xmx160m", "-Xss512k"),
+				args);
 	}
 
 	private static Duration awaitReady(Process process, int port, Path log) throws Exception {

@@ -8,13 +8,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.ductor.reliability.workload.WorkloadApplication;
+import io.ductor.test.ChildJvm;
 import io.ductor.test.TestDatabase;
 
 /**
@@ -64,10 +64,7 @@ final class Workload implements AutoCloseable {
 	static Workload launch(Path directory, String jdbcUrl, String username, String password, String instance,
 			int generation, int port, String... properties) throws IOException {
 		Files.createDirectories(directory);
-		Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-		List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx160m", "-Xss512k",
-				"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-				WorkloadApplication.class.getName()));
+		List<String> command = new ArrayList<>();
 		List<String> all = new ArrayList<>(List.of("spring.datasource.url=" + jdbcUrl,
 				"spring.datasource.username=" + username,
 				"spring.datasource.password=" + ((password != null) ? password : ""),
@@ -87,7 +84,7 @@ final class Workload implements AutoCloseable {
 		}
 		merged.forEach((key, value) -> command.add("--" + key + "=" + value));
 		Path log = directory.resolve(instance + "-g" + generation + ".log");
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		Process process = ChildJvm.start(WorkloadApplication.class, log, List.of("-Xmx160m", "-Xss512k"), command);
 		return new Workload(instance, generation, port, log, process);
 	}
 

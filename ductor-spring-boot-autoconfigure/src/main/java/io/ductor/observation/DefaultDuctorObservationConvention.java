@@ -31,6 +31,7 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 			case TICK -> "ductor tick";
 			case EFFECT_SCHEDULE -> "ductor schedule " + ductor.effect();
 			case EFFECT_DISPATCH -> "ductor dispatch " + ductor.effect();
+			case EFFECT_RECONCILE -> "ductor reconcile " + ductor.effect();
 			case IDEMPOTENCY_RESERVE -> "ductor reserve";
 			case WORKER_ROUND -> "ductor " + ductor.worker();
 		};
@@ -42,7 +43,7 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 		KeyValue outcome = LowKeys.OUTCOME.withValue(orUnknown(ductor.outcome()));
 		return switch (ductor.observation()) {
 			case TICK, IDEMPOTENCY_RESERVE -> KeyValues.of(outcome);
-			case EFFECT_SCHEDULE, EFFECT_DISPATCH -> KeyValues.of(LowKeys.EFFECT.withValue(orUnknown(ductor.effect())),
+			case EFFECT_SCHEDULE, EFFECT_DISPATCH, EFFECT_RECONCILE -> KeyValues.of(LowKeys.EFFECT.withValue(orUnknown(ductor.effect())),
 					LowKeys.RECEIVER.withValue(orUnknown(ductor.receiver())), outcome);
 			case WORKER_ROUND -> KeyValues.of(LowKeys.WORKER.withValue(orUnknown(ductor.worker())), outcome);
 		};
@@ -58,6 +59,13 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 				KeyValues values = KeyValues.of(HighKeys.INTENT.withValue(Long.toString(ductor.intentId())),
 						HighKeys.KEY.withValue(orUnknown(ductor.key())),
 						HighKeys.ATTEMPT.withValue(Integer.toString(ductor.attempt())));
+				yield (ductor.runId() != null) ? values.and(HighKeys.RUN.withValue(ductor.runId())) : values;
+			}
+			case EFFECT_RECONCILE -> {
+				KeyValues values = KeyValues.of(HighKeys.INTENT.withValue(Long.toString(ductor.intentId())),
+						HighKeys.KEY.withValue(orUnknown(ductor.key())),
+						HighKeys.ATTEMPT.withValue(Integer.toString(ductor.attempt())),
+						HighKeys.ROUND.withValue(Integer.toString(ductor.round())));
 				yield (ductor.runId() != null) ? values.and(HighKeys.RUN.withValue(ductor.runId())) : values;
 			}
 			case IDEMPOTENCY_RESERVE, WORKER_ROUND -> KeyValues.empty();

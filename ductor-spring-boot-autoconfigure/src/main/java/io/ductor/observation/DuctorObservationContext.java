@@ -26,6 +26,11 @@ public interface DuctorObservationContext {
 	/** @return the attempt number, or {@code 0} */
 	int attempt();
 
+	/** @return the reconciliation round, from 1, or {@code 0} */
+	default int round() {
+		return 0;
+	}
+
 	/** @return the run id, or {@code null} */
 	String runId();
 

@@ -37,9 +37,8 @@ class DuctorEndpointRefusalHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = new SpringApplicationBuilder(Application.class).properties("server.port=0",
-				"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
+		app = new SpringApplicationBuilder(Application.class).properties(postgres.springProperties())
+			.properties("server.port=0",
 				"management.endpoints.web.exposure.include=ductor", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.enabled=false", "spring.main.banner-mode=off")
 			.run();

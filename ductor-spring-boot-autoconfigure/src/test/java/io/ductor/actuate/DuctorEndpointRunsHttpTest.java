@@ -41,10 +41,8 @@ class DuctorEndpointRunsHttpTest {
 	@BeforeAll
 	static void start() {
 		app = new SpringApplicationBuilder(EndpointApplication.class)
-			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"management.endpoints.web.exposure.include=ductor", "ductor.effects.drainer.enabled=false",
+			.properties(postgres.springProperties())
+			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor", "ductor.effects.drainer.enabled=false",
 					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";

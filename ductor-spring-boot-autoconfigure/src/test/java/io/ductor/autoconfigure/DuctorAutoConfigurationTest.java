@@ -53,10 +53,8 @@ class DuctorAutoConfigurationTest {
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + database.jdbcUrl(),
-					"spring.datasource.username=" + database.username(),
-					"spring.datasource.password=" + (database.password() != null ? database.password() : ""),
-					"spring.datasource.hikari.maximum-pool-size=4");
+			.withPropertyValues(database.springProperties())
+			.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4");
 	}
 
 	@Test

@@ -46,10 +46,8 @@ class DuctorObservabilityAutoConfigurationTest {
 				DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 				DuctorIdempotencyAutoConfiguration.class, DuctorMetricsAutoConfiguration.class,
 				DuctorHealthAutoConfiguration.class, DuctorEndpointAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
+		.withPropertyValues(postgres.springProperties())
+		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
 
 	@Test
 	void metricsRegisterDuctorsMetersWhenMicrometerIsPresent() {
@@ -81,9 +79,7 @@ class DuctorObservabilityAutoConfigurationTest {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
 					DuctorAutoConfiguration.class, DuctorMetricsAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""))
+			.withPropertyValues(postgres.springProperties())
 			.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorMetrics.class));
 		this.runner.withPropertyValues("ductor.metrics.enabled=false")

@@ -58,9 +58,7 @@ class LargestDurationsOnPostgresTest {
 
 	@BeforeAll
 	static void start() {
-		List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : "")));
+		List<String> properties = new ArrayList<>(List.of(postgres.springProperties()));
 		DuctorPropertiesDurationLimitsTest.durationProperties()
 			.forEach((property) -> properties.add(property + "=36500d"));
 		// the recurring alarm whose every and grace are among them runs the effect below

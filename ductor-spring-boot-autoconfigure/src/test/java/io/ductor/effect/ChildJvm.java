@@ -1,6 +1,5 @@
 package io.ductor.effect;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -21,10 +20,7 @@ final class ChildJvm {
 	 * @return the running JVM
 	 */
 	static Process start(Class<?> main, String logName, List<String> args) throws IOException {
-		List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName()));
-		command.addAll(args);
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(new File("target", logName)).start();
+		return io.ductor.test.ChildJvm.start(main, Paths.get("target", logName), "256m", args);
 	}
 
 	/**

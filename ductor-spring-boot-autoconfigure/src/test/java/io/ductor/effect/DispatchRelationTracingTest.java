@@ -7,6 +7,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.tracing.TraceContext;
 import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.otel.bridge.OtelBaggageManager;
 import io.micrometer.tracing.otel.bridge.OtelCurrentTraceContext;
@@ -31,6 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration;
+import org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration;
+import org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -61,7 +64,7 @@ class DispatchRelationTracingTest {
 
 	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
 			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
-			"management.tracing.sampling.probability=1.0" };
+			"management.tracing.sampling.probability=1.0", "management.opentelemetry.tracing.export.schedule-delay=100ms" };
 
 	private TestDatabase database;
 
@@ -78,28 +81,52 @@ class DispatchRelationTracingTest {
 
 	@Test
 	void inLinkModeEveryAttemptStartsATraceLinkedToTheRecording() {
+		assertLinked(BootTracing.class);
+	}
+
+	/**
+	 * Link mode with the tracer, propagator and span processing that Spring Boot's OpenTelemetry
+	 * tracing auto-configuration makes (no tracer bean of the test's own): one link per attempt.
+	 */
+	@Test
+	void inLinkModeWithSpringBootsOwnOpenTelemetryTracerEveryAttemptStartsATraceWithOneLink() {
+		try (ConfigurableApplicationContext context = assertLinked(BootOpenTelemetry.class)) {
+			assertThat(context.getBean(Tracer.class)).isInstanceOf(OtelTracer.class);
+			assertThat(context.getBeansOfType(OpenTelemetrySdk.class)).hasSize(1);
+			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
+				.hasSize(1);
+		}
+	}
+
+	/** Records an effect that fails once in a span; both attempts start traces linked to that span. */
+	private ConfigurableApplicationContext assertLinked(Class<?> tracing) {
 		String key = "link-" + UUID.randomUUID();
 		TracedEffects.failures.put(key, 1);
-		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
-				concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=link"))) {
-			String producerTrace = recordInASpan(context, key);
-			SpanData schedule = awaitSchedule(producerTrace);
+		ConfigurableApplicationContext context = EffectInstances.start(this.database, tracing,
+				concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=link"));
+		try {
+			TraceContext producer = recordInASpan(context, key);
 			List<SpanData> dispatches = awaitDispatches(key, 2);
 
-			assertThat(TracedEffects.traceIds.get(key)).hasSize(2).doesNotContain(producerTrace, "none");
+			assertThat(TracedEffects.traceIds.get(key)).hasSize(2).doesNotContain(producer.traceId(), "none");
 			assertThat(dispatches).allSatisfy((dispatch) -> {
-				assertThat(dispatch.getTraceId()).isNotEqualTo(producerTrace);
+				assertThat(dispatch.getTraceId()).isNotEqualTo(producer.traceId());
 				assertThat(dispatch.getParentSpanId()).isEqualTo(SpanId.getInvalid());
 				assertThat(dispatch.getLinks()).extracting(LinkData::getSpanContext)
 					.singleElement()
 					.satisfies((linked) -> {
-						assertThat(linked.getTraceId()).isEqualTo(producerTrace);
-						assertThat(linked.getSpanId()).isEqualTo(schedule.getSpanId());
+						assertThat(linked.getTraceId()).isEqualTo(producer.traceId());
+						assertThat(linked.getSpanId()).isEqualTo(producer.spanId());
 					});
 			});
 			// the effect ran in the attempt's own trace
 			assertThat(dispatches).extracting(SpanData::getTraceId)
 				.containsExactlyInAnyOrderElementsOf(TracedEffects.traceIds.get(key));
+			return context;
+		}
+		catch (RuntimeException | AssertionError ex) {
+			context.close();
+			throw ex;
 		}
 	}
 
@@ -111,14 +138,13 @@ class DispatchRelationTracingTest {
 				SETTINGS)) {
 			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.isEmpty();
-			String producerTrace = recordInASpan(context, key);
-			SpanData schedule = awaitSchedule(producerTrace);
+			TraceContext producer = recordInASpan(context, key);
 			List<SpanData> dispatches = awaitDispatches(key, 2);
 
-			assertThat(TracedEffects.traceIds.get(key)).containsExactly(producerTrace, producerTrace);
+			assertThat(TracedEffects.traceIds.get(key)).containsExactly(producer.traceId(), producer.traceId());
 			assertThat(dispatches).allSatisfy((dispatch) -> {
-				assertThat(dispatch.getTraceId()).isEqualTo(producerTrace);
-				assertThat(dispatch.getParentSpanId()).isEqualTo(schedule.getSpanId());
+				assertThat(dispatch.getTraceId()).isEqualTo(producer.traceId());
+				assertThat(dispatch.getParentSpanId()).isEqualTo(producer.spanId());
 				assertThat(dispatch.getLinks()).isEmpty();
 			});
 		}
@@ -147,8 +173,8 @@ class DispatchRelationTracingTest {
 			.hasStackTraceContaining("ductor.effects.tracing.dispatch-relation");
 	}
 
-	/** Records the effect inside a span of the application's tracer; returns that span's trace id. */
-	private static String recordInASpan(ConfigurableApplicationContext context, String key) {
+	/** Records the effect inside a span of the application's tracer; returns that span's context. */
+	private static TraceContext recordInASpan(ConfigurableApplicationContext context, String key) {
 		Tracer tracer = context.getBean(Tracer.class);
 		TracedEffects effects = context.getBean(TracedEffects.class);
 		io.micrometer.tracing.Span request = tracer.nextSpan().name("request").start();
@@ -166,16 +192,7 @@ class DispatchRelationTracingTest {
 				.query(String.class)
 				.optional()
 				.orElse(null)));
-		return request.context().traceId();
-	}
-
-	private static SpanData awaitSchedule(String trace) {
-		await().atMost(Duration.ofSeconds(5)).until(() -> named("ductor schedule traced").stream()
-			.anyMatch((span) -> span.getTraceId().equals(trace)));
-		return named("ductor schedule traced").stream()
-			.filter((span) -> span.getTraceId().equals(trace))
-			.findFirst()
-			.orElseThrow();
+		return request.context();
 	}
 
 	private static List<SpanData> awaitDispatches(String key, int count) {
@@ -233,6 +250,25 @@ class DispatchRelationTracingTest {
 		@Bean
 		Propagator propagator(OpenTelemetrySdk openTelemetry) {
 			return new OtelPropagator(openTelemetry.getPropagators(), openTelemetry.getTracer("test"));
+		}
+
+	}
+
+	/**
+	 * Spring Boot's OpenTelemetry SDK, tracer and propagator, and its observation and tracing
+	 * handlers, as an application with {@code spring-boot-micrometer-tracing-opentelemetry} has
+	 * them; the test adds only a span exporter, which Boot's span processor picks up.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@org.springframework.context.annotation.Import(TracedEffects.Config.class)
+	@ImportAutoConfiguration({ ObservationAutoConfiguration.class, OpenTelemetrySdkAutoConfiguration.class,
+			OpenTelemetryTracingAutoConfiguration.class, MicrometerTracingAutoConfiguration.class,
+			DuctorTracingAutoConfiguration.class })
+	static class BootOpenTelemetry {
+
+		@Bean
+		TracedEffects.KeptOpen spanExporter() {
+			return new TracedEffects.KeptOpen();
 		}
 
 	}

@@ -14,6 +14,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
+import io.ductor.test.TestProfile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -30,7 +31,8 @@ class DrainerCrashTest {
 
 	private static final int INTENTS = 3000;
 
-	private static final int KILLS = 5;
+	/** Kills of the drainer JVM: two by default, five under {@code -Pchaos}. */
+	private static final int KILLS = TestProfile.size(2, 5);
 
 	private Process running;
 

@@ -68,6 +68,7 @@ class EffectTracingTest {
 	void setUp() {
 		this.database = TestDatabases.create();
 		TracedEffects.spans.reset();
+		TracedEffects.reconciledIn.clear();
 		this.logs.start();
 	}
 
@@ -99,11 +100,12 @@ class EffectTracingTest {
 				.until(() -> spans(requestTrace, "ductor dispatch traced").size() == 2);
 			assertThat(spans(requestTrace, "http post")).hasSize(1);
 			assertThat(spans(requestTrace, "ductor tick")).hasSize(1);
-			assertThat(spans(requestTrace, "ductor schedule traced")).hasSize(1);
-			SpanData schedule = spans(requestTrace, "ductor schedule traced").get(0);
-			// each attempt is a child of the recording, and names its intent and attempt
+			// the recording is no span of its own: the intent stored the tick's context
+			assertThat(spans(requestTrace, "ductor schedule")).isEmpty();
+			SpanData tick = spans(requestTrace, "ductor tick").get(0);
+			// each attempt is a child of the tick that recorded it, and names its intent and attempt
 			assertThat(spans(requestTrace, "ductor dispatch traced")).allSatisfy((dispatch) -> {
-				assertThat(dispatch.getParentSpanId()).isEqualTo(schedule.getSpanId());
+				assertThat(dispatch.getParentSpanId()).isEqualTo(tick.getSpanId());
 				assertThat(dispatch.getAttributes().asMap().toString()).contains("ductor.key=" + order);
 			});
 			assertThat(spans(requestTrace, "ductor dispatch traced").stream()
@@ -140,6 +142,88 @@ class EffectTracingTest {
 			assertThat(next.getMDCPropertyMap()).containsEntry("ductor.key", plain)
 				.containsEntry("ductor.attempt", "1")
 				.doesNotContainKey("ductor.run");
+		}
+	}
+
+	@Test
+	void withObserveRecordingEachRecordingIsASpanItsAttemptsAreChildrenOf() throws Exception {
+		String order = "order-" + UUID.randomUUID();
+		TracedEffects.failures.put(order, 1);
+		try (ConfigurableApplicationContext context = start(
+				concat(SETTINGS, "ductor.effects.tracing.observe-recording=true"))) {
+			String requestTrace = placeOrder(context, order);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			await().atMost(Duration.ofSeconds(20)).until(() -> "completed".equals(status(jdbc, order)));
+			assertThat(TracedEffects.traceIds.get(order)).containsExactly(requestTrace, requestTrace);
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> spans(requestTrace, "ductor dispatch traced").size() == 2);
+			SpanData tick = spans(requestTrace, "ductor tick").get(0);
+			assertThat(spans(requestTrace, "ductor schedule traced")).singleElement()
+				.satisfies((schedule) -> assertThat(schedule.getParentSpanId()).isEqualTo(tick.getSpanId()));
+			SpanData schedule = spans(requestTrace, "ductor schedule traced").get(0);
+			assertThat(spans(requestTrace, "ductor dispatch traced"))
+				.allSatisfy((dispatch) -> assertThat(dispatch.getParentSpanId()).isEqualTo(schedule.getSpanId()));
+		}
+	}
+
+	@Test
+	void aReconciliationRoundContinuesTheIntentsStoredTrace() {
+		String key = "mail-" + UUID.randomUUID();
+		// the attempt throws at a receiver that cannot deduplicate: its reconciler is asked
+		TracedEffects.failures.put(key, 1);
+		try (ConfigurableApplicationContext context = start(concat(SETTINGS,
+				"ductor.effects.reconcile.backoff.initial=20ms", "ductor.effects.reconcile.backoff.max=50ms"))) {
+			Tracer tracer = context.getBean(Tracer.class);
+			TracedEffects effects = context.getBean(TracedEffects.class);
+			io.micrometer.tracing.Span request = tracer.nextSpan().name("request").start();
+			try (Tracer.SpanInScope scope = tracer.withSpan(request)) {
+				new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
+					.executeWithoutResult((status) -> effects.mailed(key));
+			}
+			finally {
+				request.end();
+			}
+			String trace = request.context().traceId();
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			await().atMost(Duration.ofSeconds(20)).until(() -> "completed".equals(status(jdbc, key)));
+			assertThat(TracedEffects.traceIds.get(key)).containsExactly(trace);
+			// the reconciler ran in the request's trace, in a span of its own beside the attempt's
+			assertThat(TracedEffects.reconciledIn.get(key)).containsExactly(trace);
+			await().atMost(Duration.ofSeconds(5)).until(() -> spans(trace, "ductor reconcile traced.mail").size() == 1);
+			SpanData round = spans(trace, "ductor reconcile traced.mail").get(0);
+			assertThat(round.getParentSpanId()).isEqualTo(request.context().spanId());
+			assertThat(round.getAttributes().asMap().toString()).contains("ductor.reconcile.round=1", "outcome=applied",
+					"ductor.key=" + key, "ductor.attempt=1");
+			assertThat(spans(trace, "ductor dispatch traced.mail")).singleElement()
+				.satisfies((dispatch) -> assertThat(dispatch.getParentSpanId()).isEqualTo(request.context().spanId()));
+			// the reconciler's log lines name the intent
+			long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = ?")
+				.param(key)
+				.query(Long.class)
+				.single();
+			assertThat(this.logs.list.stream().filter((event) -> event.getFormattedMessage().equals("reconciling " + key)))
+				.singleElement()
+				.satisfies((event) -> assertThat(event.getMDCPropertyMap()).containsEntry("ductor.intent", Long.toString(id))
+					.containsEntry("ductor.effect", "traced.mail")
+					.containsEntry("ductor.attempt", "1"));
+		}
+	}
+
+	@Test
+	void anEffectRecordedOutsideAnyTraceStoresNoContextAndEachAttemptStartsATrace() {
+		String key = "untraced-" + UUID.randomUUID();
+		TracedEffects.failures.put(key, 1);
+		try (ConfigurableApplicationContext context = start(SETTINGS)) {
+			recordAndAwait(context, key);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			assertThat(jdbc
+				.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ? AND trace_context IS NOT NULL")
+				.param(key)
+				.query(Long.class)
+				.single()).isZero();
+			List<String> traces = TracedEffects.traceIds.get(key);
+			assertThat(traces).hasSize(2).doesNotContain("none");
+			assertThat(traces.get(0)).isNotEqualTo(traces.get(1));
 		}
 	}
 
@@ -199,7 +283,18 @@ class EffectTracingTest {
 				.tags("effect", "traced", "outcome", "completed", "receiver", "IDEMPOTENT")
 				.timer()
 				.count()).isEqualTo(1);
-			assertThat(meters.get("ductor.effect.schedule").tags("outcome", "recorded").timer().count()).isEqualTo(1);
+			// a recording is no observation of its own unless the application asks for one
+			assertThat(meters.find("ductor.effect.schedule").timer()).isNull();
+		}
+		String observed = "observed-" + UUID.randomUUID();
+		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, Metered.class,
+				concat(SETTINGS, "ductor.effects.tracing.observe-recording=true"))) {
+			recordAndAwait(context, observed);
+			assertThat(context.getBean(MeterRegistry.class)
+				.get("ductor.effect.schedule")
+				.tags("outcome", "recorded")
+				.timer()
+				.count()).isEqualTo(1);
 		}
 		try (com.zaxxer.hikari.HikariDataSource dataSource = this.database.newDataSource(1)) {
 			assertThat(JdbcClient.create(dataSource)
@@ -209,6 +304,7 @@ class EffectTracingTest {
 		}
 		assertThat(TracedEffects.traceIds.get(plain)).containsExactly("none");
 		assertThat(TracedEffects.traceIds.get(metered)).containsExactly("none");
+		assertThat(TracedEffects.traceIds.get(observed)).containsExactly("none");
 	}
 
 	private void recordAndAwait(ConfigurableApplicationContext context, String key) {
@@ -289,6 +385,8 @@ class EffectTracingTest {
 	@Configuration(proxyBeanMethods = false)
 	@org.springframework.context.annotation.Import({ TracedEffects.Config.class, TracedEffects.Tracing.class,
 			OrderController.class })
+	@org.springframework.boot.autoconfigure.ImportAutoConfiguration(
+			io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration.class)
 	static class Traced {
 
 	}

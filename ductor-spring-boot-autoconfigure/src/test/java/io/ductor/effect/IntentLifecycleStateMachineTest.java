@@ -729,7 +729,8 @@ class IntentLifecycleStateMachineTest {
 			List<Settled> redriven = new ArrayList<>();
 			LeaseReconciler reconciler = new LeaseReconciler(store, 1000, redriven::addAll, registry,
 					new EffectReconciliation(store, registry, payloads, DuctorObserver.NOOP,
-							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50)));
+							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
+							io.ductor.observation.internal.DuctorObservations.NOOP));
 			Map<Long, String> expected = new HashMap<>();
 			for (Intent intent : this.intents) {
 				if (!intent.status.equals("in_flight") || !intent.leaseExpired) {

@@ -22,6 +22,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
+import io.ductor.test.TestProfile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -39,7 +40,8 @@ class NotIdempotentCrashTest {
 
 	private static final int INTENTS = 1500;
 
-	private static final int KILLS = 4;
+	/** Kills of the drainer JVM: two by default, four under {@code -Pchaos}. */
+	private static final int KILLS = TestProfile.size(2, 4);
 
 	/** The drainer's concurrency in {@link CrashingMailerMain}. */
 	private static final int CONCURRENCY = 4;

@@ -188,7 +188,7 @@ class ReconcilerTest {
 				        'stalled', now())""").update();
 		long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'fenced'").query(Long.class).single();
 		IntentStore.ReconcileClaim stalled = new IntentStore.ReconcileClaim(id, "mail", "fenced", "[\"fenced\"]", 1,
-				Receiver.NOT_IDEMPOTENT, null, 1);
+				Receiver.NOT_IDEMPOTENT, null, 1, null, null);
 		// the reconciler takes the round over: round 2 answers unknown, round 3 comes seconds later
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> "UNKNOWN".equals(jdbc.sql("SELECT COALESCE(reconcile_outcome, '') FROM eec_effect_intent WHERE id = ?")

@@ -20,6 +20,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
+import io.ductor.test.TestProfile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -38,7 +39,8 @@ class ReconcilingCrashTest {
 
 	private static final int INTENTS = 1000;
 
-	private static final int KILLS = 4;
+	/** Kills of the drainer JVM: two by default, four under {@code -Pchaos}. */
+	private static final int KILLS = TestProfile.size(2, 4);
 
 	private static final Path SENT_LOG = Paths.get("target", "reconciled-letters-sent.log");
 

@@ -34,10 +34,8 @@ class RecurringAndLimitDeclarationTest {
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.alarm-scheduler.enabled=false",
+		.withPropertyValues(postgres.springProperties())
+		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.alarm-scheduler.enabled=false",
 				"ductor.effects.drainer.enabled=false")
 		.withBean(Reminders.class);
 
@@ -107,10 +105,8 @@ class RecurringAndLimitDeclarationTest {
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"ductor.effects.drainer.enabled=false")
+			.withPropertyValues(postgres.springProperties())
+			.withPropertyValues("ductor.effects.drainer.enabled=false")
 			.withBean(NegativeLimit.class)
 			.run((context) -> {
 				assertThat(context).hasFailed();

@@ -19,6 +19,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
+import io.ductor.test.TestProfile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -37,7 +38,8 @@ class SagaCrashTest {
 
 	private static final int RUNS = 300;
 
-	private static final int KILLS = 4;
+	/** Kills of the drainer JVM: two by default (at least two are asserted), four under {@code -Pchaos}. */
+	private static final int KILLS = TestProfile.size(2, 4);
 
 	private Process running;
 

@@ -72,6 +72,31 @@ public class TracedEffects {
 		}
 	}
 
+	/** The trace id each reconciliation round of an effect ran in, by key. */
+	static final Map<String, List<String>> reconciledIn = new ConcurrentHashMap<>();
+
+	/**
+	 * A receiver that cannot deduplicate: an attempt that throws leaves its outcome unknown, for
+	 * {@link #wasMailed} to settle.
+	 */
+	@DurableEffect(name = "traced.mail", key = "#key", receiver = Receiver.NOT_IDEMPOTENT, maxAttempts = 3)
+	public void mailed(String key) {
+		traced(key, "card-4242");
+	}
+
+	@EffectReconciler("traced.mail")
+	public ReconcileOutcome wasMailed(String key) {
+		reconciledIn.computeIfAbsent(key, (k) -> new CopyOnWriteArrayList<>()).add(currentTraceId());
+		logger.info("reconciling {}", key);
+		return ReconcileOutcome.APPLIED;
+	}
+
+	private String currentTraceId() {
+		Tracer available = this.tracer.getIfAvailable();
+		Span span = (available != null) ? available.currentSpan() : null;
+		return (span != null) ? span.context().traceId() : "none";
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Config {
 

@@ -76,9 +76,8 @@ class OperationsTest {
 	@BeforeAll
 	static void start() {
 		context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
-			.properties("spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-					"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
+			.properties(postgres.springProperties())
+			.properties("ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=10ms",
 					"ductor.effects.backoff.max=20ms", "ductor.backlog.cache-ttl=10ms",
 					"management.endpoints.web.exposure.include=ductor")
 			.run();
@@ -182,10 +181,12 @@ class OperationsTest {
 		DuctorHealthIndicator doublyStrict = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
 				Duration.ofNanos(1), 0);
 		// a due intent that waits makes the age threshold trip too: both reasons are reported, neither hides the other
-		tx.executeWithoutResult((status) -> effects.send("threshold-late-" + UUID.randomUUID()));
+		String late = "threshold-late-" + UUID.randomUUID();
+		tx.executeWithoutResult((status) -> effects.send(late));
+		String waiting = "ok-waiting-" + UUID.randomUUID();
 		context.getBean(io.ductor.effect.internal.EffectDrainer.class).stop();
 		try {
-			tx.executeWithoutResult((status) -> effects.send("ok-waiting-" + UUID.randomUUID()));
+			tx.executeWithoutResult((status) -> effects.send(waiting));
 			await().atMost(Duration.ofSeconds(10)).until(() -> doublyStrict.health(true)
 				.getDetails()
 				.getOrDefault("reasons", List.of())
@@ -198,6 +199,10 @@ class OperationsTest {
 		finally {
 			context.getBean(io.ductor.effect.internal.EffectDrainer.class).start();
 		}
+		// the other test counts the dispatches of send from a baseline: these two must not land after it
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> outbox.findByKey("send:" + late).orElseThrow().status() == EffectStatus.FAILED
+					&& outbox.findByKey("send:" + waiting).orElseThrow().status() == EffectStatus.COMPLETED);
 		DuctorHealthIndicator lenient = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
 				Duration.ofHours(1), 1000);
 		assertThat(lenient.health(true).getStatus().getCode()).isEqualTo("UP");

@@ -34,10 +34,8 @@ class TickServiceAcrossInstancesTest {
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
-					"spring.datasource.hikari.maximum-pool-size=8");
+			.withPropertyValues(postgres.springProperties())
+			.withPropertyValues("spring.datasource.hikari.maximum-pool-size=8");
 		instance.withPropertyValues("spring.datasource.hikari.pool-name=instance-a").run((a) -> {
 			instance.withPropertyValues("spring.datasource.hikari.pool-name=instance-b").run((b) -> {
 				assertThat(a.getBean(DataSource.class)).isNotSameAs(b.getBean(DataSource.class));

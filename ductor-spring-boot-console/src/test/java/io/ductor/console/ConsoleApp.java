@@ -39,10 +39,9 @@ final class ConsoleApp implements AutoCloseable {
 	}
 
 	static ConsoleApp start(PostgresExtension postgres, Class<?> application, String... more) {
-		List<String> properties = new ArrayList<>(List.of("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"management.endpoints.web.exposure.include=ductor", "ductor.console.enabled=true",
+		List<String> properties = new ArrayList<>(List.of(postgres.springProperties()));
+		properties.addAll(List.of("server.port=0", "management.endpoints.web.exposure.include=ductor",
+				"ductor.console.enabled=true",
 				"ductor.console.hidden-fields=cardNumber", "ductor.effects.drainer.enabled=false",
 				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false"));
 		properties.addAll(List.of(more));

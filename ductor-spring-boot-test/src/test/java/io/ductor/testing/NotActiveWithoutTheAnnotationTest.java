@@ -41,9 +41,7 @@ class NotActiveWithoutTheAnnotationTest {
 				JacksonAutoConfiguration.class))
 		.withConfiguration(AutoConfigurations.of(DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 				DuctorIdempotencyAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""));
+		.withPropertyValues(postgres.springProperties());
 
 	@Test
 	void theTesterIsNotAmongTheApplicationsAutoConfigurations() {

@@ -89,6 +89,14 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
         return database().password();
     }
 
+    /**
+     * Returns the {@code spring.datasource.*} properties of {@link #database()}; see
+     * {@link TestDatabase#springProperties}.
+     */
+    public String[] springProperties() {
+        return database().springProperties();
+    }
+
     /** Returns one shared pool (at most 20 connections) on {@link #database()}, closed in {@code afterAll}. */
     public synchronized DataSource dataSource() {
         if (sharedPool == null) {

@@ -40,6 +40,17 @@ public record TestDatabase(String jdbcUrl, String username, String password, Str
         return new HikariDataSource(config);
     }
 
+    /**
+     * Returns the Spring Boot properties that point an application at this database,
+     * {@code spring.datasource.url}, {@code .username} and {@code .password} (empty when none), as
+     * {@code key=value} strings for {@code withPropertyValues}, {@code SpringApplicationBuilder.properties} or, with
+     * {@code --} in front, a command line.
+     */
+    public String[] springProperties() {
+        return new String[] { "spring.datasource.url=" + jdbcUrl, "spring.datasource.username=" + username,
+                "spring.datasource.password=" + (password != null ? password : "") };
+    }
+
     /** Opens a plain, unpooled connection (its {@code application_name} is {@link #name()}); the caller closes it. */
     public Connection connect() throws SQLException {
         return PostgresServer.connect(jdbcUrl, username, password, name);

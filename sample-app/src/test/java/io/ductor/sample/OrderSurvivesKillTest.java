@@ -1,12 +1,10 @@
 package io.ductor.sample;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -15,6 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -96,19 +95,13 @@ class OrderSurvivesKillTest {
 	}
 
 	private static Process launch(String name, int port, String... extra) throws IOException {
-		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-				"-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-				SampleApplication.class.getName(), "--server.port=" + port,
-				"--spring.datasource.url=" + postgres.jdbcUrl(), "--spring.datasource.username=" + postgres.username(),
+		List<String> command = ChildJvm.arguments(postgres.springProperties());
+		command.addAll(List.of("--server.port=" + port,
 				"--sample.gateway.failure-rate=0", "--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s",
 				"--ductor.effects.drainer.lease=2s", "--ductor.effects.drainer.poll-interval=200ms", "--ductor.effects.reconciler.interval=500ms",
 				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms"));
-		if (postgres.password() != null) {
-			command.add("--spring.datasource.password=" + postgres.password());
-		}
 		command.addAll(List.of(extra));
-		File log = new File("target", "kill-test-" + name + ".log");
-		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+		return ChildJvm.start(SampleApplication.class, Path.of("target", "kill-test-" + name + ".log"), "256m", command);
 	}
 
 	private static void awaitHealthy(Process process, int port, String name) {

@@ -81,8 +81,14 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	 * recorded the effect (read from the trace context stored with the intent): child (the
 	 * attempt continues the recording's trace) or link (the attempt starts a new trace with a span
 	 * link to the recording's span).
+	 * @param observeRecording Whether recording an effect is an observation of its own
+	 * (ductor.effect.schedule: a timer, and a span that the attempts are children of). Off, the
+	 * intent stores the trace context current where it is recorded (a request's, a tick's span)
+	 * and no observation runs per recording; recorded outside any trace, it stores none and each
+	 * attempt starts a trace of its own.
 	 */
-	public record Tracing(@DefaultValue("child") DispatchRelation dispatchRelation) {
+	public record Tracing(@DefaultValue("child") DispatchRelation dispatchRelation,
+			@DefaultValue("false") boolean observeRecording) {
 
 	}
 

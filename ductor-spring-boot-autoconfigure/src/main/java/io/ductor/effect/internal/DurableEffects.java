@@ -115,7 +115,8 @@ public final class DurableEffects implements AutoCloseable {
 		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
 		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
-						settings.drainer().lease(), RECONCILE_BATCH_SIZE));
+						settings.drainer().lease(), RECONCILE_BATCH_SIZE),
+				observations);
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
 				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer, observations);

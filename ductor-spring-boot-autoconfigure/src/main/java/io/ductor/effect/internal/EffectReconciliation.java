@@ -20,6 +20,8 @@ import io.ductor.effect.internal.EffectMethods.ReconcilerMethod;
 import io.ductor.effect.internal.IntentStore.ReconcileClaim;
 import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.Backoff;
 
 /**
@@ -28,6 +30,10 @@ import io.ductor.worker.internal.Backoff;
  * transaction, and records its answer with an update fenced by lease owner and round. A crash
  * during a round leaves the intent in {@code reconciling}; once the round's lease expires it is
  * claimed again and asked again, never dispatched blindly.
+ * <p>
+ * Each round is observed ({@code ductor.effect.reconcile}) as a continuation of the trace context
+ * stored with the intent, as its attempts are, and the MDC names the intent while the reconciler
+ * runs.
  */
 public final class EffectReconciliation {
 
@@ -43,10 +49,13 @@ public final class EffectReconciliation {
 
 	private final Settings settings;
 
+	private final DuctorObservations observations;
+
 	private final String owner = "reconciler/" + UUID.randomUUID();
 
 	public EffectReconciliation(IntentStore store, EffectRegistry registry, EffectPayloads payloads,
-			DuctorObserver observer, Settings settings) {
+			DuctorObserver observer, Settings settings, DuctorObservations observations) {
+		this.observations = observations;
 		this.store = store;
 		this.registry = registry;
 		this.payloads = payloads;
@@ -88,9 +97,32 @@ public final class EffectReconciliation {
 		return claims.size();
 	}
 
+	/** One round, observed in the intent's stored trace, the MDC naming the intent. */
 	private java.util.Optional<Settled> settle(ReconcileClaim claim) {
+		DuctorMdc.Restore mdc = DuctorMdc.attempt(claim.id(), claim.effectName(), claim.key(), claim.runId(),
+				claim.attempt());
+		DuctorObservations.Scope scope = this.observations.reconcile(
+				new DuctorObservations.Attempt(claim.id(), claim.effectName(), claim.receiver().name(), claim.key(),
+						claim.attempt(), claim.runId()),
+				claim.round(), TraceContexts.decode(claim.traceContext()));
+		try {
+			return settle(claim, scope);
+		}
+		catch (RuntimeException ex) {
+			scope.outcome("error");
+			scope.error(ex);
+			throw ex;
+		}
+		finally {
+			scope.close();
+			mdc.close();
+		}
+	}
+
+	private java.util.Optional<Settled> settle(ReconcileClaim claim, DuctorObservations.Scope scope) {
 		ReconcilerMethod reconciler = this.registry.reconciler(claim.effectName());
 		if (reconciler == null) {
+			scope.outcome("no_reconciler");
 			return decide(claim, null, "FAILED", "the effect has no @EffectReconciler in this application any more");
 		}
 		ReconcileOutcome outcome;
@@ -102,13 +134,17 @@ public final class EffectReconciliation {
 			logger.warn("The reconciler of effect '" + claim.effectName() + "' failed on round " + claim.round()
 					+ " for intent " + claim.id(), failure);
 			this.observer.effectReconciled(claim.effectName(), "failed");
+			scope.outcome("failed");
+			scope.error(failure);
 			return decide(claim, null, "FAILED", "the reconciler threw " + failure.getClass().getName()
 					+ ((failure.getMessage() != null) ? ": " + failure.getMessage() : ""));
 		}
 		if (outcome == null) {
 			outcome = ReconcileOutcome.UNKNOWN;
 		}
-		this.observer.effectReconciled(claim.effectName(), outcome.name().toLowerCase(Locale.ROOT));
+		String answer = outcome.name().toLowerCase(Locale.ROOT);
+		this.observer.effectReconciled(claim.effectName(), answer);
+		scope.outcome(answer);
 		return decide(claim, outcome, outcome.name(), "the reconciler answered " + outcome);
 	}
 

@@ -1091,7 +1091,7 @@ public class IntentStore {
 			    lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond', updated_at = ductor_now()
 			WHERE t.id = ANY (ARRAY(SELECT id FROM due))
 			RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts, t.receiver,
-			    t.next_attempt_at, t.reconcile_rounds""";
+			    t.next_attempt_at, t.reconcile_rounds, t.run_id, t.trace_context::text AS trace_context""";
 
 	List<ReconcileClaim> claimReconciling(String owner, Duration lease, int limit) {
 		return this.jdbc.sql(CLAIM_RECONCILING_SQL)
@@ -1101,7 +1101,7 @@ public class IntentStore {
 			.query((rs, row) -> new ReconcileClaim(rs.getLong("id"), rs.getString("effect_name"),
 					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
 					Receiver.valueOf(rs.getString("receiver")), rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getInt("reconcile_rounds")))
+					rs.getInt("reconcile_rounds"), rs.getString("run_id"), rs.getString("trace_context")))
 			.list();
 	}
 
@@ -1158,9 +1158,11 @@ public class IntentStore {
 	 *
 	 * @param attempt the attempt whose outcome is unknown
 	 * @param round the round, from 1
+	 * @param runId the run whose tick recorded the intent, or {@code null}
+	 * @param traceContext the trace context stored with the intent (JSON), or {@code null}
 	 */
 	public record ReconcileClaim(long id, String effectName, String key, String payloadJson, int attempt,
-			Receiver receiver, OffsetDateTime dueAt, int round) {
+			Receiver receiver, OffsetDateTime dueAt, int round, String runId, String traceContext) {
 	}
 
 	/**

@@ -8,17 +8,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.observation.internal.MicrometerDuctorObservations;
+import io.ductor.observation.internal.TraceContextSource;
 
 /**
  * Ductor's observations in the application's {@link ObservationRegistry}, when Micrometer's
  * observation API is present; with a convention bean, that convention names them. Without a
- * registry Ductor observes nothing.
+ * registry Ductor observes nothing. The trace context that a recording stores when it is not
+ * observed ({@code ductor.effects.tracing.observe-recording=false}, the default) comes from the
+ * tracer's source ({@link DuctorTracingAutoConfiguration}), when there is one.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
@@ -29,9 +33,12 @@ public final class DuctorObservationAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DuctorObservations ductorObservations(ObjectProvider<ObservationRegistry> registry,
-			ObjectProvider<DuctorObservationConvention> convention) {
+			ObjectProvider<DuctorObservationConvention> convention, ObjectProvider<TraceContextSource> traceContexts,
+			Environment environment) {
 		ObservationRegistry available = registry.getIfUnique();
-		return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique())
+		return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique(),
+				traceContexts.getIfUnique(() -> TraceContextSource.NONE),
+				environment.getProperty("ductor.effects.tracing.observe-recording", Boolean.class, false))
 				: DuctorObservations.NOOP;
 	}
 

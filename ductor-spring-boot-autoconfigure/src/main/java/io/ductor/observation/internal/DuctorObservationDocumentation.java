@@ -22,7 +22,9 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 	/**
 	 * Recording an effect intent in the caller's transaction: {@code effect}, {@code receiver},
 	 * {@code outcome} ({@code recorded}, {@code duplicate} or {@code error}) low, {@code ductor.key}
-	 * high. Its trace context is what the intent carries to its dispatch.
+	 * high. Its trace context is what the intent carries to its dispatch. Only with
+	 * {@code ductor.effects.tracing.observe-recording=true}: otherwise the intent carries the trace
+	 * context current where it is recorded, and no observation runs per recording.
 	 */
 	EFFECT_SCHEDULE("ductor.effect.schedule", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.KEY }),
@@ -35,6 +37,16 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 	 */
 	EFFECT_DISPATCH("ductor.effect.dispatch", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.RUN }),
+
+	/**
+	 * One reconciliation round of an intent whose outcome is unknown, in the trace its attempts
+	 * continue: {@code effect}, {@code receiver}, {@code outcome} ({@code applied},
+	 * {@code not_applied}, {@code unknown}, {@code failed}, {@code no_reconciler} or {@code error})
+	 * low, {@code ductor.intent}, {@code ductor.key}, {@code ductor.attempt},
+	 * {@code ductor.reconcile.round} and {@code ductor.run} high.
+	 */
+	EFFECT_RECONCILE("ductor.effect.reconcile", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
+			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.ROUND, HighKeys.RUN }),
 
 	/**
 	 * An ingress reservation: {@code outcome} ({@code reserved}, {@code replay}, {@code in_flight},
@@ -151,6 +163,14 @@ public enum DuctorObservationDocumentation implements ObservationDocumentation {
 			@Override
 			public String asString() {
 				return "ductor.run";
+			}
+		},
+
+		/** The reconciliation round. */
+		ROUND {
+			@Override
+			public String asString() {
+				return "ductor.reconcile.round";
 			}
 		}
 

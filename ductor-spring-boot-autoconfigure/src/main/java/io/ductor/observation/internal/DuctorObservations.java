@@ -48,6 +48,19 @@ public interface DuctorObservations {
 	}
 
 	/**
+	 * One reconciliation round of an intent whose outcome is unknown starts, on the thread that
+	 * asks its reconciler; the returned scope is current until closed, as a continuation of
+	 * {@code traceContext} when there is one, as an attempt's is.
+	 * @param attempt the attempt whose outcome is unknown
+	 * @param round the round, from 1
+	 * @param traceContext the trace context stored with the intent (empty when none was)
+	 * @return the round's scope
+	 */
+	default Scope reconcile(Attempt attempt, int round, Map<String, String> traceContext) {
+		return Scope.NOOP;
+	}
+
+	/**
 	 * An ingress reservation starts.
 	 * @return its scope
 	 */

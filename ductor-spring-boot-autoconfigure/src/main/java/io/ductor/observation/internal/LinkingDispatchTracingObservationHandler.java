@@ -16,7 +16,8 @@ import io.ductor.observation.DuctorObservationContext;
  * starts a new trace with a {@link Link} to the span that recorded the effect, read from the trace
  * context stored with the intent, instead of continuing that trace as a child. Ordered before
  * Spring Boot's receiver handler (order {@value #ORDER}, Boot's is 1000), it takes Ductor's
- * dispatch observations only; every other receiver observation goes to Boot's handler. Baggage of
+ * dispatch observations (and its reconciliation rounds, which continue an intent's trace as its
+ * attempts do) only; every other receiver observation goes to Boot's handler. Baggage of
  * the recording is not carried into the new trace.
  */
 public final class LinkingDispatchTracingObservationHandler
@@ -38,7 +39,8 @@ public final class LinkingDispatchTracingObservationHandler
 	@Override
 	public boolean supportsContext(Observation.Context context) {
 		return context instanceof ReceiverContext<?> && context instanceof DuctorObservationContext ductor
-				&& ductor.observation() == DuctorObservationDocumentation.EFFECT_DISPATCH;
+				&& (ductor.observation() == DuctorObservationDocumentation.EFFECT_DISPATCH
+						|| ductor.observation() == DuctorObservationDocumentation.EFFECT_RECONCILE);
 	}
 
 	@Override

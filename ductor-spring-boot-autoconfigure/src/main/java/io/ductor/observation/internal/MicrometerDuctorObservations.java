@@ -14,27 +14,56 @@ import io.ductor.observation.DuctorObservationContext;
 import io.ductor.observation.DuctorObservationConvention;
 
 /**
- * Ductor's observations in a Micrometer {@link ObservationRegistry}. Recording an effect is a
- * sender observation whose carrier is the trace context stored with the intent, and a dispatch a
- * receiver observation reading it back: with Micrometer Tracing's propagating handlers (which
- * Spring Boot registers with a tracer, for the OpenTelemetry and the Brave bridge alike) the
- * dispatch span continues the trace of the code that recorded the effect, on whatever thread,
- * instance or day it runs. Without a tracer the carrier stays empty and nothing is stored. With a
- * no-op registry every call returns a shared no-op scope.
+ * Ductor's observations in a Micrometer {@link ObservationRegistry}. A dispatch attempt (and a
+ * reconciliation round) is a receiver observation whose carrier is the trace context stored with
+ * the intent: with Micrometer Tracing's propagating handlers (which Spring Boot registers with a
+ * tracer, for the OpenTelemetry and the Brave bridge alike) its span continues the trace of the
+ * code that recorded the effect, on whatever thread, instance or day it runs.
+ * <p>
+ * By default recording an effect is not an observation of its own: the intent stores the trace
+ * context current on the recording thread (the request's, the tick's, the listener's span), read
+ * by a {@link TraceContextSource}, which costs one propagator call and no span, timer or scope per
+ * intent. With {@code observeRecordings} every recording is a sender observation
+ * ({@code ductor.effect.schedule}, a timer and a span of its own) whose carrier is what is stored.
+ * Without a tracer nothing is stored. With a no-op registry every call returns a shared no-op
+ * scope.
  */
 public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	private final ObservationRegistry registry;
 
+	/** Never started: what the registry's predicates are asked about a recording. */
+	private static final Observation.Context RECORDING = new Observation.Context();
+
 	private final DuctorObservationConvention convention;
 
+	private final TraceContextSource traceContexts;
+
+	private final boolean observeRecordings;
+
 	/**
+	 * Every recording an observation of its own, as with {@code observeRecordings}.
 	 * @param registry the application's registry
 	 * @param convention the convention replacing the default one, or {@code null}
 	 */
 	public MicrometerDuctorObservations(ObservationRegistry registry, DuctorObservationConvention convention) {
+		this(registry, convention, TraceContextSource.NONE, true);
+	}
+
+	/**
+	 * @param registry the application's registry
+	 * @param convention the convention replacing the default one, or {@code null}
+	 * @param traceContexts the current trace context, stored with an intent whose recording is not
+	 * observed
+	 * @param observeRecordings whether every recording is an observation of its own
+	 * ({@code ductor.effect.schedule})
+	 */
+	public MicrometerDuctorObservations(ObservationRegistry registry, DuctorObservationConvention convention,
+			TraceContextSource traceContexts, boolean observeRecordings) {
 		this.registry = registry;
 		this.convention = convention;
+		this.traceContexts = (traceContexts != null) ? traceContexts : TraceContextSource.NONE;
+		this.observeRecordings = observeRecordings;
 	}
 
 	@Override
@@ -52,6 +81,9 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		if (this.registry.isNoop()) {
 			return Recording.NOOP;
 		}
+		if (!this.observeRecordings) {
+			return captured();
+		}
 		ScheduleContext context = new ScheduleContext();
 		context.fields.effect = effect;
 		context.fields.receiver = receiver;
@@ -65,16 +97,28 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	@Override
 	public Scope dispatch(Attempt attempt, Map<String, String> traceContext) {
+		return continued(DuctorObservationDocumentation.EFFECT_DISPATCH, attempt, 0, traceContext);
+	}
+
+	@Override
+	public Scope reconcile(Attempt attempt, int round, Map<String, String> traceContext) {
+		return continued(DuctorObservationDocumentation.EFFECT_RECONCILE, attempt, round, traceContext);
+	}
+
+	/** An attempt or a reconciliation round: a receiver of the intent's stored trace context. */
+	private Scope continued(DuctorObservationDocumentation observation, Attempt attempt, int round,
+			Map<String, String> traceContext) {
 		if (this.registry.isNoop()) {
 			return Scope.NOOP;
 		}
-		DispatchContext context = new DispatchContext(traceContext);
+		DispatchContext context = new DispatchContext(observation, traceContext);
 		Fields fields = context.fields;
 		fields.intentId = attempt.intentId();
 		fields.effect = attempt.effect();
 		fields.receiver = attempt.receiver();
 		fields.key = attempt.key();
 		fields.attempt = attempt.attempt();
+		fields.round = round;
 		fields.runId = attempt.runId();
 		return open(context, fields);
 	}
@@ -96,6 +140,20 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		WorkContext context = new WorkContext(DuctorObservationDocumentation.WORKER_ROUND);
 		context.fields.worker = worker;
 		return open(context, context.fields);
+	}
+
+	/**
+	 * The current trace context, unless the registry's predicates turn {@code ductor.effect.schedule}
+	 * off ({@code management.observations.enable.ductor=false} stores nothing).
+	 */
+	private Recording captured() {
+		if (this.traceContexts == TraceContextSource.NONE || Observation
+			.createNotStarted(DuctorObservationDocumentation.EFFECT_SCHEDULE.getName(), () -> RECORDING, this.registry)
+			.isNoop()) {
+			return Recording.NOOP;
+		}
+		Map<String, String> current = this.traceContexts.current();
+		return (current == null || current.isEmpty()) ? Recording.NOOP : new CapturedRecording(current);
 	}
 
 	private Scope open(Observation.Context context, Fields fields) {
@@ -180,6 +238,10 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	}
 
+	/** A recording that is not observed: it only carries the trace context current when it started. */
+	private record CapturedRecording(Map<String, String> traceContext) implements Recording {
+	}
+
 	/** What the convention reads; one per observation. */
 	private static final class Fields {
 
@@ -195,6 +257,8 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 		int attempt;
 
+		int round;
+
 		String runId;
 
 		String worker;
@@ -207,8 +271,67 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	}
 
+	/**
+	 * The accessors every context of Ductor's shares: each reads its observation's {@link Fields}.
+	 */
+	private interface FieldsContext extends DuctorObservationContext {
+
+		Fields fields();
+
+		@Override
+		default DuctorObservationDocumentation observation() {
+			return fields().observation;
+		}
+
+		@Override
+		default String effect() {
+			return fields().effect;
+		}
+
+		@Override
+		default String receiver() {
+			return fields().receiver;
+		}
+
+		@Override
+		default long intentId() {
+			return fields().intentId;
+		}
+
+		@Override
+		default String key() {
+			return fields().key;
+		}
+
+		@Override
+		default int attempt() {
+			return fields().attempt;
+		}
+
+		@Override
+		default int round() {
+			return fields().round;
+		}
+
+		@Override
+		default String runId() {
+			return fields().runId;
+		}
+
+		@Override
+		default String worker() {
+			return fields().worker;
+		}
+
+		@Override
+		default String outcome() {
+			return fields().outcome;
+		}
+
+	}
+
 	/** A tick, a reservation or a worker round. */
-	private static final class WorkContext extends Observation.Context implements DuctorObservationContext {
+	private static final class WorkContext extends Observation.Context implements FieldsContext {
 
 		final Fields fields;
 
@@ -218,55 +341,14 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		}
 
 		@Override
-		public DuctorObservationDocumentation observation() {
-			return this.fields.observation;
-		}
-
-		@Override
-		public String effect() {
-			return this.fields.effect;
-		}
-
-		@Override
-		public String receiver() {
-			return this.fields.receiver;
-		}
-
-		@Override
-		public long intentId() {
-			return this.fields.intentId;
-		}
-
-		@Override
-		public String key() {
-			return this.fields.key;
-		}
-
-		@Override
-		public int attempt() {
-			return this.fields.attempt;
-		}
-
-		@Override
-		public String runId() {
-			return this.fields.runId;
-		}
-
-		@Override
-		public String worker() {
-			return this.fields.worker;
-		}
-
-		@Override
-		public String outcome() {
-			return this.fields.outcome;
+		public Fields fields() {
+			return this.fields;
 		}
 
 	}
 
 	/** Recording an intent: the propagators write the trace context into the carrier. */
-	private static final class ScheduleContext extends SenderContext<Map<String, String>>
-			implements DuctorObservationContext {
+	private static final class ScheduleContext extends SenderContext<Map<String, String>> implements FieldsContext {
 
 		final Fields fields = new Fields(DuctorObservationDocumentation.EFFECT_SCHEDULE);
 
@@ -282,108 +364,31 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		}
 
 		@Override
-		public DuctorObservationDocumentation observation() {
-			return this.fields.observation;
-		}
-
-		@Override
-		public String effect() {
-			return this.fields.effect;
-		}
-
-		@Override
-		public String receiver() {
-			return this.fields.receiver;
-		}
-
-		@Override
-		public long intentId() {
-			return 0;
-		}
-
-		@Override
-		public String key() {
-			return this.fields.key;
-		}
-
-		@Override
-		public int attempt() {
-			return 0;
-		}
-
-		@Override
-		public String runId() {
-			return null;
-		}
-
-		@Override
-		public String worker() {
-			return null;
-		}
-
-		@Override
-		public String outcome() {
-			return this.fields.outcome;
+		public Fields fields() {
+			return this.fields;
 		}
 
 	}
 
-	/** A dispatch attempt: the propagators read the stored trace context from the carrier. */
-	private static final class DispatchContext extends ReceiverContext<Map<String, String>>
-			implements DuctorObservationContext {
+	/**
+	 * A dispatch attempt or a reconciliation round: the propagators read the stored trace context
+	 * from the carrier.
+	 */
+	private static final class DispatchContext extends ReceiverContext<Map<String, String>> implements FieldsContext {
 
-		final Fields fields = new Fields(DuctorObservationDocumentation.EFFECT_DISPATCH);
+		final Fields fields;
 
-		DispatchContext(Map<String, String> traceContext) {
+		DispatchContext(DuctorObservationDocumentation observation, Map<String, String> traceContext) {
 			super((carrier, key) -> (carrier != null) ? carrier.get(key) : null, Kind.CONSUMER);
+			this.fields = new Fields(observation);
 			setCarrier(traceContext);
-			setName(DuctorObservationDocumentation.EFFECT_DISPATCH.getName());
+			setName(observation.getName());
 			setRemoteServiceName("ductor");
 		}
 
 		@Override
-		public DuctorObservationDocumentation observation() {
-			return this.fields.observation;
-		}
-
-		@Override
-		public String effect() {
-			return this.fields.effect;
-		}
-
-		@Override
-		public String receiver() {
-			return this.fields.receiver;
-		}
-
-		@Override
-		public long intentId() {
-			return this.fields.intentId;
-		}
-
-		@Override
-		public String key() {
-			return this.fields.key;
-		}
-
-		@Override
-		public int attempt() {
-			return this.fields.attempt;
-		}
-
-		@Override
-		public String runId() {
-			return this.fields.runId;
-		}
-
-		@Override
-		public String worker() {
-			return null;
-		}
-
-		@Override
-		public String outcome() {
-			return this.fields.outcome;
+		public Fields fields() {
+			return this.fields;
 		}
 
 	}

@@ -29,10 +29,8 @@ class DuctorEffectsAutoConfigurationTest {
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
+		.withPropertyValues(postgres.springProperties())
+		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.effects.drainer.enabled=false");
 
 	@Test
 	void theEffectRetentionPurgerBacksOffByNameAndTheIdempotencyOneDoesNotHideIt() {

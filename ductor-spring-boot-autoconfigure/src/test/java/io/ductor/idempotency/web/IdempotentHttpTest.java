@@ -71,9 +71,8 @@ class IdempotentHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = new SpringApplicationBuilder(ShopApplication.class).properties("server.port=0",
-				"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
+		app = new SpringApplicationBuilder(ShopApplication.class).properties(postgres.springProperties())
+			.properties("server.port=0",
 				"spring.datasource.hikari.maximum-pool-size=20", "server.tomcat.threads.max=260",
 				"ductor.idempotency.wait-timeout=60s", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.run();

@@ -80,10 +80,8 @@ class IdempotentRequestBodyHttpTest {
 
 	private static ConfigurableApplicationContext start(String... properties) {
 		return new SpringApplicationBuilder(BodiesApplication.class)
-			.properties("server.port=0", "spring.datasource.url=" + postgres.jdbcUrl(),
-					"spring.datasource.username=" + postgres.username(),
-					"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
-					"ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
+			.properties(postgres.springProperties())
+			.properties("server.port=0", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.properties(properties)
 			.run();
 	}

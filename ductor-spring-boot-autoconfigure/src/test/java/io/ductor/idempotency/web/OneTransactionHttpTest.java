@@ -102,9 +102,8 @@ class OneTransactionHttpTest {
 				    END IF;
 				    RETURN NEW;
 				END $$""").update();
-		app = new SpringApplicationBuilder(BookingApplication.class).properties("server.port=0",
-				"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + (postgres.password() != null ? postgres.password() : ""),
+		app = new SpringApplicationBuilder(BookingApplication.class).properties(postgres.springProperties())
+			.properties("server.port=0",
 				"spring.datasource.hikari.maximum-pool-size=10", "spring.datasource.hikari.connection-timeout=3000",
 				"server.tomcat.threads.max=260", "ductor.idempotency.wait-timeout=60s",
 				"ductor.idempotency.poll-interval=5s",

@@ -42,12 +42,9 @@ class DuctorObservationsAutoConfigurationTest {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
-				DuctorObservationAutoConfiguration.class))
-		.withPropertyValues("spring.datasource.url=" + postgres.jdbcUrl(),
-				"spring.datasource.username=" + postgres.username(),
-				"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
-				"spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
+				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
+		.withPropertyValues(postgres.springProperties())
+		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
 
 	@Test
 	void ticksAreObservedInTheApplicationsRegistryWithItsConvention() {
