@@ -42,7 +42,8 @@ class DuctorObservationsAutoConfigurationTest {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
+				JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
+				DuctorObservationAutoConfiguration.class))
 		.withPropertyValues(postgres.springProperties())
 		.withPropertyValues("spring.datasource.hikari.maximum-pool-size=4", "ductor.retention.enabled=false");
 
