@@ -29,7 +29,6 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffect;
-import io.ductor.worker.PeriodicWorker;
 
 /**
  * Ductor as an application runs it, default settings, in one of two {@link Shape}s: the headline
@@ -225,7 +224,10 @@ final class DuctorSystem implements OutboxSystem {
 		this.instances.forEach((instance) -> instance.context().close());
 	}
 
-	/** Started just before Ductor's workers: the moment a cold drainer begins. */
+	/**
+	 * Started in the first lifecycle phase, so before Ductor's workers, which start in a later one:
+	 * the moment a cold drainer begins.
+	 */
 	static final class StartMarker implements SmartLifecycle {
 
 		private volatile long startedNanos;
@@ -250,7 +252,7 @@ final class DuctorSystem implements OutboxSystem {
 
 		@Override
 		public int getPhase() {
-			return PeriodicWorker.PHASE - 1;
+			return Integer.MIN_VALUE;
 		}
 
 		long startedNanos() {

@@ -6,6 +6,7 @@ import java.util.StringJoiner;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import org.flywaydb.core.Flyway;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -15,8 +16,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import tools.jackson.databind.json.JsonMapper;
 
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.SchemaMode;
 
 /**
  * The raw JDBC baseline: the same {@code eec_effect_intent} table (Ductor's own migration), the
@@ -91,11 +90,19 @@ final class RawJdbcSystem implements OutboxSystem {
 	}
 
 	/**
-	 * Creates Ductor's tables with Ductor's own migrations, so both sides share one table shape.
+	 * Creates Ductor's tables with Ductor's own migrations, as a pipeline running them itself does
+	 * (their location and history table are documented), so both sides share one table shape.
 	 * Flyway takes two connections from {@code dataSource}.
 	 */
 	static void createSchema(javax.sql.DataSource dataSource) {
-		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
+		Flyway.configure(RawJdbcSystem.class.getClassLoader())
+			.dataSource(dataSource)
+			.locations("classpath:db/ductor/migration")
+			.table("ductor_schema_history")
+			.baselineOnMigrate(true)
+			.baselineVersion("0")
+			.load()
+			.migrate();
 	}
 
 	@Override

@@ -3,7 +3,7 @@ package io.ductor.autoconfigure;
 import java.time.Duration;
 
 import io.ductor.autoconfigure.internal.PropertyChecks;
-import io.ductor.worker.Backoff;
+import io.ductor.worker.internal.Backoff;
 
 /**
  * An exponential backoff: the n-th wait is a random time between half and all of

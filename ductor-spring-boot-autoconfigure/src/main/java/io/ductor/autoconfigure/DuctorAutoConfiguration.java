@@ -25,19 +25,19 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
-import io.ductor.effect.EffectDrainer;
-import io.ductor.health.DuctorBacklog;
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.json.JsonCodec;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorObservations;
+import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
-import io.ductor.worker.DuctorWorkers;
-import io.ductor.worker.PeriodicWorker;
-import io.ductor.worker.RetentionPurger;
-import io.ductor.worker.RetentionTask;
-import io.ductor.worker.WorkerStatus;
+import io.ductor.worker.internal.DuctorWorkers;
+import io.ductor.worker.internal.PeriodicWorker;
+import io.ductor.worker.internal.RetentionPurger;
+import io.ductor.worker.internal.RetentionTask;
+import io.ductor.worker.internal.WorkerStatus;
 
 /**
  * Auto-configuration for Ductor's core: its schema, the JSON codec, the tick service, the backlog

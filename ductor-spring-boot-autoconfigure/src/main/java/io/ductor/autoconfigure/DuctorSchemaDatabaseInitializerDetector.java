@@ -6,7 +6,7 @@ import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDatabaseI
 import org.springframework.boot.sql.init.dependency.DatabaseInitializerDetector;
 import org.springframework.core.Ordered;
 
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 
 /**
  * Tells Spring Boot that {@link DuctorSchema} initializes the database, the way Boot's own detector

@@ -1,6 +1,5 @@
 package io.ductor.effect;
 
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -145,26 +144,6 @@ public final class AlarmSchedule {
 	/** @return how late an occurrence may be reached and still count as on time */
 	public Duration grace() {
 		return this.grace;
-	}
-
-	/** Whether the two fire at the same instants (policy and grace aside). */
-	boolean sameInstants(AlarmSchedule other) {
-		return Objects.equals(this.cron, other.cron) && Objects.equals(this.every, other.every)
-				&& this.zone.equals(other.zone);
-	}
-
-	static AlarmSchedule fromDb(String cron, Long everyMs, String zone, String missed, long graceMs) {
-		AlarmSchedule schedule = (cron != null) ? cron(cron, zoneOf(zone)) : every(Duration.ofMillis(everyMs));
-		return schedule.withMissed(MissedOccurrences.fromDb(missed)).withGrace(Duration.ofMillis(graceMs));
-	}
-
-	private static ZoneId zoneOf(String zone) {
-		try {
-			return ZoneId.of(zone);
-		}
-		catch (DateTimeException ex) {
-			throw new IllegalStateException("Recurring alarm zone '" + zone + "' is unknown to this JVM", ex);
-		}
 	}
 
 	@Override

@@ -3,6 +3,8 @@ package io.ductor.effect;
 import java.time.OffsetDateTime;
 import java.util.Optional;
 
+import io.ductor.effect.internal.EffectContextHolder;
+
 /**
  * What an effect method knows about the attempt that is running it. Forward
  * {@link #idempotencyKey()} to the receiver: it is the same on every attempt of the intent.
@@ -16,15 +18,13 @@ import java.util.Optional;
 public record EffectContext(long intentId, String effectName, String idempotencyKey, int attempt,
 		OffsetDateTime scheduledAt) {
 
-	private static final ThreadLocal<EffectContext> CURRENT = new ThreadLocal<>();
-
 	/**
 	 * The attempt running on this thread.
 	 * @return the context
 	 * @throws IllegalStateException when no effect is being dispatched on this thread
 	 */
 	public static EffectContext current() {
-		EffectContext context = CURRENT.get();
+		EffectContext context = EffectContextHolder.get();
 		if (context == null) {
 			throw new IllegalStateException("No durable effect is being dispatched on this thread: "
 					+ "EffectContext.current() is only available inside a @DurableEffect method run by the drainer");
@@ -37,15 +37,7 @@ public record EffectContext(long intentId, String effectName, String idempotency
 	 * @return the context, or empty outside a dispatch
 	 */
 	public static Optional<EffectContext> find() {
-		return Optional.ofNullable(CURRENT.get());
-	}
-
-	static void set(EffectContext context) {
-		CURRENT.set(context);
-	}
-
-	static void clear() {
-		CURRENT.remove();
+		return Optional.ofNullable(EffectContextHolder.get());
 	}
 
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import tools.jackson.databind.JsonNode;
 
@@ -15,7 +16,14 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
 
-import io.ductor.Ids;
+import io.ductor.effect.internal.Compensations;
+import io.ductor.effect.internal.EffectDefinition;
+import io.ductor.effect.internal.EffectRegistry;
+import io.ductor.effect.internal.EffectSlots;
+import io.ductor.effect.internal.EffectWriter;
+import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.RecurringAlarms;
+import io.ductor.internal.Ids;
 import io.ductor.run.Run;
 import io.ductor.run.RunStatus;
 import io.ductor.run.TickOutcome;
@@ -37,24 +45,34 @@ public class EffectOutbox {
 
 	private final Compensations compensations;
 
-	private volatile TickService ticks;
+	private final Supplier<TickService> ticks;
 
-	EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp,
-			Compensations compensations) {
+	private final RecurringAlarms recurring;
+
+	private final EffectSlots slots;
+
+	/**
+	 * Created by auto-configuration, which owns the parts; applications inject the bean.
+	 * @param registry the declared effects
+	 * @param writer records intents
+	 * @param store the intents table
+	 * @param wakeUp wakes the drainer
+	 * @param compensations records compensations
+	 * @param recurring the recurring alarms
+	 * @param slots the concurrency slots
+	 * @param ticks the tick service that fails compensated runs, once there is one
+	 */
+	public EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp,
+			Compensations compensations, RecurringAlarms recurring, EffectSlots slots,
+			Supplier<@Nullable TickService> ticks) {
 		this.registry = registry;
 		this.writer = writer;
 		this.store = store;
 		this.wakeUp = wakeUp;
 		this.compensations = compensations;
-	}
-
-	private volatile RecurringAlarms recurring;
-
-	private volatile EffectSlots slots;
-
-	void useRecurring(RecurringAlarms recurring, EffectSlots slots) {
 		this.recurring = recurring;
 		this.slots = slots;
+		this.ticks = ticks;
 	}
 
 	/**
@@ -143,10 +161,6 @@ public class EffectOutbox {
 			throw new IllegalStateException("Recurring alarms are not available in this outbox");
 		}
 		return alarms;
-	}
-
-	void useRuns(TickService ticks) {
-		this.ticks = ticks;
 	}
 
 	/**
@@ -380,7 +394,7 @@ public class EffectOutbox {
 			throw new EffectIntentStateException("Intent " + id + " was not recorded by a tick of a run, so there "
 					+ "is no run to compensate; resolve it with RETRY, MARK_DONE or MARK_FAILED");
 		}
-		TickService runs = this.ticks;
+		TickService runs = this.ticks.get();
 		if (runs == null) {
 			throw new EffectIntentStateException("Runs are not available in this application, so intent " + id
 					+ " cannot be compensated");

@@ -30,7 +30,12 @@ public enum MissedOccurrences {
 		return this.dbValue;
 	}
 
-	static MissedOccurrences fromDb(String value) {
+	/**
+	 * The policy stored as {@code value}.
+	 * @param value a {@link #dbValue()}
+	 * @return the policy
+	 */
+	public static MissedOccurrences fromDb(String value) {
 		for (MissedOccurrences policy : values()) {
 			if (policy.dbValue.equals(value)) {
 				return policy;

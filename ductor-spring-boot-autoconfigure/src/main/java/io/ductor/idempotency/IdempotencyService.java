@@ -17,14 +17,19 @@ import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.idempotency.DuplicateWait.Look;
 import io.ductor.idempotency.ReserveOutcome.InFlight;
 import io.ductor.idempotency.ReserveOutcome.OptedOut;
 import io.ductor.idempotency.ReserveOutcome.Reserved;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.json.JsonCodec;
+import io.ductor.idempotency.internal.DuplicateWait.Look;
+import io.ductor.idempotency.internal.DuplicateWait;
+import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencyStore;
+import io.ductor.idempotency.internal.JsonExecution;
+import io.ductor.idempotency.internal.KeyReserver;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
 
 /**
  * Commits a decision exactly once per idempotency key, over {@code eec_routing_idempotency}

@@ -1,6 +1,6 @@
 package io.ductor.idempotency;
 
-import io.ductor.Ids;
+import io.ductor.internal.Ids;
 
 /**
  * One request to deduplicate: which decision it asks for and what it asks.
@@ -71,14 +71,9 @@ public record IdempotentRequest(String tenantScope, String pool, String key, Str
 	}
 
 	/** @return the key, its pool and tenant, for messages */
-	String describe() {
+	public String describe() {
 		return "Idempotency key '" + this.key + "' (pool '" + this.pool + "'"
 				+ (this.tenantScope.isEmpty() ? "" : ", tenant '" + this.tenantScope + "'") + ")";
-	}
-
-	/** Channel payload naming this key: scope, pool and key joined by unit separators. */
-	String waiterId() {
-		return this.tenantScope + '\u001f' + this.pool + '\u001f' + this.key;
 	}
 
 }

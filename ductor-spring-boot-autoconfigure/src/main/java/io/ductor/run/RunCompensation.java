@@ -19,7 +19,12 @@ public enum RunCompensation {
 	/** Every compensation of the run completed (or an operator marked it done or cancelled it). */
 	COMPENSATED;
 
-	static RunCompensation fromDb(String value) {
+	/**
+	 * The compensation state stored as {@code value}.
+	 * @param value the stored value, {@code null} for none
+	 * @return the state
+	 */
+	public static RunCompensation fromDb(String value) {
 		return (value != null) ? valueOf(value.toUpperCase(Locale.ROOT)) : NONE;
 	}
 

@@ -24,11 +24,17 @@ public enum RunStatus {
 		return this != ACTIVE;
 	}
 
-	String dbValue() {
+	/** @return the status as stored in the runs table */
+	public String dbValue() {
 		return name().toLowerCase(Locale.ROOT);
 	}
 
-	static RunStatus fromDb(String value) {
+	/**
+	 * The status stored as {@code value}.
+	 * @param value a {@link #dbValue()}
+	 * @return the status
+	 */
+	public static RunStatus fromDb(String value) {
 		return valueOf(value.toUpperCase(Locale.ROOT));
 	}
 

@@ -18,13 +18,15 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.Ids;
-import io.ductor.json.JsonCodec;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorMdc;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.run.RunStore.RunRow;
-import io.ductor.worker.Backoff;
+import io.ductor.internal.Ids;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.run.internal.RunFailureHandler;
+import io.ductor.run.internal.RunStore.RunRow;
+import io.ductor.run.internal.RunStore;
+import io.ductor.worker.internal.Backoff;
 
 /**
  * Starts durable runs and advances them with ticks, exactly once per stamp.

@@ -28,15 +28,15 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
-import io.ductor.json.JsonCodec;
+import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.StartOutcome;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
-import io.ductor.worker.Backoff;
+import io.ductor.worker.internal.Backoff;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -36,8 +36,8 @@ import io.ductor.idempotency.StoredResponse;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
-import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.internal.PeriodicWorker;
+import io.ductor.worker.internal.RetentionPurger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -13,6 +13,8 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
+import io.ductor.effect.internal.AlarmScheduler;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -18,11 +18,13 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.actuate.DuctorEndpoint;
-import io.ductor.actuate.DuctorEndpointWebExtension;
-import io.ductor.effect.IntentStore.Completion;
+import io.ductor.actuate.internal.DuctorEndpoint;
+import io.ductor.actuate.internal.DuctorEndpointWebExtension;
+import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.effect.internal.IntentStore.Completion;
+import io.ductor.effect.internal.IntentStore;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

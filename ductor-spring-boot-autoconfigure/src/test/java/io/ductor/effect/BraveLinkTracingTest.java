@@ -30,7 +30,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration;
-import io.ductor.observation.LinkingDispatchTracingObservationHandler;
+import io.ductor.observation.internal.LinkingDispatchTracingObservationHandler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;

@@ -20,6 +20,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 

@@ -93,7 +93,7 @@ class DispatchRelationTracingTest {
 		try (ConfigurableApplicationContext context = assertLinked(BootOpenTelemetry.class)) {
 			assertThat(context.getBean(Tracer.class)).isInstanceOf(OtelTracer.class);
 			assertThat(context.getBeansOfType(OpenTelemetrySdk.class)).hasSize(1);
-			assertThat(context.getBeansOfType(io.ductor.observation.LinkingDispatchTracingObservationHandler.class))
+			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.hasSize(1);
 		}
 	}
@@ -136,7 +136,7 @@ class DispatchRelationTracingTest {
 		TracedEffects.failures.put(key, 1);
 		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
 				SETTINGS)) {
-			assertThat(context.getBeansOfType(io.ductor.observation.LinkingDispatchTracingObservationHandler.class))
+			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.isEmpty();
 			TraceContext producer = recordInASpan(context, key);
 			List<SpanData> dispatches = awaitDispatches(key, 2);

@@ -20,7 +20,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.metrics.DuctorObserver;
+import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;

@@ -9,8 +9,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

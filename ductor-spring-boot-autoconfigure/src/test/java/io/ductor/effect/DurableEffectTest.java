@@ -23,8 +23,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.TestEffects.Item;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -39,17 +39,24 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.IntentStore.ClaimedIntent;
-import io.ductor.effect.IntentStore.Completion;
-import io.ductor.effect.IntentStore.Settled;
 import io.ductor.effect.LifecycleEffects.Behavior;
 import io.ductor.effect.LifecycleEffects.Call;
-import io.ductor.json.JsonCodec;
-import io.ductor.worker.Backoff;
-import io.ductor.metrics.DuctorObserver;
+import io.ductor.effect.internal.EffectDispatcher;
+import io.ductor.effect.internal.EffectPayloads;
+import io.ductor.effect.internal.EffectReconciliation;
+import io.ductor.effect.internal.EffectRegistry;
+import io.ductor.effect.internal.EffectRetentionPurger;
+import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentStore.Completion;
+import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.LeaseReconciler;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
-import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.RetentionPurger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -141,7 +148,7 @@ class IntentLifecycleStateMachineTest {
 		registry = context.getBean(EffectRegistry.class);
 		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
 		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
-				RECONCILE_BACKOFF, io.ductor.observation.DuctorObservations.NOOP);
+				RECONCILE_BACKOFF, io.ductor.observation.internal.DuctorObservations.NOOP);
 		purger = new EffectRetentionPurger(store, Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);
@@ -723,7 +730,7 @@ class IntentLifecycleStateMachineTest {
 			LeaseReconciler reconciler = new LeaseReconciler(store, 1000, redriven::addAll, registry,
 					new EffectReconciliation(store, registry, payloads, DuctorObserver.NOOP,
 							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
-							io.ductor.observation.DuctorObservations.NOOP));
+							io.ductor.observation.internal.DuctorObservations.NOOP));
 			Map<Long, String> expected = new HashMap<>();
 			for (Intent intent : this.intents) {
 				if (!intent.status.equals("in_flight") || !intent.leaseExpired) {

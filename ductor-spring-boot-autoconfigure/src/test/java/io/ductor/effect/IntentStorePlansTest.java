@@ -16,8 +16,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.effect.internal.IntentStore;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -26,6 +26,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.internal.IntentStore;
 import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;

@@ -21,10 +21,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.internal.DurableEffects;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
-import io.ductor.worker.WorkerTask;
+import io.ductor.worker.internal.WorkerTask;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;

@@ -5,6 +5,8 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import io.ductor.effect.internal.TraceContexts;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

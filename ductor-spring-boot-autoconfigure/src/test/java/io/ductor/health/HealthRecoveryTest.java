@@ -22,7 +22,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.health.internal.DuctorHealthIndicator;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

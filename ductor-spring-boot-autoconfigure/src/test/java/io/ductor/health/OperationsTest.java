@@ -29,23 +29,25 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.actuate.DuctorEndpoint;
-import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
-import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
-import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
+import io.ductor.actuate.internal.DuctorEndpoint;
+import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.NonRetryableEffectException;
 import io.ductor.effect.Receiver;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
+import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredResponse;
+import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
@@ -182,7 +184,7 @@ class OperationsTest {
 		String late = "threshold-late-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.send(late));
 		String waiting = "ok-waiting-" + UUID.randomUUID();
-		context.getBean(io.ductor.effect.EffectDrainer.class).stop();
+		context.getBean(io.ductor.effect.internal.EffectDrainer.class).stop();
 		try {
 			tx.executeWithoutResult((status) -> effects.send(waiting));
 			await().atMost(Duration.ofSeconds(10)).until(() -> doublyStrict.health(true)
@@ -195,7 +197,7 @@ class OperationsTest {
 				.contains("ductor.health.max-parked (0)");
 		}
 		finally {
-			context.getBean(io.ductor.effect.EffectDrainer.class).start();
+			context.getBean(io.ductor.effect.internal.EffectDrainer.class).start();
 		}
 		// the other test counts the dispatches of send from a baseline: these two must not land after it
 		await().atMost(Duration.ofSeconds(20))

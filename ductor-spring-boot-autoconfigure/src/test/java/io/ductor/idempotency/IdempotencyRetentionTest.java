@@ -16,10 +16,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.RetentionTask;
+import io.ductor.worker.internal.RetentionTask;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -24,10 +24,12 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.Concurrently;
 import io.ductor.IdempotencyKeyReuseException;
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
-import io.ductor.json.JsonCodec;
+import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

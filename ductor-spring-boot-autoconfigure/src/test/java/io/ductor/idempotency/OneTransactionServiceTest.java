@@ -25,11 +25,13 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.PostgresNotificationListener;
+import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
-import io.ductor.json.JsonCodec;
-import io.ductor.metrics.DuctorObserver;
+import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.PostgresExtension;
 
 import static io.ductor.idempotency.IdempotencyServiceTest.await;
@@ -119,7 +121,7 @@ class OneTransactionServiceTest {
 		IdempotencyService service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), DuplicatePolicy.REJECT, Duration.ofSeconds(5), Duration.ofSeconds(1)),
-				null, observer, new io.ductor.observation.MicrometerDuctorObservations(registry, null));
+				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null));
 		IdempotentRequest request = request(UUID.randomUUID().toString());
 		TransactionalDecision<String> decision = new TransactionalDecision<>() {
 

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import io.ductor.DuctorException;
 import io.ductor.IdempotencyKeyReuseException;
+import io.ductor.idempotency.internal.KeyReserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -14,8 +14,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.NullAndEmptySource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import io.ductor.Ids;
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.json.JsonConversionException;
 import io.ductor.test.PostgresExtension;

@@ -24,11 +24,11 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.Concurrently;
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
-import io.ductor.json.JsonCodec;
+import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.Backoff;
+import io.ductor.worker.internal.Backoff;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -19,8 +19,10 @@ import org.springframework.web.servlet.function.RouterFunctions;
 import org.springframework.web.servlet.function.ServerResponse;
 
 import io.ductor.actuate.OperatorAccess;
-import io.ductor.actuate.PayloadMask;
 import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
+import io.ductor.actuate.internal.PayloadMask;
+import io.ductor.console.internal.HiddenFieldsMask;
+import io.ductor.console.internal.RoleOperatorAccess;
 
 /**
  * The operator console, when {@code ductor.console.enabled=true} in a servlet web application: one

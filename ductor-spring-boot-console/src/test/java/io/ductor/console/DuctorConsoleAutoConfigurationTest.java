@@ -11,7 +11,8 @@ import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.web.servlet.function.RouterFunction;
 
 import io.ductor.actuate.OperatorAccess;
-import io.ductor.actuate.PayloadMask;
+import io.ductor.actuate.internal.PayloadMask;
+import io.ductor.console.internal.RoleOperatorAccess;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.Mockito.mock;

@@ -13,13 +13,13 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
-import io.ductor.effect.CallingThreadDrainer;
-import io.ductor.effect.DurableEffects;
+import io.ductor.effect.internal.CallingThreadDrainer;
+import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.run.Run;
 import io.ductor.run.TickService;
-import io.ductor.worker.WorkerTask;
+import io.ductor.worker.internal.WorkerTask;
 
 /**
  * Drives Ductor in a test, on the test's thread: runs due effects, moves Ductor's clock, makes
@@ -61,7 +61,15 @@ public final class DuctorTester implements AutoCloseable {
 
 	private volatile long recordedAfter;
 
-	DuctorTester(DurableEffects effects, EffectOutbox outbox, DataSource dataSource, JsonMapper mapper,
+	/**
+	 * Created by the tester's auto-configuration; tests inject the bean.
+	 * @param effects the effects runtime
+	 * @param outbox the outbox
+	 * @param dataSource Ductor's data source
+	 * @param mapper the JSON mapper
+	 * @param ticks the tick service, if any
+	 */
+	public DuctorTester(DurableEffects effects, EffectOutbox outbox, DataSource dataSource, JsonMapper mapper,
 			TickService ticks) {
 		this.effects = effects;
 		this.outbox = outbox;

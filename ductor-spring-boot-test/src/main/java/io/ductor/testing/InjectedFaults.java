@@ -5,7 +5,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
 
-import io.ductor.effect.DispatchFaults;
+import io.ductor.effect.internal.DispatchFaults;
 
 /** The faults a test queued, per effect, each consumed by one attempt. */
 final class InjectedFaults implements DispatchFaults {

@@ -23,7 +23,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
-import io.ductor.effect.EffectDrainer;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectIntent;
@@ -34,7 +34,7 @@ import io.ductor.idempotency.IdempotentResult;
 import io.ductor.test.PostgresExtension;
 import io.ductor.testing.bakery.Bakery;
 import io.ductor.testing.bakery.BakeryDatabase;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

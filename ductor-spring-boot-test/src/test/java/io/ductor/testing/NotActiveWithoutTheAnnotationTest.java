@@ -17,10 +17,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.effect.EffectDrainer;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.testing.internal.DuctorTesterAutoConfiguration;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -19,7 +19,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.ductor.IdempotencyKeyReuseException;
-import io.ductor.effect.EffectDrainer;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
 import io.ductor.idempotency.IdempotencyService;
@@ -27,8 +27,8 @@ import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.web.Idempotent;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.worker.internal.PeriodicWorker;
 
 /**
  * The workload's HTTP side.

@@ -12,17 +12,17 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-import io.ductor.actuate.DuctorEndpoint;
-import io.ductor.actuate.DuctorEndpointWebExtension;
-import io.ductor.actuate.DuctorInspector;
+import io.ductor.actuate.internal.DuctorEndpoint;
+import io.ductor.actuate.internal.DuctorEndpointWebExtension;
+import io.ductor.actuate.internal.DuctorInspector;
 import io.ductor.actuate.OperatorAccess;
-import io.ductor.actuate.PayloadMask;
+import io.ductor.actuate.internal.PayloadMask;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.DuctorBacklog;
+import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.worker.DuctorWorkers;
+import io.ductor.worker.internal.DuctorWorkers;
 
 /**
  * The {@code ductor} actuator endpoint, its web extension that answers refused actions with a 4xx

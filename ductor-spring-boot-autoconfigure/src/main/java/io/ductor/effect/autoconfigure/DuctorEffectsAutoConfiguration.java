@@ -24,23 +24,23 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.DurableEffectAdvisor;
-import io.ductor.effect.DurableEffects;
-import io.ductor.effect.EffectDrainer;
-import io.ductor.effect.EffectMethods;
+import io.ductor.effect.internal.DurableEffectAdvisor;
+import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.effect.internal.EffectMethods;
 import io.ductor.effect.EffectOutbox;
-import io.ductor.effect.EffectRegistry;
-import io.ductor.effect.EffectRetrySettings;
-import io.ductor.effect.RecurringAlarmDeclaration;
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.json.JsonCodec;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorObservations;
+import io.ductor.effect.internal.EffectRegistry;
+import io.ductor.effect.internal.EffectRetrySettings;
+import io.ductor.effect.internal.RecurringAlarmDeclaration;
+import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
-import io.ductor.worker.Backoff;
-import io.ductor.worker.PeriodicWorker;
-import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.PeriodicWorker;
+import io.ductor.worker.internal.RetentionPurger;
 
 /**
  * Auto-configuration for durable effects: the {@code @DurableEffect} advisor, the

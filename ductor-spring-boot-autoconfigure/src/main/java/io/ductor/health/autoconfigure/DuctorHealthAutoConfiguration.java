@@ -11,10 +11,10 @@ import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.DuctorBacklog;
-import io.ductor.health.DuctorHealthIndicator;
+import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.worker.DuctorWorkers;
+import io.ductor.worker.internal.DuctorWorkers;
 
 /**
  * The {@code ductor} health contributor, with Spring Boot's health module

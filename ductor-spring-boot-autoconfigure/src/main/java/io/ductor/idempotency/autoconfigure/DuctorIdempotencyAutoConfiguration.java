@@ -18,17 +18,17 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.idempotency.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
-import io.ductor.idempotency.IdempotencySweeper;
-import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
-import io.ductor.jdbc.DuctorSchema;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.json.JsonCodec;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.worker.internal.PeriodicWorker;
 
 /**
  * Auto-configuration for Ductor's ingress idempotency: the {@link IdempotencyService}, the

@@ -9,7 +9,7 @@ import org.springframework.util.unit.DataSize;
 
 import io.ductor.autoconfigure.internal.PropertyChecks;
 import io.ductor.idempotency.DuplicatePolicy;
-import io.ductor.idempotency.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencySettings;
 
 /**
  * Ingress idempotency, under {@code ductor.idempotency}: one decision per (tenant, pool,

@@ -19,10 +19,10 @@ import io.ductor.autoconfigure.DuctorProperties;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
-import io.ductor.health.DuctorBacklog;
-import io.ductor.metrics.DuctorMetrics;
-import io.ductor.metrics.DuctorObserver;
-import io.ductor.metrics.DuctorSchedulingMetrics;
+import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.metrics.internal.DuctorMetrics;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.metrics.internal.DuctorSchedulingMetrics;
 
 /**
  * Ductor's Micrometer meters, when Micrometer and a {@link MeterRegistry} are present

@@ -11,11 +11,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.jdbc.DuctorSchema;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.observation.DuctorObservationConvention;
-import io.ductor.observation.DuctorObservations;
-import io.ductor.observation.MicrometerDuctorObservations;
-import io.ductor.observation.TraceContextSource;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.observation.internal.MicrometerDuctorObservations;
+import io.ductor.observation.internal.TraceContextSource;
 
 /**
  * Ductor's observations in the application's {@link ObservationRegistry}, when Micrometer's

@@ -12,9 +12,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.annotation.Order;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.observation.LinkingDispatchTracingObservationHandler;
-import io.ductor.observation.TraceContextSource;
-import io.ductor.observation.TracerTraceContextSource;
+import io.ductor.observation.internal.LinkingDispatchTracingObservationHandler;
+import io.ductor.observation.internal.TraceContextSource;
+import io.ductor.observation.internal.TracerTraceContextSource;
 
 /**
  * Ductor with Micrometer Tracing, when a {@link Tracer} and a {@link Propagator} are present: the

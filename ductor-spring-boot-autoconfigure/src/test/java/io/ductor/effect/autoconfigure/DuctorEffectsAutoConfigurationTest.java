@@ -9,10 +9,10 @@ import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
-import io.ductor.effect.DurableEffects;
+import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.internal.RetentionPurger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -27,18 +27,18 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.idempotency.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
-import io.ductor.idempotency.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.ReserveOutcome;
-import io.ductor.idempotency.web.IdempotencyFilter;
+import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
-import io.ductor.jdbc.PostgresNotificationListener;
-import io.ductor.json.JsonCodec;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
-import io.ductor.worker.RetentionPurger;
+import io.ductor.worker.internal.PeriodicWorker;
+import io.ductor.worker.internal.RetentionPurger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -45,8 +45,9 @@ import io.ductor.idempotency.IdempotencyRows;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.idempotency.web.internal.RequestFingerprinter;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

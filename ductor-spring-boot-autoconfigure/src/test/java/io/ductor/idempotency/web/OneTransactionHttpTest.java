@@ -47,7 +47,7 @@ import org.springframework.web.server.ResponseStatusException;
 import io.ductor.idempotency.IdempotencyRows;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.test.PostgresExtension;
-import io.ductor.worker.PeriodicWorker;
+import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

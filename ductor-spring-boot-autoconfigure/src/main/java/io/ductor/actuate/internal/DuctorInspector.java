@@ -1,0 +1,375 @@
+package io.ductor.actuate.internal;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import javax.sql.DataSource;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.ductor.effect.EffectIntent;
+import io.ductor.effect.EffectStatus;
+import io.ductor.effect.Receiver;
+
+/**
+ * The read-only queries behind the operator console: intents by any combination of filters with
+ * keyset paging (never {@code OFFSET}), one intent with everything stored about it, runs and their
+ * history, idempotency keys, and the figures of the overview. Every query reads an index: the
+ * primary key, the unique key, the run index, the partial indexes of the live statuses
+ * ({@code eec_effect_intent_live_id_idx} for every live status but {@code in_flight}, the parked
+ * and lease indexes) or the finished index. A
+ * creation-time window is turned into a range of ids first, by probes of the primary key.
+ */
+public class DuctorInspector {
+
+	/** The most rows one page holds. */
+	public static final int MAX_PAGE = 500;
+
+	private static final String COLUMNS = """
+			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
+			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
+			created_at, updated_at, finished_at, reconcile_rounds, reconcile_outcome,
+			trace_context::text AS trace_context""";
+
+	/**
+	 * How much earlier than its id's neighbours an intent may have been created: its creation time is
+	 * the start of the transaction that recorded it, and its id is taken when it is recorded.
+	 */
+	static final Duration CREATION_SKEW = Duration.ofMinutes(1);
+
+	/**
+	 * The first id whose intent was created at or after {@code :at}, or the next id to come: a binary
+	 * search over the primary key (about twenty index probes at a million intents) that relies on
+	 * ids and creation times rising together, as the database writes them ({@code created_at}
+	 * defaults to {@code ductor_now()} and the id to its sequence). It needs no index on
+	 * {@code created_at}, which every non-HOT update of an intent (each claim and completion) would
+	 * have to write.
+	 */
+	private static final String FIRST_ID_CREATED_AT_OR_AFTER = """
+			WITH RECURSIVE s(lo, hi) AS (
+			    SELECT coalesce(min(id), 1), coalesce(max(id), 0) + 1 FROM eec_effect_intent
+			    UNION ALL
+			    SELECT CASE WHEN p.created_at < :at THEN p.id + 1 ELSE s.lo END,
+			           CASE WHEN p.created_at < :at THEN s.hi ELSE (s.lo + s.hi) / 2 END
+			    FROM s CROSS JOIN LATERAL (
+			        SELECT id, created_at FROM eec_effect_intent WHERE id >= (s.lo + s.hi) / 2 ORDER BY id LIMIT 1) AS p
+			    WHERE s.lo < s.hi)
+			SELECT max(lo) FROM s""";
+
+	/** The statuses {@code eec_effect_intent_live_id_idx} holds: every live one but {@code in_flight}. */
+	private static final String LIVE_ID_INDEXED = "('pending', 'reconciling', 'failed', 'needs_decision')";
+
+	private final JdbcClient jdbc;
+
+	public DuctorInspector(DataSource dataSource) {
+		this.jdbc = JdbcClient.create(dataSource);
+	}
+
+	/**
+	 * A page of intents, by id ascending.
+	 * @param filter which intents
+	 * @param afterId the last id of the previous page, 0 for the first
+	 * @param limit the page size, 1 to {@value #MAX_PAGE}
+	 * @return the page
+	 */
+	public List<EffectIntent> search(IntentFilter filter, long afterId, int limit) {
+		if (limit < 1 || limit > MAX_PAGE) {
+			throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + " but was " + limit);
+		}
+		StringBuilder sql = new StringBuilder("SELECT ").append(COLUMNS).append(" FROM eec_effect_intent WHERE id > :after");
+		Map<String, Object> params = new LinkedHashMap<>();
+		params.put("after", afterId);
+		if (filter.status() != null) {
+			sql.append(" AND status = :status");
+			params.put("status", filter.status().dbValue());
+			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
+				// the literal list (the index's predicate) lets even a generic plan read the live index
+				sql.append(" AND status IN ").append(LIVE_ID_INDEXED);
+			}
+		}
+		condition(sql, params, "effect_name", "effect", filter.effect());
+		condition(sql, params, "idempotency_key", "key", filter.key());
+		condition(sql, params, "run_id", "run", filter.runId());
+		if (filter.createdFrom() != null) {
+			// ids are taken in creation order: the window's first id bounds the walk from below, and
+			// the first id after it (below) from above, so a narrow window far back reads only itself
+			long first = firstIdCreatedAtOrAfter(filter.createdFrom().minus(CREATION_SKEW));
+			params.put("after", Math.max(afterId, first - 1));
+			sql.append(" AND created_at >= :from");
+			params.put("from", filter.createdFrom());
+		}
+		if (filter.createdTo() != null) {
+			sql.append(" AND id < :before AND created_at < :to");
+			params.put("before", firstIdCreatedAtOrAfter(filter.createdTo().plus(CREATION_SKEW)));
+			params.put("to", filter.createdTo());
+		}
+		params.put("limit", limit);
+		sql.append(" ORDER BY id LIMIT :limit");
+		return this.jdbc.sql(sql.toString()).params(params).query(DuctorInspector::intent).list();
+	}
+
+	/**
+	 * Everything stored about one intent besides its {@link EffectIntent} fields: the operator's
+	 * decision, the attempt start, supersession, what it compensates and the id of the trace it was
+	 * recorded in (from its stored {@code traceparent}).
+	 * @param id the intent
+	 * @return the fields by name, empty when no intent has this id
+	 */
+	public Optional<Map<String, Object>> details(long id) {
+		return this.jdbc.sql("""
+				SELECT decision_reason, decided_by, decided_at, attempt_started_at, superseded_at, compensation_of,
+				    split_part(trace_context ->> 'traceparent', '-', 2) AS trace_id
+				FROM eec_effect_intent WHERE id = ?""").param(id).query((rs, row) -> {
+			Map<String, Object> details = new LinkedHashMap<>();
+			details.put("decisionReason", rs.getString("decision_reason"));
+			details.put("decidedBy", rs.getString("decided_by"));
+			details.put("decidedAt", rs.getObject("decided_at", OffsetDateTime.class));
+			details.put("attemptStartedAt", rs.getObject("attempt_started_at", OffsetDateTime.class));
+			details.put("supersededAt", rs.getObject("superseded_at", OffsetDateTime.class));
+			details.put("compensationOf", rs.getObject("compensation_of", Long.class));
+			String traceId = rs.getString("trace_id");
+			details.put("traceId", (traceId == null || traceId.isEmpty()) ? null : traceId);
+			return details;
+		}).optional();
+	}
+
+	/** @param id an intent @return the intent, if it exists */
+	public Optional<EffectIntent> intent(long id) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE id = ?")
+			.param(id)
+			.query(DuctorInspector::intent)
+			.optional();
+	}
+
+	/**
+	 * A run with its history and the intents its ticks recorded (at most {@value #MAX_PAGE} of each).
+	 * @param runId the run
+	 * @return the run, empty when no run has this id
+	 */
+	public Optional<Map<String, Object>> run(String runId) {
+		Optional<Map<String, Object>> run = this.jdbc.sql("""
+				SELECT id, type, status, compensation, state::text AS state, record_version, last_transition_seq,
+				       failure_reason, created_at, updated_at, ended_at
+				FROM eec_run WHERE id = ?""").param(runId).query((rs, row) -> runRow(rs)).optional();
+		run.ifPresent((found) -> {
+			found.put("transitions", this.jdbc.sql("""
+					SELECT seq, stamp, input::text AS input, record_version, run_status, created_at
+					FROM eec_run_transition WHERE run_id = ? ORDER BY seq LIMIT ?""")
+				.params(runId, MAX_PAGE)
+				.query((rs, row) -> {
+					Map<String, Object> transition = new LinkedHashMap<>();
+					transition.put("seq", rs.getLong("seq"));
+					transition.put("stamp", rs.getString("stamp"));
+					transition.put("input", rs.getString("input"));
+					transition.put("recordVersion", rs.getLong("record_version"));
+					transition.put("runStatus", rs.getString("run_status"));
+					transition.put("createdAt", rs.getObject("created_at", OffsetDateTime.class));
+					return transition;
+				})
+				.list());
+			found.put("effects", search(new IntentFilter(null, null, null, runId, null, null), 0, MAX_PAGE));
+		});
+		return run;
+	}
+
+	/**
+	 * Runs of one type, by id.
+	 * @param type the run type
+	 * @param status {@code active}, {@code completed}, {@code failed}, or {@code null} for all
+	 * @param afterId the last id of the previous page, {@code ""} for the first
+	 * @param limit the page size
+	 * @return the page, without state and history
+	 */
+	public List<Map<String, Object>> runs(String type, String status, String afterId, int limit) {
+		if (limit < 1 || limit > MAX_PAGE) {
+			throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + " but was " + limit);
+		}
+		return this.jdbc.sql("""
+				SELECT id, type, status, compensation, NULL AS state, record_version, last_transition_seq,
+				       failure_reason, created_at, updated_at, ended_at
+				FROM eec_run WHERE type = :type AND id > :after AND (CAST(:status AS text) IS NULL OR status = :status)
+				ORDER BY id LIMIT :limit""")
+			.param("type", type)
+			.param("after", afterId)
+			.param("status", status)
+			.param("limit", limit)
+			.query((rs, row) -> runRow(rs))
+			.list();
+	}
+
+	/**
+	 * An idempotency key's record.
+	 * @param tenant the tenant scope
+	 * @param pool the pool
+	 * @param key the key
+	 * @return its status, decision, expiry and a summary of the stored response (status, headers,
+	 * body size and up to 2,000 characters of it), empty when no record has this key
+	 */
+	public Optional<Map<String, Object>> key(String tenant, String pool, String key) {
+		return this.jdbc.sql("""
+				SELECT tenant_scope, pool_id, idempotency_key, status, decision_id, response_status,
+				       response_headers::text AS headers, octet_length(response_body) AS body_size,
+				       convert_from(substring(response_body FROM 1 FOR 2000), 'UTF8') AS body_start,
+				       has_waiters, expires_at, expires_at <= ductor_now() AS expired, created_at, updated_at
+				FROM eec_routing_idempotency WHERE tenant_scope = ? AND pool_id = ? AND idempotency_key = ?""")
+			.params(tenant, pool, key)
+			.query((rs, row) -> {
+				Map<String, Object> found = new LinkedHashMap<>();
+				found.put("tenant", rs.getString("tenant_scope"));
+				found.put("pool", rs.getString("pool_id"));
+				found.put("key", rs.getString("idempotency_key"));
+				found.put("status", rs.getString("status"));
+				found.put("decisionId", rs.getString("decision_id"));
+				found.put("responseStatus", rs.getObject("response_status", Integer.class));
+				found.put("responseHeaders", rs.getString("headers"));
+				found.put("responseBodySize", rs.getObject("body_size", Integer.class));
+				found.put("responseBodyStart", rs.getString("body_start"));
+				found.put("hasWaiters", rs.getBoolean("has_waiters"));
+				found.put("expiresAt", rs.getObject("expires_at", OffsetDateTime.class));
+				found.put("expired", rs.getBoolean("expired"));
+				found.put("createdAt", rs.getObject("created_at", OffsetDateTime.class));
+				found.put("updatedAt", rs.getObject("updated_at", OffsetDateTime.class));
+				return found;
+			})
+			.optional();
+	}
+
+	/** @return failed and undecided intents counted per effect and status, through the parked index */
+	public List<Map<String, Object>> parkedByEffect() {
+		return this.jdbc.sql("""
+				SELECT effect_name, status, count(*) AS intents FROM eec_effect_intent
+				WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status ORDER BY effect_name, status""")
+			.query((rs, row) -> {
+				Map<String, Object> count = new LinkedHashMap<>();
+				count.put("effect", rs.getString("effect_name"));
+				count.put("status", rs.getString("status"));
+				count.put("intents", rs.getLong("intents"));
+				return count;
+			})
+			.list();
+	}
+
+	/**
+	 * Completions per minute over the last minutes, with the mean and largest dispatch lag (from the
+	 * time an intent was due to its completion), through the finished index.
+	 * @param window how far back, at most an hour
+	 * @return one entry per minute that completed something, oldest first
+	 */
+	public List<Map<String, Object>> throughput(Duration window) {
+		return this.jdbc.sql("""
+				SELECT date_trunc('minute', finished_at) AS minute, count(*) AS completed,
+				       avg(extract(epoch FROM finished_at - next_attempt_at)) * 1000 AS mean_lag_ms,
+				       max(extract(epoch FROM finished_at - next_attempt_at)) * 1000 AS max_lag_ms
+				FROM eec_effect_intent
+				WHERE status IN ('completed', 'cancelled') AND status = 'completed'
+				  AND finished_at >= date_trunc('minute', ductor_now()) - :seconds * interval '1 second'
+				GROUP BY 1 ORDER BY 1""")
+			.param("seconds", Math.min(window.toSeconds(), 3600))
+			.query((rs, row) -> {
+				Map<String, Object> minute = new LinkedHashMap<>();
+				minute.put("minute", rs.getObject("minute", OffsetDateTime.class));
+				minute.put("completed", rs.getLong("completed"));
+				minute.put("meanLagMs", Math.max(0, Math.round(rs.getDouble("mean_lag_ms"))));
+				minute.put("maxLagMs", Math.max(0, Math.round(rs.getDouble("max_lag_ms"))));
+				return minute;
+			})
+			.list();
+	}
+
+	/** @return per lease owner (drainer instance): intents in flight and its latest lease expiry */
+	public List<Map<String, Object>> leaseOwners() {
+		return this.jdbc.sql("""
+				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
+				       max(lease_expires_at) < ductor_now() AS expired
+				FROM eec_effect_intent WHERE status = 'in_flight' GROUP BY lease_owner ORDER BY lease_owner""")
+			.query((rs, row) -> {
+				Map<String, Object> owner = new LinkedHashMap<>();
+				owner.put("owner", rs.getString("lease_owner"));
+				owner.put("inFlight", rs.getLong("in_flight"));
+				owner.put("leaseUntil", rs.getObject("lease_until", OffsetDateTime.class));
+				owner.put("expired", rs.getBoolean("expired"));
+				return owner;
+			})
+			.list();
+	}
+
+	/**
+	 * The ids a bulk action visits next: intents of one effect in one parked status that were
+	 * parked at or before {@code asOf}, after {@code afterId}, by id.
+	 */
+	List<Long> snapshotPage(String effect, EffectStatus status, OffsetDateTime asOf, long afterId, int limit) {
+		return this.jdbc.sql("""
+				SELECT id FROM eec_effect_intent
+				WHERE effect_name = :effect AND status = :status
+				  AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')
+				  AND updated_at <= :asOf AND id > :after
+				ORDER BY id LIMIT :limit""")
+			.param("effect", effect)
+			.param("status", status.dbValue())
+			.param("asOf", asOf)
+			.param("after", afterId)
+			.param("limit", limit)
+			.query(Long.class)
+			.list();
+	}
+
+	/**
+	 * @param at a creation time
+	 * @return the first id created at or after it (ids of intents created before it are lower), or
+	 * the next id to come when none was
+	 */
+	long firstIdCreatedAtOrAfter(OffsetDateTime at) {
+		return this.jdbc.sql(FIRST_ID_CREATED_AT_OR_AFTER).param("at", at).query(Long.class).single();
+	}
+
+	/** @return the database clock */
+	OffsetDateTime databaseNow() {
+		return this.jdbc.sql("SELECT ductor_now()").query(OffsetDateTime.class).single();
+	}
+
+	private static boolean isLive(EffectStatus status) {
+		return status != EffectStatus.COMPLETED && status != EffectStatus.CANCELLED;
+	}
+
+	private static void condition(StringBuilder sql, Map<String, Object> params, String column, String name,
+			String value) {
+		if (value != null && !value.isEmpty()) {
+			sql.append(" AND ").append(column).append(" = :").append(name);
+			params.put(name, value);
+		}
+	}
+
+	private static Map<String, Object> runRow(ResultSet rs) throws SQLException {
+		Map<String, Object> run = new LinkedHashMap<>();
+		run.put("id", rs.getString("id"));
+		run.put("type", rs.getString("type"));
+		run.put("status", rs.getString("status"));
+		run.put("compensation", rs.getString("compensation"));
+		run.put("state", rs.getString("state"));
+		run.put("recordVersion", rs.getLong("record_version"));
+		run.put("lastTransitionSeq", rs.getLong("last_transition_seq"));
+		run.put("failureReason", rs.getString("failure_reason"));
+		run.put("createdAt", rs.getObject("created_at", OffsetDateTime.class));
+		run.put("updatedAt", rs.getObject("updated_at", OffsetDateTime.class));
+		run.put("endedAt", rs.getObject("ended_at", OffsetDateTime.class));
+		return run;
+	}
+
+	private static EffectIntent intent(ResultSet rs, int row) throws SQLException {
+		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
+				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
+				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
+				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
+				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),
+				rs.getString("last_error"), rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
+				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
+				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
+	}
+
+}

@@ -1,0 +1,114 @@
+package io.ductor.effect.internal;
+
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Wakes the drainers of other instances when a transaction commits a due intent, with
+ * {@code pg_notify} on {@link IntentStore#CHANNEL}, signed with the sender's drainer owner so that
+ * the sender's own listener can skip it (its drainer is woken in process).
+ * <p>
+ * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own, at most one
+ * every {@value #SPACING_MILLIS} ms: commits that arrive meanwhile share the next one, so a busy
+ * producer costs the database a few hundred notifications a second, not one per commit. A
+ * {@code pg_notify} inside the committing transaction ({@link Mode#IN_TRANSACTION}) is delivered
+ * atomically with the commit, but PostgreSQL then commits notifying transactions one at a time: it
+ * holds a database-wide lock from before the commit record until after its flush. Sent afterwards,
+ * in a transaction of its own that does not wait for the flush, the notification holds up no
+ * commit; if the JVM dies between a commit and its notification, the other instances find the
+ * intent at their next poll.
+ */
+public final class CommitNotifier implements AutoCloseable {
+
+	/** When the notification is sent. */
+	enum Mode {
+
+		/** Never: other instances find intents at their next poll. */
+		OFF,
+
+		/** Right after the commit, from the notifier's thread. */
+		AFTER_COMMIT,
+
+		/** Inside the committing transaction, delivered by its commit. */
+		IN_TRANSACTION
+
+	}
+
+	private static final Log logger = LogFactory.getLog(CommitNotifier.class);
+
+	static final long SPACING_MILLIS = 2;
+
+	private final IntentStore store;
+
+	private final String sender;
+
+	private final Mode mode;
+
+	private final AtomicBoolean queued = new AtomicBoolean();
+
+	private final ThreadPoolExecutor executor;
+
+	/**
+	 * @param store sends the notification
+	 * @param sender the payload: lets the sender's own listener skip what it already knows
+	 * @param mode when to notify
+	 */
+	CommitNotifier(IntentStore store, String sender, Mode mode) {
+		this.store = store;
+		this.sender = sender;
+		this.mode = mode;
+		// one thread at most, gone after a quiet spell
+		this.executor = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
+			Thread thread = new Thread(task, "ductor-commit-notifier");
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
+	/** Called once in each transaction that records a due intent, before it commits. */
+	void beforeCommit() {
+		if (this.mode == Mode.IN_TRANSACTION) {
+			this.store.notifyDrainers(this.sender);
+		}
+	}
+
+	/** Called after such a transaction committed; returns at once. */
+	void afterCommit() {
+		if (this.mode == Mode.AFTER_COMMIT && this.queued.compareAndSet(false, true) && !this.executor.isShutdown()) {
+			try {
+				this.executor.execute(this::send);
+			}
+			catch (RuntimeException ex) {
+				this.queued.set(false);
+				logger.debug("Ductor's commit notifier is shut down; other instances find intents at their next poll", ex);
+			}
+		}
+	}
+
+	private void send() {
+		// cleared first, so a commit during the send asks for another notification
+		this.queued.set(false);
+		try {
+			this.store.notifyDrainersNow(this.sender);
+			Thread.sleep(SPACING_MILLIS);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not notify the drainers of other instances; they find the intents at their next poll",
+					ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public void close() {
+		this.executor.shutdown();
+	}
+
+}

@@ -1,0 +1,373 @@
+package io.ductor.effect.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+import io.ductor.effect.internal.EffectDrainer.Settings;
+import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentStore.Completion;
+import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.metrics.internal.DuctorObserver;
+
+/**
+ * One run of a drainer, from a start to the stop that follows it, under a lease owner of its own.
+ * Everything a run needs (its threads, the claims it holds, its outstanding count, its queue of
+ * outcomes) lives here and dies with it, so a drainer started again begins from nothing, and an
+ * attempt the last run left behind can never be mistaken for one of the new run's claims.
+ * <p>
+ * Three threads and a pool: the claim thread claims batches and hands them to the pool, and waits
+ * on its {@link Waiter} between claims; the pool runs the effects; the {@link CompletionBatcher}'s
+ * thread records outcomes in batches; and the {@link LeaseHeartbeat} extends the leases of every
+ * claim held, on a schedule of its own (a third of the lease), whatever the claims are doing.
+ */
+public final class DrainSession {
+
+	private static final Log logger = LogFactory.getLog(EffectDrainer.class);
+
+	private static final long CLAIM_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+	private static final Duration CLAIM_STOP_TIMEOUT = Duration.ofSeconds(2);
+
+	private final String owner;
+
+	private final IntentStore store;
+
+	private final EffectDispatcher dispatcher;
+
+	private final Consumer<RuntimeException> roundListener;
+
+	private final Settings settings;
+
+	private final DuctorObserver observer;
+
+	private final AtomicInteger outstanding = new AtomicInteger();
+
+	/** The claims held, by intent id, from the claim until their outcome is recorded. */
+	private final Map<Long, DrainClaim> held = new ConcurrentHashMap<>();
+
+	/** Claims handed to the pool that no worker has taken yet; handed back at stop. */
+	private final Set<DrainClaim> unstarted = ConcurrentHashMap.newKeySet();
+
+	private final Waiter waiter = new Waiter();
+
+	private volatile boolean stopping;
+
+	private final ThreadPoolExecutor pool;
+
+	private final LeaseHeartbeat heartbeat;
+
+	private final CompletionBatcher completions;
+
+	private final Thread claimThread;
+
+	DrainSession(String owner, IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
+			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer) {
+		this.owner = owner;
+		this.store = store;
+		this.dispatcher = dispatcher;
+		this.roundListener = roundListener;
+		this.settings = settings;
+		this.observer = observer;
+		this.pool = new ThreadPoolExecutor(settings.concurrency(), settings.concurrency(), 0, TimeUnit.MILLISECONDS,
+				new LinkedBlockingQueue<>(), new CustomizableThreadFactory("ductor-effect-"));
+		this.heartbeat = new LeaseHeartbeat(owner, store, settings.lease(), observer, this.held);
+		this.completions = new CompletionBatcher(owner, store, settings.pollInterval(), this::recorded,
+				settledListener);
+		this.claimThread = new Thread(this::claimLoop, "ductor-drainer");
+		this.claimThread.setDaemon(true);
+	}
+
+	String owner() {
+		return this.owner;
+	}
+
+	void start() {
+		this.heartbeat.start();
+		this.completions.start();
+		this.claimThread.start();
+	}
+
+	/**
+	 * Stop claiming, let running effects finish within the shutdown timeout (their leases still
+	 * extended), record their outcomes and hand back what was claimed but never started.
+	 */
+	void stop() {
+		this.stopping = true;
+		wakeUp();
+		// a claim is one short statement; a claim thread still busy is stuck waiting for a connection
+		joinOrInterrupt(this.claimThread, CLAIM_STOP_TIMEOUT);
+		this.pool.shutdown();
+		try {
+			if (!this.pool.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+				logger.warn("Ductor's drainer stopped with effects still running after "
+						+ this.settings.shutdownTimeout() + "; their leases expire and the reconciler redrives them");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.completions.stop(this.settings.shutdownTimeout());
+		this.heartbeat.stop();
+		List<ClaimedIntent> handBack = this.unstarted.stream().map(DrainClaim::intent).toList();
+		if (!handBack.isEmpty()) {
+			try {
+				int returned = this.store.handBack(this.owner, handBack);
+				logger.info("Ductor's drainer handed back " + returned + " claimed intent(s) it had not started");
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Ductor's drainer could not hand back " + handBack.size()
+						+ " claimed intent(s); the reconciler redrives them when their leases expire", ex);
+			}
+		}
+	}
+
+	void wakeUp() {
+		this.waiter.wake();
+	}
+
+	/** Room for the running effects and two batches: one queued while the next is claimed. */
+	private int capacity() {
+		return this.settings.concurrency() + 2 * this.settings.batchSize();
+	}
+
+	/** Claim a full batch, or whatever is due when nothing is outstanding: never a trickle of tiny claims. */
+	private boolean roomForBatch() {
+		int outstanding = this.outstanding.get();
+		return outstanding == 0 || capacity() - outstanding >= this.settings.batchSize();
+	}
+
+	private void claimLoop() {
+		while (!this.stopping) {
+			boolean more = false;
+			boolean partial = false;
+			try {
+				if (roomForBatch()) {
+					int limit = this.settings.batchSize();
+					List<ClaimedIntent> claimed = this.store.claim(this.owner, this.settings.lease(), limit);
+					claimed.forEach(this::submit);
+					more = claimed.size() == limit;
+					partial = !more && !claimed.isEmpty();
+				}
+				this.roundListener.accept(null);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Ductor's drainer could not claim intents; retrying in " + this.settings.pollInterval(), ex);
+				this.roundListener.accept(ex);
+				more = false;
+			}
+			if (partial) {
+				// under a trickle, let commits gather for a moment rather than claim them one at a time
+				LockSupport.parkNanos(CLAIM_GATHER_NANOS);
+			}
+			if (!more || !roomForBatch()) {
+				awaitSignal();
+			}
+		}
+	}
+
+	/** Waits for a wake-up or the next poll; an interrupted claim thread stops claiming. */
+	private void awaitSignal() {
+		if (!this.waiter.await(this.settings.pollInterval().toNanos(), () -> this.stopping)) {
+			this.stopping = true;
+		}
+	}
+
+	/**
+	 * A place in this run for one intent that a local transaction records already leased to it,
+	 * or {@code null} when the run holds as many intents as it would claim (or is stopping): the
+	 * intent is then recorded pending, for any instance to claim.
+	 */
+	Handoff reserve() {
+		while (!this.stopping) {
+			int current = this.outstanding.get();
+			if (current >= capacity()) {
+				return null;
+			}
+			if (this.outstanding.compareAndSet(current, current + 1)) {
+				return new Handoff(this);
+			}
+		}
+		return null;
+	}
+
+	private void submit(ClaimedIntent intent) {
+		this.outstanding.incrementAndGet();
+		enqueue(intent);
+	}
+
+	/** Runs an intent recorded leased to this run, once the transaction that recorded it committed. */
+	private void handOver(ClaimedIntent intent) {
+		if (this.stopping) {
+			// its lease expires and the reconciler redrives it, as after a crash
+			this.outstanding.decrementAndGet();
+			return;
+		}
+		enqueue(intent);
+	}
+
+	/**
+	 * Returns intents recorded leased to this run whose transaction committed after rolling back to
+	 * a savepoint: which of them still exist is unknown here, so none runs here; the ones that do
+	 * go back to pending for the next claim. On a pool thread: the committing thread's connection
+	 * still belongs to the finished transaction.
+	 */
+	private void handBackAfterPartialRollback(List<ClaimedIntent> intents) {
+		this.outstanding.addAndGet(-intents.size());
+		Runnable handBack = () -> {
+			try {
+				this.store.handBack(this.owner, intents);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Ductor's drainer could not return " + intents.size() + " intent(s) recorded in a "
+						+ "transaction that rolled back to a savepoint; the reconciler redrives them when their "
+						+ "leases expire", ex);
+			}
+			wakeUp();
+		};
+		try {
+			this.pool.execute(handBack);
+		}
+		catch (RejectedExecutionException ex) {
+			// stopping: the leases expire and the reconciler redrives them
+		}
+	}
+
+	private void enqueue(ClaimedIntent intent) {
+		DrainClaim claim = new DrainClaim(intent);
+		this.unstarted.add(claim);
+		DrainClaim previous = this.held.put(intent.id(), claim);
+		if (previous != null && this.unstarted.remove(previous)) {
+			// our earlier claim of this intent lost its lease before it started, and we claimed it again
+			release(previous);
+		}
+		try {
+			this.pool.execute(() -> run(claim));
+		}
+		catch (RejectedExecutionException ex) {
+			// stopping: the claim stays unstarted and is handed back
+		}
+	}
+
+	private void run(DrainClaim claim) {
+		if (this.stopping || !this.unstarted.remove(claim)) {
+			return;
+		}
+		Completion completion = null;
+		try {
+			if (this.held.get(claim.intent().id()) == claim) {
+				completion = this.dispatcher.dispatch(claim.intent(), this::markStarted);
+			}
+		}
+		finally {
+			if (completion != null) {
+				this.completions.add(claim, completion);
+			}
+			else {
+				release(claim);
+			}
+		}
+	}
+
+	private boolean markStarted(ClaimedIntent intent) {
+		if (this.store.markStarted(this.owner, intent.id(), intent.attempt())) {
+			return true;
+		}
+		DrainClaim claim = this.held.get(intent.id());
+		if (claim != null && claim.intent() == intent && !claim.lost) {
+			claim.lost = true;
+			this.observer.drainerLeaseLost(1);
+		}
+		logger.warn("Ductor's drainer lost the lease of intent " + intent.id() + " of effect '" + intent.effectName()
+				+ "' (attempt " + intent.attempt() + ") before it started; its receiver was not called");
+		return false;
+	}
+
+	/** Forget a claim whose outcome will never be recorded by this run. */
+	private void release(DrainClaim claim) {
+		this.held.remove(claim.intent().id(), claim);
+		this.outstanding.decrementAndGet();
+		wakeUp();
+	}
+
+	/** The outcomes of these claims were recorded (applied, or fenced off): they are held no more. */
+	private void recorded(List<DrainClaim> claims) {
+		for (DrainClaim claim : claims) {
+			this.held.remove(claim.id(), claim);
+		}
+		this.outstanding.addAndGet(-claims.size());
+		wakeUp();
+	}
+
+	static void joinOrInterrupt(Thread thread, Duration timeout) {
+		try {
+			thread.join(timeout.toMillis());
+			if (thread.isAlive()) {
+				thread.interrupt();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * One place reserved in a run for an intent recorded leased to it: handed over when the
+	 * recording transaction commits, or given up when it does not.
+	 */
+	static final class Handoff {
+
+		private final DrainSession session;
+
+		private Handoff(DrainSession session) {
+			this.session = session;
+		}
+
+		/** @return the lease owner to record the intent under */
+		String owner() {
+			return this.session.owner;
+		}
+
+		/** @return how long the recorded lease lasts, from the database clock */
+		Duration lease() {
+			return this.session.settings.lease();
+		}
+
+		/** The transaction committed: run the intent. */
+		void handOver(ClaimedIntent intent) {
+			this.session.handOver(intent);
+		}
+
+		/** The intent was not recorded leased, or its transaction did not commit. */
+		void cancel() {
+			this.session.outstanding.decrementAndGet();
+			this.session.wakeUp();
+		}
+
+		/** The transaction committed after rolling back to a savepoint: see {@link DrainSession#handBackAfterPartialRollback}. */
+		static void handBack(List<Handoff> handoffs, List<ClaimedIntent> intents) {
+			Map<DrainSession, List<ClaimedIntent>> bySession = new java.util.HashMap<>();
+			for (int i = 0; i < handoffs.size(); i++) {
+				bySession.computeIfAbsent(handoffs.get(i).session, (session) -> new ArrayList<>()).add(intents.get(i));
+			}
+			bySession.forEach(DrainSession::handBackAfterPartialRollback);
+		}
+
+	}
+
+}

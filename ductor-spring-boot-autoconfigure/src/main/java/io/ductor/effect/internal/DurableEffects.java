@@ -1,0 +1,291 @@
+package io.ductor.effect.internal;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import javax.sql.DataSource;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.ductor.effect.EffectNeedsDecisionEvent;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectStatus;
+import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.run.TickService;
+import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.RetentionPurger;
+import io.ductor.worker.internal.WorkerTask;
+
+/**
+ * The durable-effect feature assembled: the writer behind {@link DurableEffect} calls and
+ * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger, sharing one
+ * store of intents.
+ */
+public final class DurableEffects implements AutoCloseable {
+
+	private final IntentStore store;
+
+	private final EffectWriter writer;
+
+	private final EffectDrainer drainer;
+
+	private final EffectDispatcher dispatcher;
+
+	private final EffectOutbox outbox;
+
+	private final DurableEffectInterceptor interceptor;
+
+	private final CommitNotifier notifier;
+
+	private final Settings settings;
+
+	private final ApplicationEventPublisher events;
+
+	private final EffectRegistry registry;
+
+	private final EffectReconciliation reconciliation;
+
+	private final Compensations compensations;
+
+	private final EffectSlots slots;
+
+	private final DuctorObserver observer;
+
+	private final TransactionTemplate transactions;
+
+	private final RecurringAlarmStore alarmStore;
+
+	private final RecurringAlarms recurring;
+
+	private final AtomicReference<TickService> runs = new AtomicReference<>();
+
+	/** The most reconciliation rounds one reconciler round asks, one after the other. */
+	private static final int RECONCILE_BATCH_SIZE = 50;
+
+	/**
+	 * Assemble the feature.
+	 * @param dataSource the database holding {@code eec_effect_intent}
+	 * @param registry the effects of this application
+	 * @param jsonMapper the mapper for arguments
+	 * @param events where {@link EffectNeedsDecisionEvent}s go
+	 * @param settings how it works
+	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
+	 */
+	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
+			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
+		this(dataSource, registry, jsonMapper, events, settings, observer, DuctorObservations.NOOP);
+	}
+
+	/**
+	 * Assemble the feature, observing recordings and attempts.
+	 * @param dataSource the database holding {@code eec_effect_intent}
+	 * @param registry the effects of this application
+	 * @param jsonMapper the mapper for arguments
+	 * @param events where {@link EffectNeedsDecisionEvent}s go
+	 * @param settings how it works
+	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
+	 * @param observations where recordings and dispatch attempts are observed, and their trace
+	 * context carried from one to the other
+	 */
+	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
+			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
+			DuctorObservations observations) {
+		this.settings = settings;
+		this.events = events;
+		this.store = new IntentStore(dataSource);
+		this.slots = new EffectSlots(dataSource, registry::concurrencyLimits);
+		this.store.useSlots(this.slots);
+		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
+		this.registry = registry;
+		this.observer = observer;
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.alarmStore = new RecurringAlarmStore(dataSource);
+		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads);
+		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),
+				settings.reconcile().backoff(), observations);
+		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
+		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
+				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
+						settings.drainer().lease(), RECONCILE_BATCH_SIZE),
+				observations);
+		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
+		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
+				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer, observations);
+		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
+		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations,
+				this.recurring, this.slots, this.runs::get);
+		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
+	}
+
+	/** @return the operator and programmatic API */
+	public EffectOutbox outbox() {
+		return this.outbox;
+	}
+
+	/**
+	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations its ticks
+	 * registered are recorded in the failing transaction, and {@link EffectResolution#COMPENSATE}
+	 * fails the run of a parked intent through {@code ticks}.
+	 * @param ticks the application's tick service
+	 */
+	public void compensateRunsOf(TickService ticks) {
+		ticks.onRunFailed(this.compensations);
+		this.runs.set(ticks);
+	}
+
+	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */
+	public EffectDrainer drainer() {
+		return this.drainer;
+	}
+
+	/**
+	 * For tests with the drainer off: the drainer's and the reconciler's work, one step at a time on
+	 * the calling thread.
+	 * @return a drainer of its own, under a lease owner of its own
+	 */
+	public CallingThreadDrainer callingThreadDrainer() {
+		return new CallingThreadDrainer(this.store, this.dispatcher, this.registry, this.reconciliation,
+				this::settled, this.settings.drainer().lease(), this.settings.reconcilerBatchSize());
+	}
+
+	/**
+	 * For tests: consult {@code faults} before every attempt, of the drainer and of
+	 * {@link #callingThreadDrainer()}s, calls its effect.
+	 * @param faults the faults, or {@code null} (or {@link DispatchFaults#NONE}) for none
+	 */
+	public void injectFaults(DispatchFaults faults) {
+		this.dispatcher.injectFaults(faults);
+	}
+
+	/** @return the reconciler's task, for a {@code PeriodicWorker} */
+	public WorkerTask reconciler() {
+		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
+				this.reconciliation);
+	}
+
+	/**
+	 * @param batchSize the most due alarms one round handles
+	 * @return the recurring-alarm scheduler's task, for a {@code PeriodicWorker}
+	 */
+	public WorkerTask alarmScheduler(int batchSize) {
+		return new AlarmScheduler(this.alarmStore, this.store, this.registry, this.transactions, this::alarmsRecorded,
+				this.observer, batchSize);
+	}
+
+	/**
+	 * Declares the recurring alarms of the configuration, each in a transaction of its own, and
+	 * deletes those declared in configuration earlier that {@code declared} no longer names.
+	 * @param declared the alarms
+	 * @throws DurableEffectException for an unknown effect or arguments that do not fit it, naming the property
+	 */
+	public void declareAlarms(List<RecurringAlarmDeclaration> declared) {
+		this.recurring.declareAll(declared, this.transactions);
+	}
+
+	private void alarmsRecorded() {
+		this.drainer.wakeUp();
+		this.store.notifyDrainersNow(this.drainer.instanceId());
+	}
+
+	/** @return the retention purger of effect intents */
+	public RetentionPurger retentionPurger() {
+		return new EffectRetentionPurger(this.store, this.settings.retention());
+	}
+
+	/**
+	 * Wake the drainer when another instance commits an intent, and after the listener
+	 * reconnects (notifications sent while it was away are lost).
+	 * @param listener the application's notification listener
+	 * @return the subscription
+	 */
+	public PostgresNotificationListener.Subscription wakeDrainerOnNotifications(
+			PostgresNotificationListener listener) {
+		return listener.subscribe(IntentStore.CHANNEL, new PostgresNotificationListener.NotificationHandler() {
+
+			@Override
+			public void notified(String payload) {
+				if (!DurableEffects.this.drainer.instanceId().equals(payload)) {
+					DurableEffects.this.drainer.wakeUp();
+				}
+			}
+
+			@Override
+			public void connected() {
+				DurableEffects.this.drainer.wakeUp();
+			}
+
+		});
+	}
+
+	/** Stops the thread that sends notifications after commits. */
+	@Override
+	public void close() {
+		this.notifier.close();
+	}
+
+	MethodInterceptor interceptor() {
+		return this.interceptor;
+	}
+
+	private void settled(List<Settled> settled) {
+		boolean due = false;
+		for (Settled intent : settled) {
+			if (intent.status() == EffectStatus.NEEDS_DECISION) {
+				this.events.publishEvent(new EffectNeedsDecisionEvent(intent.id(), intent.effectName(), intent.key()));
+			}
+			due |= intent.status() == EffectStatus.PENDING;
+		}
+		if (due) {
+			this.drainer.wakeUp();
+		}
+	}
+
+	private static CommitNotifier.Mode notifyMode(Settings settings) {
+		if (!settings.notifyOnCommit()) {
+			return CommitNotifier.Mode.OFF;
+		}
+		return settings.notifyInTransaction() ? CommitNotifier.Mode.IN_TRANSACTION : CommitNotifier.Mode.AFTER_COMMIT;
+	}
+
+	/**
+	 * How the feature works.
+	 *
+	 * @param notifyOnCommit whether a commit that recorded a due intent sends {@code pg_notify} to wake
+	 * the drainers of other instances
+	 * @param notifyInTransaction whether that notification is sent inside the committing transaction
+	 * (delivered atomically with it, but PostgreSQL then commits notifying transactions one at a time)
+	 * rather than right after the commit
+	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased to this
+	 * instance's drainer, when it has room, and handed to its workers right after the commit
+	 * instead of being claimed
+	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
+	 * @param retention how long completed and cancelled intents are kept
+	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives
+	 * @param drainer how the drainer works
+	 * @param reconcile how unknown outcomes are reconciled
+	 */
+	public record Settings(boolean notifyOnCommit, boolean notifyInTransaction, boolean dispatchAtCommit,
+			long maxPayloadBytes, Duration retention, int reconcilerBatchSize, EffectDrainer.Settings drainer,
+			Reconcile reconcile) {
+	}
+
+	/**
+	 * How the {@link EffectReconciler}s are asked about unknown outcomes.
+	 *
+	 * @param maxRounds how often a reconciler is asked about one attempt before a
+	 * {@link Receiver#NOT_IDEMPOTENT} intent waits for a decision
+	 * @param backoff the wait before the first round and between rounds
+	 */
+	public record Reconcile(int maxRounds, Backoff backoff) {
+	}
+
+}

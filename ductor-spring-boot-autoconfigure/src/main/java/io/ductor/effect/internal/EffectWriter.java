@@ -1,0 +1,306 @@
+package io.ductor.effect.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import io.ductor.IdempotencyKeyReuseException;
+import io.ductor.effect.DurableEffectException;
+import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.internal.Ids;
+import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.run.Tick;
+
+/**
+ * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
+ * the key to it, and arranges what happens at commit. An intent due at commit, without an ordering
+ * key, not an alarm and not recorded by a run's tick, is recorded already claimed by the local drainer when it has room (in
+ * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
+ * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
+ * drainers (the local one at once, the others by notification). Recording is observed, and the
+ * trace context of the recording (when a tracer is present) is stored with the intent, for its
+ * attempts to continue.
+ */
+public class EffectWriter {
+
+	private final DataSource dataSource;
+
+	private final IntentStore store;
+
+	private final EffectPayloads payloads;
+
+	private final CommitNotifier notifier;
+
+	private final Runnable localWakeUp;
+
+	private final DuctorObserver observer;
+
+	private final Supplier<DrainSession.Handoff> handoffs;
+
+	private final DuctorObservations observations;
+
+	/**
+	 * @param handoffs a place in the local drainer for an intent due at commit, or {@code null}
+	 * when it has none (intents are then recorded pending)
+	 */
+	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
+			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer,
+			DuctorObservations observations) {
+		this.observer = observer;
+		this.observations = observations;
+		this.handoffs = handoffs;
+		this.dataSource = dataSource;
+		this.store = store;
+		this.payloads = payloads;
+		this.notifier = notifier;
+		this.localWakeUp = localWakeUp;
+	}
+
+	/**
+	 * Record one intent.
+	 * @param effect the effect
+	 * @param args the call's arguments
+	 * @param key the idempotency key, or {@code null} to evaluate the effect's key expression
+	 * @param orderingKey the ordering key, or {@code null} to evaluate the effect's expression
+	 * @param delay the delay, or {@code null} for the effect's own
+	 * @param alarmName the alarm this intent is an occurrence of, or {@code null}
+	 * @return the intent's key
+	 */
+	public String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
+			String alarmName) {
+		Tick tick = Tick.current().orElse(null);
+		return record(effect, args, key, orderingKey, delay, alarmName, (tick != null) ? tick.runId() : null);
+	}
+
+	/**
+	 * Record one intent linked to {@code runId} whatever tick is current: a run's compensation.
+	 * @return the intent's key
+	 */
+	public String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
+			String alarmName, String runId) {
+		requireTransaction(effect.name());
+		EffectPayloads.Payload payload = this.payloads.encode(effect, args);
+		String resolvedKey = (key != null) ? key : evaluate(effect.key(), args);
+		resolvedKey = (resolvedKey != null) ? requireKey("idempotency key", resolvedKey, effect)
+				: UUID.randomUUID().toString();
+		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect.orderingKey(), args);
+		if (ordering != null) {
+			requireKey("ordering key", ordering, effect);
+			// same-key writers commit one after the other, so id order is commit order
+			this.store.lockUntilCommit("ductor.ordering:" + ordering);
+		}
+		Duration wait = (delay != null) ? delay : effect.delay();
+		DuctorObservations.Recording recording = this.observations.schedule(effect.name(), effect.receiver().name(),
+				resolvedKey);
+		try {
+			IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+					payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId,
+					TraceContexts.encode(recording.traceContext()));
+			boolean recorded = insert(effect, intent, payload);
+			recording.outcome(recorded ? "recorded" : "duplicate");
+			return resolvedKey;
+		}
+		catch (RuntimeException ex) {
+			recording.outcome("error");
+			recording.error(ex);
+			throw ex;
+		}
+		finally {
+			recording.close();
+		}
+	}
+
+	/**
+	 * Insert the intent, leased to this instance or pending, and arrange its commit.
+	 * @return whether it was recorded; {@code false} when its key is bound to an intent already
+	 * (with the same payload)
+	 */
+	private boolean insert(EffectDefinition effect, IntentStore.NewIntent intent, EffectPayloads.Payload payload) {
+		Duration wait = intent.delay();
+		String resolvedKey = intent.key();
+		String ordering = intent.orderingKey();
+		String alarmName = intent.alarmName();
+		String runId = intent.runId();
+		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
+		// has room. A run's intents stay pending until claimed, so that the run failing in the same
+		// transaction still finds them never attempted and cancels them instead of compensating them.
+		// An effect with a concurrency limit is always claimed: the claim is what takes its slot.
+		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
+				&& !effect.isLimited()) ? this.handoffs.get() : null;
+		ClaimedIntent leased = null;
+		long id;
+		try {
+			if (handoff != null) {
+				leased = this.store.insertLeased(intent, handoff.owner(), handoff.lease());
+				id = (leased != null) ? leased.id() : 0;
+			}
+			else {
+				id = this.store.insert(intent);
+			}
+		}
+		catch (RuntimeException ex) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
+			throw ex;
+		}
+		if (id == 0) {
+			if (handoff != null) {
+				handoff.cancel();
+			}
+			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
+			if (!binding[1].equals(payload.fingerprint())) {
+				throw new IdempotencyKeyReuseException("Idempotency key '" + resolvedKey
+						+ "' is already bound to an intent of effect '" + binding[0]
+						+ "' with other arguments; cannot reuse it for '" + effect.name()
+						+ "' with these arguments. Derive keys from the operation and its payload.");
+			}
+			return false;
+		}
+		onCommit(effect.name(), wait.isZero(), handoff, leased);
+		return true;
+	}
+
+	public void requireTransaction(String effectName) {
+		if (!TransactionSynchronizationManager.isActualTransactionActive()
+				|| !TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			throw new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
+					+ "Ductor's DataSource, so its intent could not be recorded atomically with the caller's work. "
+					+ "Call it from a @Transactional method, a TransactionTemplate, or a TickService step.");
+		}
+		if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
+					+ "recording an intent needs a read-write transaction");
+		}
+	}
+
+	/**
+	 * After the commit, hand the intents recorded leased to this instance to its workers, count
+	 * what was scheduled and, for intents recorded pending, wake the local drainer and (when one is
+	 * due at once) have the drainers of other instances notified, once per transaction. When the
+	 * transaction does not commit, the places reserved for leased intents are given up.
+	 */
+	private void onCommit(String effectName, boolean dueNow, DrainSession.Handoff handoff, ClaimedIntent leased) {
+		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
+		if (scheduled == null) {
+			scheduled = new Scheduled(effectName);
+			TransactionSynchronizationManager.bindResource(this, scheduled);
+			TransactionSynchronizationManager.registerSynchronization(scheduled);
+		}
+		else {
+			scheduled.add(effectName);
+		}
+		if (handoff != null) {
+			scheduled.handOver(handoff, leased);
+			return;
+		}
+		scheduled.claimable = true;
+		if (dueNow && !scheduled.dueNow) {
+			this.notifier.beforeCommit();
+			scheduled.dueNow = true;
+		}
+	}
+
+	/**
+	 * What one transaction has recorded so far, and what happens when it completes: one object per
+	 * transaction, however many intents it records.
+	 */
+	private final class Scheduled implements TransactionSynchronization {
+
+		private final String first;
+
+		private List<String> more;
+
+		/** Whether an intent was recorded pending, for the drainers to claim. */
+		private boolean claimable;
+
+		/** Whether such an intent is due at once. */
+		private boolean dueNow;
+
+		private List<DrainSession.Handoff> handoffs;
+
+		private List<ClaimedIntent> leased;
+
+		/** Whether the transaction rolled back to a savepoint: leased intents may be gone. */
+		private boolean partlyRolledBack;
+
+		Scheduled(String first) {
+			this.first = first;
+		}
+
+		void add(String effectName) {
+			if (this.more == null) {
+				this.more = new ArrayList<>();
+			}
+			this.more.add(effectName);
+		}
+
+		void handOver(DrainSession.Handoff handoff, ClaimedIntent intent) {
+			if (this.handoffs == null) {
+				this.handoffs = new ArrayList<>(2);
+				this.leased = new ArrayList<>(2);
+			}
+			this.handoffs.add(handoff);
+			this.leased.add(intent);
+		}
+
+		@Override
+		public void savepointRollback(Object savepoint) {
+			this.partlyRolledBack = true;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+			boolean committed = status == STATUS_COMMITTED;
+			if (this.handoffs != null) {
+				if (!committed) {
+					this.handoffs.forEach(DrainSession.Handoff::cancel);
+				}
+				else if (this.partlyRolledBack) {
+					DrainSession.Handoff.handBack(this.handoffs, this.leased);
+				}
+				else {
+					for (int i = 0; i < this.handoffs.size(); i++) {
+						this.handoffs.get(i).handOver(this.leased.get(i));
+					}
+				}
+			}
+			if (committed) {
+				EffectWriter.this.observer.effectScheduled(this.first);
+				if (this.more != null) {
+					this.more.forEach(EffectWriter.this.observer::effectScheduled);
+				}
+				if (this.claimable) {
+					EffectWriter.this.localWakeUp.run();
+				}
+				if (this.dueNow) {
+					EffectWriter.this.notifier.afterCommit();
+				}
+			}
+		}
+
+	}
+
+	private static String evaluate(EffectExpression expression, Object[] args) {
+		return (expression != null) ? expression.evaluate(args) : null;
+	}
+
+	private static String requireKey(String what, String key, EffectDefinition effect) {
+		try {
+			return Ids.require(what, key);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new DurableEffectException("Effect '" + effect.name() + "': " + ex.getMessage(), ex);
+		}
+	}
+
+}

@@ -1,0 +1,52 @@
+package io.ductor.idempotency.web.internal;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.http.HttpHeaders;
+
+import io.ductor.idempotency.StoredResponse;
+
+/**
+ * What of a handler's response is stored (status, body and the headers that describe the
+ * content: {@value IdempotencyFilter#STORED_HEADERS_DOC}), and how a stored response is replayed.
+ */
+public final class StoredResponses {
+
+	private static final List<String> STORED_HEADERS = List.of(HttpHeaders.CONTENT_LANGUAGE,
+			HttpHeaders.CONTENT_ENCODING, HttpHeaders.CONTENT_DISPOSITION, HttpHeaders.CONTENT_LOCATION,
+			HttpHeaders.LOCATION, HttpHeaders.ETAG, HttpHeaders.LAST_MODIFIED);
+
+	private StoredResponses() {
+	}
+
+	/** @return what to store of a captured response */
+	static StoredResponse stored(ResponseCapture captured) {
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		if (captured.getContentType() != null) {
+			headers.put(HttpHeaders.CONTENT_TYPE, List.of(captured.getContentType()));
+		}
+		for (String name : STORED_HEADERS) {
+			List<String> values = new ArrayList<>(captured.getHeaders(name));
+			if (!values.isEmpty()) {
+				headers.put(name, values);
+			}
+		}
+		return new StoredResponse(captured.getStatus(), headers, captured.body());
+	}
+
+	/** Answers with a stored response, marked with {@value IdempotencyFilter#REPLAYED_HEADER}. */
+	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
+		response.setStatus(stored.status());
+		stored.headers().forEach((name, values) -> values.forEach((value) -> response.addHeader(name, value)));
+		response.setHeader(IdempotencyFilter.REPLAYED_HEADER, "true");
+		response.setContentLength(stored.body().length);
+		response.getOutputStream().write(stored.body());
+	}
+
+}
