@@ -1,8 +1,8 @@
 package io.ductor;
 
 /**
- * Base class of the exceptions Ductor throws for conditions a caller can act on: bad input, a
- * conflict that outlasted its retries, a missing row.
+ * Base class of the exceptions Ductor throws for conditions a caller can act on: bad
+ * input, a conflict that outlasted its retries, a missing row.
  */
 public class DuctorException extends RuntimeException {
 

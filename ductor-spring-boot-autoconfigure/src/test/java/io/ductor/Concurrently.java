@@ -8,7 +8,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-/** Runs the same body on several threads released at the same instant, and collects their results. */
+/**
+ * Runs the same body on several threads released at the same instant, and collects their
+ * results.
+ */
 public final class Concurrently {
 
 	/** The body one thread runs. */
@@ -23,7 +26,8 @@ public final class Concurrently {
 	}
 
 	/**
-	 * Run {@code body} on {@code threads} threads that start together; rethrow the first failure.
+	 * Run {@code body} on {@code threads} threads that start together; rethrow the first
+	 * failure.
 	 * @return each thread's result, in thread order
 	 */
 	public static <T> List<T> run(int threads, Body<T> body) throws Exception {

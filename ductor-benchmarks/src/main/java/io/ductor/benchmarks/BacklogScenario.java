@@ -14,9 +14,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Scenario 3: a cold drainer facing a backlog of pending intents, Ductor against the raw claim
- * loop on the same table shape; and a much larger backlog drained by a separate JVM whose heap is
- * capped, so the cap is real.
+ * Scenario 3: a cold drainer facing a backlog of pending intents, Ductor against the raw
+ * claim loop on the same table shape; and a much larger backlog drained by a separate JVM
+ * whose heap is capped, so the cap is real.
  */
 final class BacklogScenario {
 
@@ -42,7 +42,8 @@ final class BacklogScenario {
 		report.judge(ductorRow, Report.ratio(ductorRow.median() / rawRow.median()) + " raw", "≥ 50,000 /s",
 				ductorRow.median() >= 50_000);
 		for (String system : List.of("Ductor", "raw JDBC")) {
-			report.add(scenario, system, "database commits per 100 intents drained", "", this.commitsPer100.get(system));
+			report.add(scenario, system, "database commits per 100 intents drained", "",
+					this.commitsPer100.get(system));
 		}
 		if (options.bigBacklog() > 0) {
 			bigBacklog(options.bigBacklog(), options.bigBacklogHeap());
@@ -83,11 +84,15 @@ final class BacklogScenario {
 		});
 	}
 
-	/** Migrate with an instance that does not drain, then fill the backlog with the application stopped. */
+	/**
+	 * Migrate with an instance that does not drain, then fill the backlog with the
+	 * application stopped.
+	 */
 	private static void prepare(Db db, int n) {
 		// the schema is migrated at start-up
-		DuctorSystem.start(db, Probe.counting(1), "ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
-				"ductor.retention.enabled=false")
+		DuctorSystem
+			.start(db, Probe.counting(1), "ductor.effects.drainer.enabled=false",
+					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false")
 			.close();
 		fill(db, n);
 	}
@@ -111,14 +116,18 @@ final class BacklogScenario {
 				report.skipped(scenario, "Ductor", metric, "**missed**: the JVM failed (see its output above)");
 				return null;
 			}
-			Report.Row row = report.add(scenario, "Ductor", metric, "/s", List.of(Double.parseDouble(result.get("rate"))));
-			report.judge(row, "peak heap used " + result.get("peakHeapMb") + " MB of " + result.get("maxHeapMb") + " MB",
+			Report.Row row = report.add(scenario, "Ductor", metric, "/s",
+					List.of(Double.parseDouble(result.get("rate"))));
+			report.judge(row,
+					"peak heap used " + result.get("peakHeapMb") + " MB of " + result.get("maxHeapMb") + " MB",
 					"drained within " + heap, true);
 			return null;
 		});
 	}
 
-	/** @return the child's RESULT figures, or {@code null} when it failed */
+	/**
+	 * @return the child's RESULT figures, or {@code null} when it failed
+	 */
 	private static Map<String, String> runChild(Db db, int n, String heap) {
 		String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
 		String classPath = System.getProperty("java.class.path");
@@ -129,8 +138,8 @@ final class BacklogScenario {
 		else {
 			command.addAll(List.of("-cp", classPath, BenchmarkMain.class.getName()));
 		}
-		command.addAll(List.of("--child=drain", "--jdbc-url=" + db.url(), "--jdbc-user=" + db.user(),
-				"--big-backlog=" + n));
+		command.addAll(
+				List.of("--child=drain", "--jdbc-url=" + db.url(), "--jdbc-user=" + db.user(), "--big-backlog=" + n));
 		if (db.password() != null) {
 			command.add("--jdbc-password=" + db.password());
 		}

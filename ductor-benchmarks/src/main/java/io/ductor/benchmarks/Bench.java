@@ -18,7 +18,9 @@ import java.util.function.ToDoubleFunction;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
 
-/** What every scenario shares: options, the report, fresh databases and the trial loop. */
+/**
+ * What every scenario shares: options, the report, fresh databases and the trial loop.
+ */
 final class Bench {
 
 	static final Duration TIMEOUT = Duration.ofMinutes(5);
@@ -44,8 +46,8 @@ final class Bench {
 	}
 
 	/**
-	 * Run {@code trials} trials of each system, rotating the order every trial so that no system
-	 * always runs first (or last) on a warm or tired server.
+	 * Run {@code trials} trials of each system, rotating the order every trial so that no
+	 * system always runs first (or last) on a warm or tired server.
 	 * @return each system's values, in run order
 	 */
 	<K> Map<K, List<Double>> alternate(String label, List<K> systems, Function<K, String> name, int trials,
@@ -68,7 +70,10 @@ final class Bench {
 		System.err.println("  .. " + line);
 	}
 
-	/** Commit {@code n} effects from {@code producers} threads as fast as they go (a closed loop). */
+	/**
+	 * Commit {@code n} effects from {@code producers} threads as fast as they go (a
+	 * closed loop).
+	 */
 	static void produceClosedLoop(OutboxSystem system, int n, int producers) {
 		AtomicInteger next = new AtomicInteger();
 		ExecutorService pool = Executors.newFixedThreadPool(producers);
@@ -94,7 +99,8 @@ final class Bench {
 	}
 
 	/**
-	 * Wait until every effect was dispatched and the system recorded all of them as completed.
+	 * Wait until every effect was dispatched and the system recorded all of them as
+	 * completed.
 	 * @return the moment the last completion was seen, on the JVM clock
 	 */
 	static long awaitCompleted(OutboxSystem system, Probe probe) {
@@ -106,8 +112,8 @@ final class Bench {
 			long deadline = System.nanoTime() + TIMEOUT.toNanos();
 			while (system.completedInDatabase() < probe.expected()) {
 				if (System.nanoTime() > deadline) {
-					throw new IllegalStateException("Not every dispatched effect was recorded as completed within "
-							+ TIMEOUT);
+					throw new IllegalStateException(
+							"Not every dispatched effect was recorded as completed within " + TIMEOUT);
 				}
 				Thread.sleep(2);
 			}
@@ -130,13 +136,14 @@ final class Bench {
 	}
 
 	/**
-	 * @return transactions committed in {@code db} so far; backends flush their counts when they
-	 * exit, so read it after the system under test closed its connections
+	 * @return transactions committed in {@code db} so far; backends flush their counts
+	 * when they exit, so read it after the system under test closed its connections
 	 */
 	static long commits(Db db) {
-		try (Connection connection = db.connect(); Statement statement = connection.createStatement();
-				java.sql.ResultSet row = statement.executeQuery(
-						"SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) {
+		try (Connection connection = db.connect();
+				Statement statement = connection.createStatement();
+				java.sql.ResultSet row = statement
+					.executeQuery("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) {
 			row.next();
 			return row.getLong(1);
 		}

@@ -76,8 +76,8 @@ public final class BenchmarkMain {
 			new ProducerPathScenario(bench).run();
 		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
-		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag")
-				|| options.runs("scale-out") || options.runs("tracing") || options.runs("live-index")) {
+		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag") || options.runs("scale-out")
+				|| options.runs("tracing") || options.runs("live-index")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
@@ -130,7 +130,8 @@ public final class BenchmarkMain {
 			}
 		}
 		else if (System.getProperty("DUCTOR_TEST_JDBC_URL") == null && System.getenv("DUCTOR_TEST_JDBC_URL") == null) {
-			// the default is the embedded server, never a container that happens to be reachable
+			// the default is the embedded server, never a container that happens to be
+			// reachable
 			System.setProperty("DUCTOR_TEST_DOCKER", "false");
 		}
 	}
@@ -150,14 +151,16 @@ public final class BenchmarkMain {
 				+ System.getProperty("java.runtime.version") + ", max heap " + (runtime.maxMemory() >> 20) + " MB");
 		out.add("- Trials per system: " + options.trials() + " (alternating order, median reported); N="
 				+ options.effects() + ", P=" + options.producers() + ", Ductor with "
-				+ (options.ductorProperties().isEmpty() ? "default settings" : String.join(" ", options.ductorProperties()))
-				+ ", pools of "
-				+ DuctorSystem.POOL_SIZE + " connections, raw JDBC drainer with " + options.rawWorkers()
+				+ (options.ductorProperties().isEmpty() ? "default settings"
+						: String.join(" ", options.ductorProperties()))
+				+ ", pools of " + DuctorSystem.POOL_SIZE + " connections, raw JDBC drainer with " + options.rawWorkers()
 				+ " claim threads of " + RawJdbcSystem.BATCH);
 		return out.toString();
 	}
 
-	/** @return the load average of 1, 5 and 15 minutes, comma-separated */
+	/**
+	 * @return the load average of 1, 5 and 15 minutes, comma-separated
+	 */
 	static String loadAverage() {
 		try {
 			String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");

@@ -21,12 +21,12 @@ import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 
 /**
- * Scenario 8: a concurrency limit costs the other effects nothing. Three instances (eight drainer
- * threads each) drain {@value #QUICK} intents of an unlimited no-op effect, alone or with a backlog
- * of {@value #SLOW} intents of an effect limited to {@value #LIMIT} at once (each call
- * {@value #SLOW_MILLIS} ms) recorded in the same commit, older than them. Measured: the throughput
- * of the unlimited effect (intents per second, from the commit until the last one ran) and, with the
- * backlog, the most limited calls seen at once.
+ * Scenario 8: a concurrency limit costs the other effects nothing. Three instances (eight
+ * drainer threads each) drain {@value #QUICK} intents of an unlimited no-op effect, alone
+ * or with a backlog of {@value #SLOW} intents of an effect limited to {@value #LIMIT} at
+ * once (each call {@value #SLOW_MILLIS} ms) recorded in the same commit, older than them.
+ * Measured: the throughput of the unlimited effect (intents per second, from the commit
+ * until the last one ran) and, with the backlog, the most limited calls seen at once.
  */
 final class ConcurrencyLimitScenario {
 
@@ -53,8 +53,8 @@ final class ConcurrencyLimitScenario {
 		List<Double> beside = results.get(true);
 		Report.Row base = this.bench.report.add("8 concurrency limit", "Ductor x3, unlimited effect alone",
 				"throughput", "/s", alone);
-		Report.Row row = this.bench.report.add("8 concurrency limit",
-				"Ductor x3, beside a backlog limited to " + LIMIT, "throughput", "/s", beside);
+		Report.Row row = this.bench.report.add("8 concurrency limit", "Ductor x3, beside a backlog limited to " + LIMIT,
+				"throughput", "/s", beside);
 		double ratio = row.median() / base.median();
 		this.bench.report.judge(row, Report.ratio(ratio), ">= 0.9 of alone", ratio >= 0.9);
 		this.bench.report.note("Scenario 8: most calls of the effect limited to " + LIMIT + " seen at once, per trial: "
@@ -125,7 +125,10 @@ final class ConcurrencyLimitScenario {
 
 	}
 
-	/** The two effects: a no-op, and a slow one limited to {@value #LIMIT} at once that records overlap. */
+	/**
+	 * The two effects: a no-op, and a slow one limited to {@value #LIMIT} at once that
+	 * records overlap.
+	 */
 	public static class Limited {
 
 		static final AtomicInteger quick = new AtomicInteger();

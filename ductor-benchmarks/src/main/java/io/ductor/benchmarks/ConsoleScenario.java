@@ -25,11 +25,11 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Scenario 10: the operator console on a large outbox. 1,000,000 finished and 100,000 live intents
- * (and 2,000 runs, 100,000 idempotency keys), each loaded with one {@code generate_series}
- * statement; then every console request, its page and each {@code ductor} endpoint call behind it,
- * is timed over HTTP (warm, sequential), and the plan of each query is checked for sequential scans
- * of the intent table.
+ * Scenario 10: the operator console on a large outbox. 1,000,000 finished and 100,000
+ * live intents (and 2,000 runs, 100,000 idempotency keys), each loaded with one
+ * {@code generate_series} statement; then every console request, its page and each
+ * {@code ductor} endpoint call behind it, is timed over HTTP (warm, sequential), and the
+ * plan of each query is checked for sequential scans of the intent table.
  */
 final class ConsoleScenario {
 
@@ -37,7 +37,10 @@ final class ConsoleScenario {
 
 	private static final int REPEATS = 40;
 
-	/** The probes by which DuctorInspector turns a creation time into an id (a copy, for EXPLAIN). */
+	/**
+	 * The probes by which DuctorInspector turns a creation time into an id (a copy, for
+	 * EXPLAIN).
+	 */
 	private static final String FIRST_ID_CREATED_AT_OR_AFTER = """
 			WITH RECURSIVE s(lo, hi) AS (
 			    SELECT coalesce(min(id), 1), coalesce(max(id), 0) + 1 FROM eec_effect_intent
@@ -74,10 +77,12 @@ final class ConsoleScenario {
 		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(4)));
 		properties.addAll(List.of("server.port=0", "spring.main.banner-mode=off", "spring.main.log-startup-info=false",
 				"management.endpoints.web.exposure.include=ductor", "ductor.console.enabled=true",
-				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false",
-				"ductor.idempotency.sweeper.enabled=false", DuctorSystem.excludeModulith()));
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
+				"ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false",
+				DuctorSystem.excludeModulith()));
 		properties.addAll(DuctorSystem.extraProperties);
-		return new SpringApplicationBuilder(ConsoleApplication.class).properties(properties.toArray(String[]::new)).run();
+		return new SpringApplicationBuilder(ConsoleApplication.class).properties(properties.toArray(String[]::new))
+			.run();
 	}
 
 	private static void load(Db db) {
@@ -89,36 +94,40 @@ final class ConsoleScenario {
 				INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status)
 				SELECT 'run-' || r, s, 'tick-' || s, jsonb_build_object('s', s), s + 1, 'active'
 				FROM generate_series(1, 2000) AS r, generate_series(1, 3) AS s""",
-				// ids 1..1,100,000 in creation order, a week of history; every 11th intent is live:
-				// 60% pending, 10% in flight, 20% failed, 10% needs_decision; one in 50 belongs to a run
+				// ids 1..1,100,000 in creation order, a week of history; every 11th
+				// intent is live:
+				// 60% pending, 10% in flight, 20% failed, 10% needs_decision; one in 50
+				// belongs to a run
 				"""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
-				       receiver, attempts, max_attempts, next_attempt_at, lease_owner, lease_expires_at, run_id,
-				       last_error, created_at, updated_at, finished_at)
-				SELECT (ARRAY['mail.send', 'stock.reserve', 'payment.charge', 'receipt.send', 'hotel.book',
-				              'sms.send', 'ledger.post', 'search.index'])[1 + n % 8],
-				       'key-' || n, jsonb_build_array(jsonb_build_object('order', 'order-' || n, 'amount', n % 997)), 'f',
-				       s.status, 'IDEMPOTENT', 1, 3,
-				       CASE WHEN s.status = 'pending' THEN now() - (n % 600) * interval '1 second' ELSE t.at END,
-				       CASE WHEN s.status = 'in_flight' THEN 'drainer-' || (n % 4) END,
-				       CASE WHEN s.status = 'in_flight' THEN now() + interval '30 seconds' END,
-				       CASE WHEN n % 50 = 0 THEN 'run-' || (1 + n / 50 % 2000) END,
-				       CASE WHEN s.status IN ('failed', 'needs_decision') THEN 'connection refused' END,
-				       t.at, t.at, CASE WHEN s.status IN ('completed', 'cancelled') THEN t.at + interval '200 ms' END
-				FROM generate_series(1, 1100000) AS n,
-				     LATERAL (SELECT now() - (1100000 - n) * interval '550 ms' AS at) AS t,
-				     LATERAL (SELECT CASE
-				         WHEN n % 11 <> 0 THEN CASE WHEN n % 20 = 0 THEN 'cancelled' ELSE 'completed' END
-				         WHEN n / 11 % 10 < 6 THEN 'pending'
-				         WHEN n / 11 % 10 = 6 THEN 'in_flight'
-				         WHEN n / 11 % 10 < 9 THEN 'failed'
-				         ELSE 'needs_decision' END AS status) AS s""", """
-				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
-				       owner_token, decision_id, response_status, response_headers, response_body, expires_at)
-				SELECT 'tenant-' || (k % 10), 'orders', 'order-key-' || k, 'completed', 'fp', gen_random_uuid(),
-				       'order-' || k, 201, '{"Content-Type":["application/json"]}',
-				       convert_to('{"id":"order-' || k || '"}', 'UTF8'), now() + interval '1 day'
-				FROM generate_series(1, 100000) AS k""", "VACUUM ANALYZE");
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
+						       receiver, attempts, max_attempts, next_attempt_at, lease_owner, lease_expires_at, run_id,
+						       last_error, created_at, updated_at, finished_at)
+						SELECT (ARRAY['mail.send', 'stock.reserve', 'payment.charge', 'receipt.send', 'hotel.book',
+						              'sms.send', 'ledger.post', 'search.index'])[1 + n % 8],
+						       'key-' || n, jsonb_build_array(jsonb_build_object('order', 'order-' || n, 'amount', n % 997)), 'f',
+						       s.status, 'IDEMPOTENT', 1, 3,
+						       CASE WHEN s.status = 'pending' THEN now() - (n % 600) * interval '1 second' ELSE t.at END,
+						       CASE WHEN s.status = 'in_flight' THEN 'drainer-' || (n % 4) END,
+						       CASE WHEN s.status = 'in_flight' THEN now() + interval '30 seconds' END,
+						       CASE WHEN n % 50 = 0 THEN 'run-' || (1 + n / 50 % 2000) END,
+						       CASE WHEN s.status IN ('failed', 'needs_decision') THEN 'connection refused' END,
+						       t.at, t.at, CASE WHEN s.status IN ('completed', 'cancelled') THEN t.at + interval '200 ms' END
+						FROM generate_series(1, 1100000) AS n,
+						     LATERAL (SELECT now() - (1100000 - n) * interval '550 ms' AS at) AS t,
+						     LATERAL (SELECT CASE
+						         WHEN n % 11 <> 0 THEN CASE WHEN n % 20 = 0 THEN 'cancelled' ELSE 'completed' END
+						         WHEN n / 11 % 10 < 6 THEN 'pending'
+						         WHEN n / 11 % 10 = 6 THEN 'in_flight'
+						         WHEN n / 11 % 10 < 9 THEN 'failed'
+						         ELSE 'needs_decision' END AS status) AS s""",
+				"""
+						INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
+						       owner_token, decision_id, response_status, response_headers, response_body, expires_at)
+						SELECT 'tenant-' || (k % 10), 'orders', 'order-key-' || k, 'completed', 'fp', gen_random_uuid(),
+						       'order-' || k, 201, '{"Content-Type":["application/json"]}',
+						       convert_to('{"id":"order-' || k || '"}', 'UTF8'), now() + interval '1 day'
+						FROM generate_series(1, 100000) AS k""",
+				"VACUUM ANALYZE");
 	}
 
 	/** Ids and keys the requests look up, from the middle and the end of the table. */
@@ -137,7 +146,8 @@ final class ConsoleScenario {
 					+ "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"));
 			sample.put("to", single(statement, "SELECT to_char((now() - interval '1 hour') AT TIME ZONE 'UTC', "
 					+ "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"));
-			// the id range DuctorInspector reads for the window, a minute wider on each side
+			// the id range DuctorInspector reads for the window, a minute wider on each
+			// side
 			sample.put("windowAfter", (Long) single(statement, FIRST_ID_CREATED_AT_OR_AFTER.replace(":at",
 					"timestamptz '" + sample.get("from") + "' - interval '1 minute'")) - 1);
 			sample.put("windowBefore", single(statement, FIRST_ID_CREATED_AT_OR_AFTER.replace(":at",
@@ -173,10 +183,10 @@ final class ConsoleScenario {
 		requests.put("intents: all + effect", "/actuator/ductor/all?limit=50&effect=search.index");
 		requests.put("intents: by key", "/actuator/ductor/all?limit=50&key=" + s.get("key"));
 		requests.put("intents: by run", "/actuator/ductor/all?limit=50&run=" + s.get("run"));
-		requests.put("intents: failed + created in a past hour", "/actuator/ductor/failed?limit=50&from="
-				+ encode(s.get("from")) + "&to=" + encode(s.get("to")));
-		requests.put("intents: all + created in a past hour", "/actuator/ductor/all?limit=50&from="
-				+ encode(s.get("from")) + "&to=" + encode(s.get("to")));
+		requests.put("intents: failed + created in a past hour",
+				"/actuator/ductor/failed?limit=50&from=" + encode(s.get("from")) + "&to=" + encode(s.get("to")));
+		requests.put("intents: all + created in a past hour",
+				"/actuator/ductor/all?limit=50&from=" + encode(s.get("from")) + "&to=" + encode(s.get("to")));
 		requests.put("one intent", "/actuator/ductor/intents/" + s.get("intent"));
 		requests.put("one run (state, transitions, effects, compensations)", "/actuator/ductor/runs/" + s.get("run"));
 		requests.put("runs of a type", "/actuator/ductor/run-types/order?limit=50");
@@ -198,14 +208,18 @@ final class ConsoleScenario {
 			List<Double> sorted = millis.stream().sorted().toList();
 			double p95 = sorted.get((int) Math.ceil(sorted.size() * 0.95) - 1);
 			Report.Row row = this.bench.report.add(SCENARIO, "Ductor", request.getKey() + " (p95 " + Report.format(p95)
-					+ " ms, max " + Report.format(sorted.get(sorted.size() - 1)) + " ms)", "ms", List.of(median(sorted)));
+					+ " ms, max " + Report.format(sorted.get(sorted.size() - 1)) + " ms)", "ms",
+					List.of(median(sorted)));
 			this.bench.report.judge(row, "", "p95 ≤ 200 ms", p95 <= 200);
 			Bench.progress(SCENARIO + ": " + request.getKey() + " median " + Report.format(median(sorted)) + " ms, p95 "
 					+ Report.format(p95) + " ms");
 		}
 	}
 
-	/** Every console query's plan, with the indexes it reads and whether it scans the intent table. */
+	/**
+	 * Every console query's plan, with the indexes it reads and whether it scans the
+	 * intent table.
+	 */
 	private void explain(Db db, Map<String, Object> s) {
 		Map<String, String> queries = new LinkedHashMap<>();
 		String live = " AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')";
@@ -213,8 +227,8 @@ final class ConsoleScenario {
 				+ " AND status = 'failed'" + live + " ORDER BY id LIMIT 50");
 		queries.put("failed + effect", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'failed'" + live
 				+ " AND effect_name = 'payment.charge' ORDER BY id LIMIT 50");
-		queries.put("in_flight, first page", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'in_flight' "
-				+ "ORDER BY id LIMIT 50");
+		queries.put("in_flight, first page",
+				"SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'in_flight' " + "ORDER BY id LIMIT 50");
 		queries.put("completed, deep page", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("completedAfter")
 				+ " AND status = 'completed' ORDER BY id LIMIT 50");
 		queries.put("by key", "SELECT * FROM eec_effect_intent WHERE id > 0 AND idempotency_key = '" + s.get("key")
@@ -223,16 +237,20 @@ final class ConsoleScenario {
 				+ "' ORDER BY id LIMIT 50");
 		queries.put("parked by effect", "SELECT effect_name, status, count(*) FROM eec_effect_intent "
 				+ "WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status");
-		queries.put("first id of a creation time", FIRST_ID_CREATED_AT_OR_AFTER.replace(":at", "'" + s.get("from") + "'"));
-		queries.put("all + created in a past hour", "SELECT * FROM eec_effect_intent WHERE id > "
-				+ s.get("windowAfter") + " AND created_at >= '" + s.get("from") + "' AND id < " + s.get("windowBefore")
-				+ " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
-		queries.put("failed + created in a past hour", "SELECT * FROM eec_effect_intent WHERE id > "
-				+ s.get("windowAfter") + " AND status = 'failed'" + live + " AND created_at >= '" + s.get("from")
-				+ "' AND id < " + s.get("windowBefore") + " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
-		queries.put("throughput", "SELECT date_trunc('minute', finished_at), count(*) FROM eec_effect_intent "
-				+ "WHERE status IN ('completed', 'cancelled') AND status = 'completed' "
-				+ "AND finished_at >= date_trunc('minute', now()) - interval '900 seconds' GROUP BY 1");
+		queries.put("first id of a creation time",
+				FIRST_ID_CREATED_AT_OR_AFTER.replace(":at", "'" + s.get("from") + "'"));
+		queries.put("all + created in a past hour",
+				"SELECT * FROM eec_effect_intent WHERE id > " + s.get("windowAfter") + " AND created_at >= '"
+						+ s.get("from") + "' AND id < " + s.get("windowBefore") + " AND created_at < '" + s.get("to")
+						+ "' ORDER BY id LIMIT 50");
+		queries.put("failed + created in a past hour",
+				"SELECT * FROM eec_effect_intent WHERE id > " + s.get("windowAfter") + " AND status = 'failed'" + live
+						+ " AND created_at >= '" + s.get("from") + "' AND id < " + s.get("windowBefore")
+						+ " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
+		queries.put("throughput",
+				"SELECT date_trunc('minute', finished_at), count(*) FROM eec_effect_intent "
+						+ "WHERE status IN ('completed', 'cancelled') AND status = 'completed' "
+						+ "AND finished_at >= date_trunc('minute', now()) - interval '900 seconds' GROUP BY 1");
 		queries.put("lease owners", "SELECT lease_owner, count(*) FROM eec_effect_intent WHERE status = 'in_flight' "
 				+ "GROUP BY lease_owner");
 		queries.put("bulk snapshot page", "SELECT id FROM eec_effect_intent WHERE effect_name = 'mail.send' "
@@ -258,8 +276,8 @@ final class ConsoleScenario {
 					}
 				}
 				boolean seq = plan.toString().contains("Seq Scan on eec_effect_intent");
-				section.add("| " + query.getKey() + " | " + String.join(", ", indexes) + " | " + (seq ? "**yes**" : "no")
-						+ " |");
+				section.add("| " + query.getKey() + " | " + String.join(", ", indexes) + " | "
+						+ (seq ? "**yes**" : "no") + " |");
 				Bench.progress(SCENARIO + ": plan of " + query.getKey() + ": " + indexes + (seq ? " SEQ SCAN" : ""));
 			}
 		}
@@ -271,7 +289,8 @@ final class ConsoleScenario {
 
 	private static int get(HttpClient http, String url) {
 		try {
-			return http.send(HttpRequest.newBuilder(URI.create(url)).GET().build(), HttpResponse.BodyHandlers.discarding())
+			return http
+				.send(HttpRequest.newBuilder(URI.create(url)).GET().build(), HttpResponse.BodyHandlers.discarding())
 				.statusCode();
 		}
 		catch (IOException ex) {

@@ -18,9 +18,9 @@ import java.util.logging.Logger;
 
 /**
  * A JDBC driver in front of PostgreSQL's that counts, on the threads that ask for it, the
- * statements they execute and the round trips to the server that takes (each execution, each
- * commit and rollback; the driver sends {@code BEGIN} with the first statement). URLs start with
- * {@value #PREFIX} instead of {@code jdbc:}.
+ * statements they execute and the round trips to the server that takes (each execution,
+ * each commit and rollback; the driver sends {@code BEGIN} with the first statement).
+ * URLs start with {@value #PREFIX} instead of {@code jdbc:}.
  */
 public final class CountingDriver implements Driver {
 
@@ -37,7 +37,9 @@ public final class CountingDriver implements Driver {
 		}
 	}
 
-	/** Count what this thread sends from now on, into {@code [statements, roundTrips]}. */
+	/**
+	 * Count what this thread sends from now on, into {@code [statements, roundTrips]}.
+	 */
 	static void countOnThisThread(long[] into) {
 		counts.set(into);
 	}

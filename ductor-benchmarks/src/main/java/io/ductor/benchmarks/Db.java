@@ -15,7 +15,8 @@ import io.ductor.test.TestDatabase;
  * @param url its JDBC URL
  * @param user the role
  * @param password the password, or {@code null}
- * @param driverClassName the JDBC driver to use instead of the one the URL names, or {@code null}
+ * @param driverClassName the JDBC driver to use instead of the one the URL names, or
+ * {@code null}
  */
 record Db(String url, String user, String password, String driverClassName) {
 
@@ -23,7 +24,10 @@ record Db(String url, String user, String password, String driverClassName) {
 		return new Db(database.jdbcUrl(), database.username(), database.password(), null);
 	}
 
-	/** @return the same database through {@link CountingDriver}, which counts what producer threads send */
+	/**
+	 * @return the same database through {@link CountingDriver}, which counts what
+	 * producer threads send
+	 */
 	Db counting() {
 		return new Db(CountingDriver.PREFIX + this.url.substring("jdbc:".length()), this.user, this.password,
 				CountingDriver.class.getName());
@@ -41,11 +45,11 @@ record Db(String url, String user, String password, String driverClassName) {
 
 	/** The Spring properties of a context on this database. */
 	String[] datasourceProperties(int poolSize) {
-		List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + this.url,
-				"spring.datasource.username=" + this.user,
-				"spring.datasource.password=" + ((this.password != null) ? this.password : ""),
-				"spring.datasource.hikari.maximum-pool-size=" + poolSize,
-				"spring.datasource.hikari.minimum-idle=" + poolSize));
+		List<String> properties = new ArrayList<>(
+				List.of("spring.datasource.url=" + this.url, "spring.datasource.username=" + this.user,
+						"spring.datasource.password=" + ((this.password != null) ? this.password : ""),
+						"spring.datasource.hikari.maximum-pool-size=" + poolSize,
+						"spring.datasource.hikari.minimum-idle=" + poolSize));
 		if (this.driverClassName != null) {
 			properties.add("spring.datasource.driver-class-name=" + this.driverClassName);
 		}

@@ -31,10 +31,11 @@ import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 
 /**
- * Ductor as an application runs it, default settings, in one of two {@link Shape}s: the headline
- * effect called from a {@code @Transactional} method of an application with the full
- * auto-configuration, or the minimal no-op effect on Ductor's outbox auto-configurations only.
- * Several instances on one database share the producers round-robin and all drain.
+ * Ductor as an application runs it, default settings, in one of two {@link Shape}s: the
+ * headline effect called from a {@code @Transactional} method of an application with the
+ * full auto-configuration, or the minimal no-op effect on Ductor's outbox
+ * auto-configurations only. Several instances on one database share the producers
+ * round-robin and all drain.
  */
 final class DuctorSystem implements OutboxSystem {
 
@@ -56,7 +57,8 @@ final class DuctorSystem implements OutboxSystem {
 		try {
 			for (int i = 0; i < instances; i++) {
 				ConfigurableApplicationContext context = start(
-						(shape == Shape.HEADLINE) ? FullApplication.class : Infrastructure.class, db, probe, properties);
+						(shape == Shape.HEADLINE) ? FullApplication.class : Infrastructure.class, db, probe,
+						properties);
 				this.instances.add(new Instance(context, context.getBean(NoOpEffect.class),
 						(shape == Shape.HEADLINE) ? context.getBean(Publisher.class) : null,
 						new TransactionTemplate(context.getBean(PlatformTransactionManager.class)),
@@ -70,18 +72,20 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
-	 * The property that turns tracing on in a {@link Shape#HEADLINE} instance: Boot's OpenTelemetry
-	 * tracing, every trace sampled, spans exported to {@link CountingSpanExporter}. Without it the
-	 * tracing auto-configuration is excluded (observations still make meters).
+	 * The property that turns tracing on in a {@link Shape#HEADLINE} instance: Boot's
+	 * OpenTelemetry tracing, every trace sampled, spans exported to
+	 * {@link CountingSpanExporter}. Without it the tracing auto-configuration is excluded
+	 * (observations still make meters).
 	 */
 	static final String TRACING_ON = "benchmark.tracing=on";
 
 	private static final String TRACING_AUTO_CONFIGURATION = "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration";
 
 	/**
-	 * The property that makes each call of a {@link Shape#HEADLINE} producer an observed request
-	 * ({@code benchmark.request}), as an HTTP request or a message listener of a Boot application
-	 * is: with a tracer, its span is current while the effect is recorded.
+	 * The property that makes each call of a {@link Shape#HEADLINE} producer an observed
+	 * request ({@code benchmark.request}), as an HTTP request or a message listener of a
+	 * Boot application is: with a tracer, its span is current while the effect is
+	 * recorded.
 	 */
 	static final String REQUESTS_OBSERVED = "benchmark.requests=observed";
 
@@ -97,33 +101,40 @@ final class DuctorSystem implements OutboxSystem {
 			.observe(call);
 	}
 
-	/** Scenario 1t: the headline shape with tracing off, each producer call an observed request. */
+	/**
+	 * Scenario 1t: the headline shape with tracing off, each producer call an observed
+	 * request.
+	 */
 	static OutboxSystem.Kind untraced() {
 		return new OutboxSystem.Kind("Ductor, tracing off",
 				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED));
 	}
 
-	/** Scenario 1t: the headline shape with tracing on, each producer call an observed request. */
+	/**
+	 * Scenario 1t: the headline shape with tracing on, each producer call an observed
+	 * request.
+	 */
 	static OutboxSystem.Kind traced() {
 		return new OutboxSystem.Kind("Ductor, tracing on", (db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1,
 				REQUESTS_OBSERVED, TRACING_ON, "management.tracing.sampling.probability=1.0"));
 	}
 
 	/**
-	 * Scenario 1t: tracing on as in {@link #traced()}, every recording an observation of its own
-	 * ({@code ductor.effects.tracing.observe-recording=true}): a span and a timer per recording, as
-	 * every recording was before the option.
+	 * Scenario 1t: tracing on as in {@link #traced()}, every recording an observation of
+	 * its own ({@code ductor.effects.tracing.observe-recording=true}): a span and a timer
+	 * per recording, as every recording was before the option.
 	 */
 	static OutboxSystem.Kind tracedObservingRecordings() {
 		return new OutboxSystem.Kind("Ductor, tracing on, every recording observed",
 				(db, probe) -> new DuctorSystem(Shape.HEADLINE, db, probe, 1, REQUESTS_OBSERVED, TRACING_ON,
-						"management.tracing.sampling.probability=1.0", "ductor.effects.tracing.observe-recording=true"));
+						"management.tracing.sampling.probability=1.0",
+						"ductor.effects.tracing.observe-recording=true"));
 	}
 
 	/**
-	 * Scenario 1t with Spring Boot's default sampling (one trace in ten): what a production
-	 * application that keeps Boot's default has. Unsampled requests still propagate their context,
-	 * so every intent still stores one.
+	 * Scenario 1t with Spring Boot's default sampling (one trace in ten): what a
+	 * production application that keeps Boot's default has. Unsampled requests still
+	 * propagate their context, so every intent still stores one.
 	 */
 	static OutboxSystem.Kind tracedAtDefaultSampling() {
 		return new OutboxSystem.Kind("Ductor, tracing on, 10 % sampled", (db, probe) -> new DuctorSystem(Shape.HEADLINE,
@@ -131,9 +142,9 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
-	 * Scenario 1t's third system: tracing on as in {@link #traced()}, Ductor's own observations
-	 * off, so nothing of Ductor is traced and no trace context is stored: what the tracer costs the
-	 * rest of the application.
+	 * Scenario 1t's third system: tracing on as in {@link #traced()}, Ductor's own
+	 * observations off, so nothing of Ductor is traced and no trace context is stored:
+	 * what the tracer costs the rest of the application.
 	 */
 	static OutboxSystem.Kind tracedWithoutDuctorObservations() {
 		return new OutboxSystem.Kind("Ductor, tracing on, Ductor's observations off",
@@ -149,12 +160,17 @@ final class DuctorSystem implements OutboxSystem {
 				(db, probe) -> new DuctorSystem(shape, db, probe, instances));
 	}
 
-	/** Start one Ductor application on {@code db}, its effect reporting to {@code probe}. */
+	/**
+	 * Start one Ductor application on {@code db}, its effect reporting to {@code probe}.
+	 */
 	static ConfigurableApplicationContext start(Db db, Probe probe, String... properties) {
 		return start(Infrastructure.class, db, probe, properties);
 	}
 
-	/** {@code spring.autoconfigure.exclude} for every Spring Modulith auto-configuration on the classpath. */
+	/**
+	 * {@code spring.autoconfigure.exclude} for every Spring Modulith auto-configuration
+	 * on the classpath.
+	 */
 	static String excludeModulith() {
 		List<String> modulith = new ArrayList<>();
 		for (String name : ImportCandidates.load(AutoConfiguration.class, DuctorSystem.class.getClassLoader())) {
@@ -166,8 +182,9 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
-	 * Start one Ductor application with ingress idempotency as well ({@code IdempotencyService}
-	 * from its auto-configuration); the outbox scenarios leave it out, so no sweeper runs there.
+	 * Start one Ductor application with ingress idempotency as well
+	 * ({@code IdempotencyService} from its auto-configuration); the outbox scenarios
+	 * leave it out, so no sweeper runs there.
 	 */
 	static ConfigurableApplicationContext startWithIdempotency(Db db, Probe probe, String... properties) {
 		return start(WithIdempotency.class, db, probe, properties);
@@ -178,7 +195,8 @@ final class DuctorSystem implements OutboxSystem {
 		all.add("spring.main.banner-mode=off");
 		all.add("spring.main.log-startup-info=false");
 		if (source == FullApplication.class) {
-			all.add(excludeModulith() + (List.of(properties).contains(TRACING_ON) ? "" : "," + TRACING_AUTO_CONFIGURATION));
+			all.add(excludeModulith()
+					+ (List.of(properties).contains(TRACING_ON) ? "" : "," + TRACING_AUTO_CONFIGURATION));
 			all.add("management.endpoints.access.default=none");
 		}
 		all.addAll(extraProperties);
@@ -216,7 +234,9 @@ final class DuctorSystem implements OutboxSystem {
 
 	@Override
 	public long completedInDatabase() {
-		return jdbc().sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'").query(Long.class).single();
+		return jdbc().sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
+			.query(Long.class)
+			.single();
 	}
 
 	@Override
@@ -225,8 +245,8 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
-	 * Started in the first lifecycle phase, so before Ductor's workers, which start in a later one:
-	 * the moment a cold drainer begins.
+	 * Started in the first lifecycle phase, so before Ductor's workers, which start in a
+	 * later one: the moment a cold drainer begins.
 	 */
 	static final class StartMarker implements SmartLifecycle {
 
@@ -261,7 +281,9 @@ final class DuctorSystem implements OutboxSystem {
 
 	}
 
-	/** Where the traced instance's spans go: counted, as cheaply as an exporter can be. */
+	/**
+	 * Where the traced instance's spans go: counted, as cheaply as an exporter can be.
+	 */
 	static final class CountingSpanExporter implements io.opentelemetry.sdk.trace.export.SpanExporter {
 
 		final java.util.concurrent.atomic.LongAdder spans = new java.util.concurrent.atomic.LongAdder();
@@ -305,7 +327,9 @@ final class DuctorSystem implements OutboxSystem {
 
 	}
 
-	/** The headline effect: a key expression, three arguments, a short string among them. */
+	/**
+	 * The headline effect: a key expression, three arguments, a short string among them.
+	 */
 	public static class HandleEffect {
 
 		private final Probe probe;
@@ -321,7 +345,9 @@ final class DuctorSystem implements OutboxSystem {
 
 	}
 
-	/** The application's service that calls the headline effect in its own transaction. */
+	/**
+	 * The application's service that calls the headline effect in its own transaction.
+	 */
 	public static class Publisher {
 
 		private final HandleEffect effect;
@@ -346,8 +372,9 @@ final class DuctorSystem implements OutboxSystem {
 	}
 
 	/**
-	 * An application with the full auto-configuration of this classpath (Ductor's, Boot's, the
-	 * actuator's metrics and health), except Spring Modulith's, which only its own system uses.
+	 * An application with the full auto-configuration of this classpath (Ductor's,
+	 * Boot's, the actuator's metrics and health), except Spring Modulith's, which only
+	 * its own system uses.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration

@@ -19,18 +19,19 @@ import io.ductor.idempotency.IdempotentResult;
 
 /**
  * Scenario 7: an idempotent handler that writes one row, in each of the two modes of
- * {@code @Idempotent}, through {@link IdempotencyService} from Ductor's auto-configuration with
- * its defaults.
+ * {@code @Idempotent}, through {@link IdempotencyService} from Ductor's
+ * auto-configuration with its defaults.
  * <p>
  * N distinct keys from P threads; each request inserts one {@code bench_booking} row.
  * <i>One transaction</i> ({@code IdempotencyMode.ONE_TRANSACTION}, the default):
  * {@link IdempotencyService#executeInTransaction(IdempotentRequest, Class, java.util.function.Supplier)
- * executeInTransaction}, so the reservation, the row and the completed record are one commit.
- * <i>Two-phase</i> ({@code IdempotencyMode.TWO_PHASE}):
- * {@link IdempotencyService#execute(IdempotentRequest, Class, java.util.function.Supplier) execute},
- * so the reservation, the row (the handler's own transaction) and the completion are three
- * commits. Both first run {@value IdempotencyScenario#WARM_UP} untimed keys on the same pool; a
- * trial fails unless every key wrote one row and has one completed record.
+ * executeInTransaction}, so the reservation, the row and the completed record are one
+ * commit. <i>Two-phase</i> ({@code IdempotencyMode.TWO_PHASE}):
+ * {@link IdempotencyService#execute(IdempotentRequest, Class, java.util.function.Supplier)
+ * execute}, so the reservation, the row (the handler's own transaction) and the
+ * completion are three commits. Both first run {@value IdempotencyScenario#WARM_UP}
+ * untimed keys on the same pool; a trial fails unless every key wrote one row and has one
+ * completed record.
  */
 final class IdempotencyModesScenario {
 
@@ -72,7 +73,8 @@ final class IdempotencyModesScenario {
 				IdempotencyService service = context.getBean(IdempotencyService.class);
 				JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 				jdbc.sql("CREATE TABLE bench_booking (id text PRIMARY KEY, request_key text NOT NULL, amount integer"
-						+ " NOT NULL)").update();
+						+ " NOT NULL)")
+					.update();
 				Request request = (key) -> {
 					IdempotentRequest idempotent = new IdempotentRequest("bench", "bookings", key, "fp");
 					java.util.function.Supplier<String> handler = () -> {

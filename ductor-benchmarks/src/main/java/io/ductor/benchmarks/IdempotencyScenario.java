@@ -31,23 +31,25 @@ import io.ductor.idempotency.StoredResponse;
 /**
  * Scenario 5: ingress idempotency.
  * <p>
- * Round trips: N distinct keys from P threads, each reserved and then completed. <i>Ductor</i>:
- * {@link IdempotencyService#reserve(IdempotentRequest)} then
- * {@link IdempotencyService#complete complete(reservation, decisionId, 201 response)}, the service
- * from Ductor's auto-configuration with its defaults (the completion also sends the
- * {@code pg_notify} that wakes parked duplicates). <i>Raw JDBC</i>: two autocommitted statements
- * per key on the same {@code eec_routing_idempotency} table: reserve ({@code INSERT … ON CONFLICT DO
- * NOTHING}) and complete (an update fenced by the owner token), no notification. <i>Raw JDBC +
- * pg_notify</i>: the same, with the completion also announcing the key by {@code pg_notify} in its
- * statement, as Ductor's completion does: it shows what the notification alone costs. All first
- * run {@value #WARM_UP} untimed keys on the same pool.
+ * Round trips: N distinct keys from P threads, each reserved and then completed.
+ * <i>Ductor</i>: {@link IdempotencyService#reserve(IdempotentRequest)} then
+ * {@link IdempotencyService#complete complete(reservation, decisionId, 201 response)},
+ * the service from Ductor's auto-configuration with its defaults (the completion also
+ * sends the {@code pg_notify} that wakes parked duplicates). <i>Raw JDBC</i>: two
+ * autocommitted statements per key on the same {@code eec_routing_idempotency} table:
+ * reserve ({@code INSERT … ON CONFLICT DO
+ * NOTHING}) and complete (an update fenced by the owner token), no notification. <i>Raw
+ * JDBC + pg_notify</i>: the same, with the completion also announcing the key by
+ * {@code pg_notify} in its statement, as Ductor's completion does: it shows what the
+ * notification alone costs. All first run {@value #WARM_UP} untimed keys on the same
+ * pool.
  * <p>
  * Duplicate storm: {@value #STORM} threads released together call
  * {@link IdempotencyService#execute(IdempotentRequest, DuplicatePolicy, Class, java.util.function.Supplier)
  * execute} with one key under {@link DuplicatePolicy#WAIT}; the action holds the key for
- * {@value #ACTION_MILLIS} ms. Measured: from the release to the moment the last of them has its
- * answer. Every answer must be the same value and the action must have run exactly once, or the
- * trial fails.
+ * {@value #ACTION_MILLIS} ms. Measured: from the release to the moment the last of them
+ * has its answer. Every answer must be the same value and the action must have run
+ * exactly once, or the trial fails.
  */
 final class IdempotencyScenario {
 
@@ -57,7 +59,10 @@ final class IdempotencyScenario {
 
 	private static final String RAW = "raw JDBC";
 
-	/** Raw, with the completion announcing the key by {@code pg_notify} in its statement, as Ductor's does. */
+	/**
+	 * Raw, with the completion announcing the key by {@code pg_notify} in its statement,
+	 * as Ductor's does.
+	 */
 	private static final String RAW_NOTIFY = "raw JDBC + pg_notify";
 
 	static final long ACTION_MILLIS = 50;
@@ -82,12 +87,13 @@ final class IdempotencyScenario {
 		int threads = options.producers();
 		String metric = "reserve + complete/s, " + total + " keys, " + threads + " threads";
 		if (total >= 2 * WARM_UP_TRIAL) {
-			// one untimed trial each, so the first timed trial does not pay for JIT and class loading
+			// one untimed trial each, so the first timed trial does not pay for JIT and
+			// class loading
 			List.of(DUCTOR, RAW, RAW_NOTIFY).forEach((system) -> roundTrips(system, WARM_UP_TRIAL, threads));
 			Bench.progress(scenario + " warm-up done");
 		}
-		Map<String, List<Double>> results = this.bench.alternate(scenario, List.of(DUCTOR, RAW, RAW_NOTIFY),
-				(s) -> s, options.trials(), (system) -> roundTrips(system, total, threads));
+		Map<String, List<Double>> results = this.bench.alternate(scenario, List.of(DUCTOR, RAW, RAW_NOTIFY), (s) -> s,
+				options.trials(), (system) -> roundTrips(system, total, threads));
 		Report report = this.bench.report;
 		Report.Row ductorRow = report.add(scenario, DUCTOR, metric, "/s", results.get(DUCTOR));
 		Report.Row rawRow = report.add(scenario, RAW, metric, "/s", results.get(RAW));
@@ -103,8 +109,11 @@ final class IdempotencyScenario {
 			Bench.progress(scenario + " storm trial " + (t + 1) + "/" + options.trials() + ": "
 					+ Report.format(storm.get(t)) + " ms");
 		}
-		report.compare(report.add(scenario, "Ductor", STORM + "-way duplicate storm (WAIT, action holds "
-				+ ACTION_MILLIS + " ms): ms until every caller has its answer", "ms", storm),
+		report.compare(
+				report.add(scenario, "Ductor",
+						STORM + "-way duplicate storm (WAIT, action holds " + ACTION_MILLIS
+								+ " ms): ms until every caller has its answer",
+						"ms", storm),
 				"all " + STORM + " answers equal, action ran once");
 	}
 
@@ -116,7 +125,10 @@ final class IdempotencyScenario {
 		};
 	}
 
-	/** Reserve + complete round trips per second through Ductor's {@link IdempotencyService}. */
+	/**
+	 * Reserve + complete round trips per second through Ductor's
+	 * {@link IdempotencyService}.
+	 */
 	double ductorRoundTrips(int total, int threads) {
 		return this.bench.withDatabase((db) -> {
 			try (ConfigurableApplicationContext context = DuctorSystem.startWithIdempotency(db, Probe.counting(1))) {
@@ -126,7 +138,8 @@ final class IdempotencyScenario {
 					if (!(outcome instanceof ReserveOutcome.Reserved reserved)) {
 						throw new IllegalStateException("Key " + key + " was not reserved: " + outcome);
 					}
-					service.complete(reserved.reservation(), "decision-" + key, new StoredResponse(201, Map.of(), BODY));
+					service.complete(reserved.reservation(), "decision-" + key,
+							new StoredResponse(201, Map.of(), BODY));
 				};
 				return timed("Ductor", total, threads, roundTrip);
 			}
@@ -134,7 +147,8 @@ final class IdempotencyScenario {
 	}
 
 	/**
-	 * {@value #STORM} callers of one key released together under {@link DuplicatePolicy#WAIT}.
+	 * {@value #STORM} callers of one key released together under
+	 * {@link DuplicatePolicy#WAIT}.
 	 * @return ms from the release until every caller has its answer
 	 */
 	double ductorStorm() {
@@ -207,7 +221,10 @@ final class IdempotencyScenario {
 
 	}
 
-	/** Warm up on {@value #WARM_UP} keys, then time {@code total} keys from {@code threads} threads. */
+	/**
+	 * Warm up on {@value #WARM_UP} keys, then time {@code total} keys from
+	 * {@code threads} threads.
+	 */
 	private static double timed(String system, int total, int threads, RoundTrip roundTrip) {
 		for (int i = 0; i < WARM_UP; i++) {
 			roundTrip.run("warm-" + i);
@@ -249,25 +266,27 @@ final class IdempotencyScenario {
 
 	private static void reserveAndComplete(JdbcClient jdbc, String key, boolean notify) {
 		UUID token = UUID.randomUUID();
-		int reserved = jdbc.sql("""
-				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
-				    owner_token, expires_at)
-				VALUES ('bench', 'orders', ?, 'pending', 'fp', ?, now() + interval '1 hour')
-				ON CONFLICT DO NOTHING""").params(key, token).update();
+		int reserved = jdbc
+			.sql("""
+					INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
+					    owner_token, expires_at)
+					VALUES ('bench', 'orders', ?, 'pending', 'fp', ?, now() + interval '1 hour')
+					ON CONFLICT DO NOTHING""")
+			.params(key, token)
+			.update();
 		String update = """
 				UPDATE eec_routing_idempotency
 				SET status = 'completed', decision_id = ?, response_status = 201, response_headers = '{}'::jsonb,
 				    response_body = ?, expires_at = now() + interval '1 day', updated_at = now()
 				WHERE tenant_scope = 'bench' AND pool_id = 'orders' AND idempotency_key = ?
 				  AND owner_token = ? AND status = 'pending'""";
-		int completed = notify
-				? jdbc.sql("WITH settled AS (" + update + " RETURNING tenant_scope, pool_id, idempotency_key) "
-						+ "SELECT count(pg_notify('" + IdempotencyService.CHANNEL
-						+ "', tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key))::int FROM settled")
-					.params("decision-" + key, BODY, key, token)
-					.query(Integer.class)
-					.single()
-				: jdbc.sql(update).params("decision-" + key, BODY, key, token).update();
+		int completed = notify ? jdbc
+			.sql("WITH settled AS (" + update + " RETURNING tenant_scope, pool_id, idempotency_key) "
+					+ "SELECT count(pg_notify('" + IdempotencyService.CHANNEL
+					+ "', tenant_scope || chr(31) || pool_id || chr(31) || idempotency_key))::int FROM settled")
+			.params("decision-" + key, BODY, key, token)
+			.query(Integer.class)
+			.single() : jdbc.sql(update).params("decision-" + key, BODY, key, token).update();
 		if (reserved != 1 || completed != 1) {
 			throw new IllegalStateException("Key " + key + " was not reserved and completed once");
 		}

@@ -8,9 +8,10 @@ import java.lang.annotation.Target;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 
 /**
- * Imports the auto-configurations of a JDBC application with Spring Modulith's event publication
- * registry, listed in {@code META-INF/spring/io.ductor.benchmarks.ImportModulithEvents.imports}
- * (Modulith's own auto-configurations are not public classes).
+ * Imports the auto-configurations of a JDBC application with Spring Modulith's event
+ * publication registry, listed in
+ * {@code META-INF/spring/io.ductor.benchmarks.ImportModulithEvents.imports} (Modulith's
+ * own auto-configurations are not public classes).
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

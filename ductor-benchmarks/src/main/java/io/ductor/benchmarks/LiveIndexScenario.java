@@ -10,13 +10,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Scenario 1i: what the console's index of live intents by id ({@code eec_effect_intent_live_id_idx})
- * costs the producer and the drainer. Scenario 1's headline application, in alternating trials on
- * the schema as migrated (the index holds every live status but {@code in_flight}, so a claim,
- * which moves an intent to {@code in_flight}, writes no entry into it), without the index, and with
- * it on every live status, {@code in_flight} included: end-to-end throughput, the write-ahead log
- * written per effect, and the log of the intents' lives alone (three statements after the trial),
- * which does not depend on the machine's load.
+ * Scenario 1i: what the console's index of live intents by id
+ * ({@code eec_effect_intent_live_id_idx}) costs the producer and the drainer. Scenario
+ * 1's headline application, in alternating trials on the schema as migrated (the index
+ * holds every live status but {@code in_flight}, so a claim, which moves an intent to
+ * {@code in_flight}, writes no entry into it), without the index, and with it on every
+ * live status, {@code in_flight} included: end-to-end throughput, the write-ahead log
+ * written per effect, and the log of the intents' lives alone (three statements after the
+ * trial), which does not depend on the machine's load.
  */
 final class LiveIndexScenario {
 
@@ -53,7 +54,8 @@ final class LiveIndexScenario {
 					+ pairs(results.get(kind), results.get(without)) + ")");
 		}
 		for (OutboxSystem.Kind kind : kinds) {
-			report.add(SCENARIO, kind.name(), "write-ahead log per effect", "bytes", this.walPerEffect.get(kind.name()));
+			report.add(SCENARIO, kind.name(), "write-ahead log per effect", "bytes",
+					this.walPerEffect.get(kind.name()));
 		}
 		Report.Row withoutLife = report.add(SCENARIO, without.name(),
 				"write-ahead log per intent: recorded, claimed, completed (three statements)", "bytes",
@@ -94,9 +96,10 @@ final class LiveIndexScenario {
 	}
 
 	/**
-	 * The write-ahead log of {@code n} intents' lives in three statements, alone on the server:
-	 * recorded pending, claimed (in_flight, leased), completed. Without the drainer's batching and
-	 * commits around it, this is what the indexes write per intent, and it repeats to the byte.
+	 * The write-ahead log of {@code n} intents' lives in three statements, alone on the
+	 * server: recorded pending, claimed (in_flight, leased), completed. Without the
+	 * drainer's batching and commits around it, this is what the indexes write per
+	 * intent, and it repeats to the byte.
 	 */
 	private static double lifecycleWal(Db db, int n) {
 		long before = wal(db);
@@ -113,7 +116,8 @@ final class LiveIndexScenario {
 	}
 
 	private static long wal(Db db) {
-		try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+		try (Connection connection = db.connect();
+				Statement statement = connection.createStatement();
 				ResultSet row = statement.executeQuery("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")) {
 			row.next();
 			return row.getLong(1);

@@ -19,10 +19,11 @@ import org.springframework.transaction.event.TransactionalEventListener;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Spring Modulith's JDBC event publication registry with its defaults: the producer publishes one
- * event in its transaction (the registry writes an {@code event_publication} row), an
- * {@code @Async @TransactionalEventListener} no-op runs after commit on Boot's task executor, and
- * the registry marks the publication completed.
+ * Spring Modulith's JDBC event publication registry with its defaults: the producer
+ * publishes one event in its transaction (the registry writes an
+ * {@code event_publication} row), an {@code @Async @TransactionalEventListener} no-op
+ * runs after commit on Boot's task executor, and the registry marks the publication
+ * completed.
  */
 final class ModulithSystem implements OutboxSystem {
 

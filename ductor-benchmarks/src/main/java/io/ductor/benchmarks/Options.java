@@ -18,13 +18,14 @@ import java.util.Set;
  * @param lagRate offered load of the lag scenario, effects per second
  * @param lagSeconds how long each lag trial offers that load
  * @param backlog intents in the backlog scenario
- * @param bigBacklog intents in the backlog drained by a separate JVM with a capped heap, 0 to skip
+ * @param bigBacklog intents in the backlog drained by a separate JVM with a capped heap,
+ * 0 to skip
  * @param bigBacklogHeap the heap cap of that JVM, for example {@code 256m}
  * @param ticks ticks per tick trial
  * @param rawWorkers claim threads of the raw JDBC drainer
  * @param producerCalls measured calls per trial of the producer's-path scenario
- * @param ductorProperties extra Spring properties of every Ductor instance ({@code --ductor.x=y}), to measure other
- * settings than the defaults
+ * @param ductorProperties extra Spring properties of every Ductor instance
+ * ({@code --ductor.x=y}), to measure other settings than the defaults
  * @param out a file the markdown report is also written to, or {@code null}
  * @param child internal: the role of a child JVM ({@code drain}), or {@code null}
  */

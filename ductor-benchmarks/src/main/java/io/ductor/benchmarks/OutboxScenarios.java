@@ -27,7 +27,9 @@ final class OutboxScenarios {
 
 	private final Map<String, List<Double>> commitsPerEffect = new java.util.HashMap<>();
 
-	/** The benchmark JVM's CPU time per effect of each throughput trial, in µs, by system. */
+	/**
+	 * The benchmark JVM's CPU time per effect of each throughput trial, in µs, by system.
+	 */
 	private final Map<String, List<Double>> cpuPerEffect = new java.util.HashMap<>();
 
 	OutboxScenarios(Bench bench) {
@@ -37,15 +39,22 @@ final class OutboxScenarios {
 		this.modulith = ModulithSystem.kind(Shape.HEADLINE);
 	}
 
-	/** The raw producers with nobody draining: what the producers' own commits allow at most. */
+	/**
+	 * The raw producers with nobody draining: what the producers' own commits allow at
+	 * most.
+	 */
 	private static OutboxSystem.Kind producersAlone(Shape shape) {
 		return new OutboxSystem.Kind("producers alone", (db, probe) -> new RawJdbcSystem(shape, db, probe, 0, true));
 	}
 
-	/** One untimed small trial of each system, so the first measured trial does not pay for JIT and class loading. */
+	/**
+	 * One untimed small trial of each system, so the first measured trial does not pay
+	 * for JIT and class loading.
+	 */
 	void warmUp() {
 		if (this.bench.options.effects() < WARM_UP_EFFECTS) {
-			return; // a tiny run checks the harness; it measures nothing worth warming up for
+			return; // a tiny run checks the harness; it measures nothing worth warming up
+					// for
 		}
 		for (OutboxSystem.Kind kind : List.of(this.ductor, this.raw, this.modulith)) {
 			throughput(kind, Math.min(WARM_UP_EFFECTS, this.bench.options.effects()), this.bench.options.producers());
@@ -54,9 +63,9 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Scenario 1 with the headline effect, 1m with the minimal one: end-to-end throughput of each
-	 * system, and the producers' own commit rate with nobody draining (raw's, and Ductor's with its
-	 * drainer off).
+	 * Scenario 1 with the headline effect, 1m with the minimal one: end-to-end throughput
+	 * of each system, and the producers' own commit rate with nobody draining (raw's, and
+	 * Ductor's with its drainer off).
 	 */
 	void endToEnd(Shape shape) {
 		Options options = this.bench.options;
@@ -81,9 +90,10 @@ final class OutboxScenarios {
 		Report.Row ceilingRow = report.add(scenario, "raw producers alone",
 				"commits/s, N=" + options.effects() + ", P=" + options.producers() + ", nothing drains: the ceiling",
 				"/s", results.get(producersAlone));
-		report.compare(ceilingRow, "Ductor " + Report.ratio(ductorRow.median() / ceilingRow.median()) + ", raw "
-				+ Report.ratio(rawRow.median() / ceilingRow.median()) + ", Modulith "
-				+ Report.ratio(modulithRow.median() / ceilingRow.median()) + " of it");
+		report.compare(ceilingRow,
+				"Ductor " + Report.ratio(ductorRow.median() / ceilingRow.median()) + ", raw "
+						+ Report.ratio(rawRow.median() / ceilingRow.median()) + ", Modulith "
+						+ Report.ratio(modulithRow.median() / ceilingRow.median()) + " of it");
 		Report.Row ductorAloneRow = report.add(scenario, "Ductor producers alone",
 				"commits/s, N=" + options.effects() + ", P=" + options.producers() + ", drainer off", "/s",
 				results.get(ductorAlone));
@@ -101,10 +111,10 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Scenario 1t: end-to-end throughput of the headline shape, each producer call an observed
-	 * request, with tracing on (every trace sampled, or one in ten; each request and each attempt
-	 * a span, the request's trace context stored with every intent) against the same application
-	 * with tracing off, in alternating trials.
+	 * Scenario 1t: end-to-end throughput of the headline shape, each producer call an
+	 * observed request, with tracing on (every trace sampled, or one in ten; each request
+	 * and each attempt a span, the request's trace context stored with every intent)
+	 * against the same application with tracing off, in alternating trials.
 	 */
 	void tracing() {
 		Options options = this.bench.options;
@@ -117,8 +127,7 @@ final class OutboxScenarios {
 		OutboxSystem.Kind sampled = DuctorSystem.tracedAtDefaultSampling();
 		OutboxSystem.Kind observingRecordings = DuctorSystem.tracedObservingRecordings();
 		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario,
-				List.of(off, on, tracerOnly, sampled, observingRecordings),
-				OutboxSystem.Kind::name, options.trials(),
+				List.of(off, on, tracerOnly, sampled, observingRecordings), OutboxSystem.Kind::name, options.trials(),
 				(kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
 		Report.Row offRow = report.add(scenario, "Ductor, tracing off", metric, "/s", results.get(off));
@@ -136,7 +145,8 @@ final class OutboxScenarios {
 		Report.Row observingRow = report.add(scenario, observingRecordings.name(), metric, "/s",
 				results.get(observingRecordings));
 		report.compare(observingRow, Report.ratio(observingRow.median() / offRow.median()) + " tracing off");
-		// the benchmark JVM's CPU per effect: what each system costs the application, less sensitive
+		// the benchmark JVM's CPU per effect: what each system costs the application,
+		// less sensitive
 		// than throughput to what else runs on the machine
 		String cpu = "JVM CPU per effect (application and drainer, every thread)";
 		Report.Row offCpu = report.add(scenario, "Ductor, tracing off", cpu, "µs", this.cpuPerEffect.get(off.name()));
@@ -187,22 +197,23 @@ final class OutboxScenarios {
 		String scenario = "6 scale-out";
 		List<OutboxSystem.Kind> systems = List.of(DuctorSystem.kind(Shape.HEADLINE, 1),
 				DuctorSystem.kind(Shape.HEADLINE, 2), DuctorSystem.kind(Shape.HEADLINE, 3));
-		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, systems,
-				OutboxSystem.Kind::name, options.trials(),
-				(kind) -> throughput(kind, options.effects(), options.producers()));
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, systems, OutboxSystem.Kind::name,
+				options.trials(), (kind) -> throughput(kind, options.effects(), options.producers()));
 		Report report = this.bench.report;
 		double one = Stats.median(results.get(systems.get(0)));
 		for (int i = 0; i < systems.size(); i++) {
 			Report.Row row = report.add(scenario, (i + 1) + " Ductor instance" + ((i == 0) ? "" : "s"),
-					"effects/s, N=" + options.effects() + ", P=" + options.producers() + " spread over the instances", "/s",
-					results.get(systems.get(i)));
+					"effects/s, N=" + options.effects() + ", P=" + options.producers() + " spread over the instances",
+					"/s", results.get(systems.get(i)));
 			if (i > 0) {
 				report.compare(row, Report.ratio(row.median() / one) + " of 1 instance");
 			}
 		}
 	}
 
-	/** @return effects per second from the first commit to the last completion */
+	/**
+	 * @return effects per second from the first commit to the last completion
+	 */
 	double throughput(OutboxSystem.Kind kind, int n, int producers) {
 		return this.bench.withDatabase((db) -> {
 			Probe probe = Probe.tracking(n);
@@ -227,15 +238,17 @@ final class OutboxScenarios {
 		});
 	}
 
-	/** @return the CPU time this JVM has used, every thread's (GC and compiler included) */
+	/**
+	 * @return the CPU time this JVM has used, every thread's (GC and compiler included)
+	 */
 	private static long processCpuNanos() {
 		return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
 			.getOperatingSystemMXBean()).getProcessCpuTime();
 	}
 
 	/**
-	 * @return intents committed per second by the producers alone, first commit to last: no
-	 * system drains faster than its producers commit
+	 * @return intents committed per second by the producers alone, first commit to last:
+	 * no system drains faster than its producers commit
 	 */
 	private double commitRate(OutboxSystem.Kind kind, int n, int producers) {
 		return this.bench.withDatabase((db) -> {
@@ -249,9 +262,10 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Offer {@code rate} effects per second for {@code seconds} from {@code producers} threads (an
-	 * open loop: arrivals do not wait for earlier commits).
-	 * @return p50, p95, p99 on the JVM clock, then p50, p95, p99 on the database clock, in ms
+	 * Offer {@code rate} effects per second for {@code seconds} from {@code producers}
+	 * threads (an open loop: arrivals do not wait for earlier commits).
+	 * @return p50, p95, p99 on the JVM clock, then p50, p95, p99 on the database clock,
+	 * in ms
 	 */
 	private double[] lagTrial(OutboxSystem.Kind kind, int rate, int seconds, int producers) {
 		int n = rate * seconds;
@@ -276,12 +290,13 @@ final class OutboxScenarios {
 						throw new IllegalStateException("Producers did not finish");
 					}
 					Bench.awaitCompleted(system, probe);
-					// the first second (or fifth) warms up connections and code paths; it is not measured
+					// the first second (or fifth) warms up connections and code paths; it
+					// is not measured
 					int skip = Math.min(rate, n / 5);
 					double[] jvm = probe.jvmLagsMillis(skip);
 					double[] database = probe.dbLagsMillis(skip);
-					return new double[] { Stats.percentile(jvm, 50), Stats.percentile(jvm, 95), Stats.percentile(jvm, 99),
-							Stats.percentile(database, 50), Stats.percentile(database, 95),
+					return new double[] { Stats.percentile(jvm, 50), Stats.percentile(jvm, 95),
+							Stats.percentile(jvm, 99), Stats.percentile(database, 50), Stats.percentile(database, 95),
 							Stats.percentile(database, 99) };
 				}
 			}

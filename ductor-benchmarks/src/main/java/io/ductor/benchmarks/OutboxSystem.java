@@ -3,15 +3,18 @@ package io.ductor.benchmarks;
 import java.util.function.BiFunction;
 
 /**
- * One system that turns a committed transaction into a dispatched no-op handler: Ductor, the raw
- * JDBC outbox, or Spring Modulith's JDBC event publication registry. Each runs on its own database.
+ * One system that turns a committed transaction into a dispatched no-op handler: Ductor,
+ * the raw JDBC outbox, or Spring Modulith's JDBC event publication registry. Each runs on
+ * its own database.
  */
 interface OutboxSystem extends AutoCloseable {
 
 	/** Commit one transaction that records effect {@code seq}; reports to the probe. */
 	void produce(int seq);
 
-	/** @return how many effects the system itself has recorded as completed */
+	/**
+	 * @return how many effects the system itself has recorded as completed
+	 */
 	long completedInDatabase();
 
 	@Override

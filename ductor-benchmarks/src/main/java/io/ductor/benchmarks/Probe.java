@@ -18,12 +18,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 /**
  * What every system under test reports, the same way: producers stamp the moment their
- * transaction committed, the no-op handler (a {@code @DurableEffect}, a Modulith listener, the raw
- * drainer's loop) stamps the moment it is entered. Effects are numbered {@code 0..expected-1}.
+ * transaction committed, the no-op handler (a {@code @DurableEffect}, a Modulith
+ * listener, the raw drainer's loop) stamps the moment it is entered. Effects are numbered
+ * {@code 0..expected-1}.
  * <p>
- * In lag mode it also keeps both instants per effect, on the JVM's monotonic clock and on the
- * database clock ({@code clock_timestamp()} read as the producer's last statement before commit,
- * and read by the handler on its own small pool), so every system pays the same measuring cost.
+ * In lag mode it also keeps both instants per effect, on the JVM's monotonic clock and on
+ * the database clock ({@code clock_timestamp()} read as the producer's last statement
+ * before commit, and read by the handler on its own small pool), so every system pays the
+ * same measuring cost.
  */
 final class Probe {
 
@@ -84,9 +86,10 @@ final class Probe {
 	}
 
 	/**
-	 * Join the caller's transaction: stamp its commit (registered first, so it runs before any
-	 * system's own after-commit work) and, in lag mode, read the database clock as the last
-	 * statement before commit. Call at the start of the producer's transaction.
+	 * Join the caller's transaction: stamp its commit (registered first, so it runs
+	 * before any system's own after-commit work) and, in lag mode, read the database
+	 * clock as the last statement before commit. Call at the start of the producer's
+	 * transaction.
 	 */
 	void producing(int seq) {
 		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
@@ -134,7 +137,9 @@ final class Probe {
 		}
 	}
 
-	/** @return whether every effect was dispatched at least once within {@code timeout} */
+	/**
+	 * @return whether every effect was dispatched at least once within {@code timeout}
+	 */
 	boolean awaitAll(Duration timeout) throws InterruptedException {
 		return this.all.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
 	}
@@ -143,7 +148,10 @@ final class Probe {
 		return this.firstCommit.get();
 	}
 
-	/** @return when the first handler was entered: a backlog's drain is timed from its first claimed batch */
+	/**
+	 * @return when the first handler was entered: a backlog's drain is timed from its
+	 * first claimed batch
+	 */
 	long firstDispatchNanos() {
 		return this.firstDispatch.get();
 	}
@@ -152,12 +160,17 @@ final class Probe {
 		return this.distinct.get();
 	}
 
-	/** @return dispatches beyond the first of each effect (at-least-once at work) */
+	/**
+	 * @return dispatches beyond the first of each effect (at-least-once at work)
+	 */
 	long duplicates() {
 		return this.calls.get() - this.distinct.get();
 	}
 
-	/** @return commit-to-dispatch lags in milliseconds on the JVM clock, for effects {@code from..expected-1} */
+	/**
+	 * @return commit-to-dispatch lags in milliseconds on the JVM clock, for effects
+	 * {@code from..expected-1}
+	 */
 	double[] jvmLagsMillis(int from) {
 		double[] lags = new double[this.expected - from];
 		for (int i = from; i < this.expected; i++) {
@@ -166,7 +179,10 @@ final class Probe {
 		return lags;
 	}
 
-	/** @return pre-commit-to-dispatch lags in milliseconds on the database clock, or {@code null} */
+	/**
+	 * @return pre-commit-to-dispatch lags in milliseconds on the database clock, or
+	 * {@code null}
+	 */
 	double[] dbLagsMillis(int from) {
 		if (this.dispatchDbMicros == null) {
 			return null;

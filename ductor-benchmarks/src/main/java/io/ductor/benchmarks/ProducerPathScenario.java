@@ -24,12 +24,13 @@ import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
 /**
- * Scenario 0: what one producer's transaction costs in the producer's own thread, in figures the
- * load of the machine does not move: bytes allocated and CPU time per call (from the JVM's
- * per-thread counters), statements and round trips per intent (counted by {@link CountingDriver}
- * in a separate pass, so that its proxies cost nothing in the first), and for Ductor's headline
- * effect where that CPU time and those bytes go (JFR execution and allocation samples of the
- * producer threads, each sample charged to the innermost step of the path on its stack).
+ * Scenario 0: what one producer's transaction costs in the producer's own thread, in
+ * figures the load of the machine does not move: bytes allocated and CPU time per call
+ * (from the JVM's per-thread counters), statements and round trips per intent (counted by
+ * {@link CountingDriver} in a separate pass, so that its proxies cost nothing in the
+ * first), and for Ductor's headline effect where that CPU time and those bytes go (JFR
+ * execution and allocation samples of the producer threads, each sample charged to the
+ * innermost step of the path on its stack).
  */
 final class ProducerPathScenario {
 
@@ -55,8 +56,8 @@ final class ProducerPathScenario {
 			systems.forEach((kind) -> figures.put(kind, new ArrayList<>()));
 			this.bench.alternate(SCENARIO + ", " + label, systems, OutboxSystem.Kind::name, options.trials(),
 					(kind) -> {
-						double[] trial = this.bench.withDatabase(
-								(db) -> measure(kind, db, warmUp, calls, options.producers(), false));
+						double[] trial = this.bench
+							.withDatabase((db) -> measure(kind, db, warmUp, calls, options.producers(), false));
 						figures.get(kind).add(trial);
 						return trial[0];
 					});
@@ -72,24 +73,26 @@ final class ProducerPathScenario {
 						figures.get(kind).stream().map((f) -> f[0]).toList());
 				report.add(SCENARIO, system, "CPU time per call (producer thread)", "µs",
 						figures.get(kind).stream().map((f) -> f[1]).toList());
-				double[] counted = this.bench.withDatabase(
-						(db) -> measure(kind, db.counting(), warmUp, Math.min(calls, 2_000), options.producers(), true));
-				report.add(SCENARIO, system, "statements per call, as the driver sends them", "",
-						List.of(counted[2]));
+				double[] counted = this.bench.withDatabase((db) -> measure(kind, db.counting(), warmUp,
+						Math.min(calls, 2_000), options.producers(), true));
+				report.add(SCENARIO, system, "statements per call, as the driver sends them", "", List.of(counted[2]));
 				report.add(SCENARIO, system, "round trips per call (statements, commit)", "", List.of(counted[3]));
 			}
 		}
 		this.bench.report.section(profile(3 * calls, warmUp, options.producers()));
 	}
 
-	/** Ductor's headline figures per call, medians of the trials above: what the profile apportions. */
+	/**
+	 * Ductor's headline figures per call, medians of the trials above: what the profile
+	 * apportions.
+	 */
 	private double medianBytes;
 
 	private double medianCpu;
 
 	/**
-	 * @return bytes and CPU µs per call, statements and round trips per call (these only when
-	 * {@code counting})
+	 * @return bytes and CPU µs per call, statements and round trips per call (these only
+	 * when {@code counting})
 	 */
 	private double[] measure(OutboxSystem.Kind kind, Db db, int warmUp, int calls, int producers, boolean counting) {
 		Probe probe = Probe.tracking(warmUp + calls);
@@ -108,9 +111,9 @@ final class ProducerPathScenario {
 	private long[] lastTotals = new long[2];
 
 	/**
-	 * Produce effects {@code from..to-1} from {@code producers} threads; their allocation and CPU
-	 * time go to {@link #lastTotals}, and with {@code counts} their statements and round trips to
-	 * {@code counts[2..3]}.
+	 * Produce effects {@code from..to-1} from {@code producers} threads; their allocation
+	 * and CPU time go to {@link #lastTotals}, and with {@code counts} their statements
+	 * and round trips to {@code counts[2..3]}.
 	 */
 	private void run(OutboxSystem system, int from, int to, int producers, long[] counts) {
 		if (from >= to) {
@@ -176,7 +179,10 @@ final class ProducerPathScenario {
 		}
 	}
 
-	/** One more Ductor trial of the headline effect under JFR: where the CPU time and the bytes go. */
+	/**
+	 * One more Ductor trial of the headline effect under JFR: where the CPU time and the
+	 * bytes go.
+	 */
 	private String profile(int calls, int warmUp, int producers) {
 		OutboxSystem.Kind kind = DuctorSystem.kind(Shape.HEADLINE, 1);
 		Map<String, long[]> byStep = new LinkedHashMap<>();
@@ -201,7 +207,8 @@ final class ProducerPathScenario {
 				for (RecordedEvent event : RecordingFile.readAllEvents(file)) {
 					boolean cpu = event.getEventType().getName().equals("jdk.ExecutionSample");
 					RecordedThread thread = event.getThread(cpu ? "sampledThread" : "eventThread");
-					if (thread == null || thread.getJavaName() == null || !thread.getJavaName().startsWith(THREAD_PREFIX)) {
+					if (thread == null || thread.getJavaName() == null
+							|| !thread.getJavaName().startsWith(THREAD_PREFIX)) {
 						continue;
 					}
 					long[] counts = byStep.get(step(event.getStackTrace()));
@@ -246,8 +253,9 @@ final class ProducerPathScenario {
 	private static final String OTHER = "everything else (the benchmark's producer loop, JIT, GC barriers)";
 
 	/**
-	 * One step of the producer's path: a sample belongs to the first step of {@link #STEPS} with a
-	 * frame on its stack (the specific steps come first, the enclosing ones last).
+	 * One step of the producer's path: a sample belongs to the first step of
+	 * {@link #STEPS} with a frame on its stack (the specific steps come first, the
+	 * enclosing ones last).
 	 */
 	private record Step(String name, List<String> prefixes) {
 
@@ -278,25 +286,24 @@ final class ProducerPathScenario {
 			new Step("after-commit work registered (synchronization, resource)",
 					List.of("io.ductor.effect.internal.EffectWriter.onCommit",
 							"io.ductor.effect.internal.EffectWriter.scheduled")),
-			new Step("after commit: metrics, drainer wake-up, notifier",
-					List.of("org.springframework.transaction.support.AbstractPlatformTransactionManager.triggerAfterCompletion",
-							"org.springframework.transaction.support.AbstractPlatformTransactionManager.triggerAfterCommit",
-							"org.springframework.transaction.support.TransactionSynchronizationUtils.invokeAfter")),
+			new Step("after commit: metrics, drainer wake-up, notifier", List.of(
+					"org.springframework.transaction.support.AbstractPlatformTransactionManager.triggerAfterCompletion",
+					"org.springframework.transaction.support.AbstractPlatformTransactionManager.triggerAfterCommit",
+					"org.springframework.transaction.support.TransactionSynchronizationUtils.invokeAfter")),
 			new Step("COMMIT: the driver and the round trip",
 					List.of("org.springframework.jdbc.datasource.DataSourceTransactionManager.doCommit")),
 			new Step("BEGIN: connection from the pool, auto-commit off",
 					List.of("org.springframework.jdbc.datasource.DataSourceTransactionManager.doBegin")),
-			new Step("connection back to the pool",
-					List.of("org.springframework.jdbc.datasource.DataSourceTransactionManager.doCleanupAfterCompletion")),
+			new Step("connection back to the pool", List
+				.of("org.springframework.jdbc.datasource.DataSourceTransactionManager.doCleanupAfterCompletion")),
 			new Step("interceptor: finding the effect",
 					List.of("io.ductor.effect.internal.DurableEffectInterceptor.",
-							"io.ductor.effect.internal.EffectRegistry.",
-							"io.ductor.effect.internal.EffectMethods.",
+							"io.ductor.effect.internal.EffectRegistry.", "io.ductor.effect.internal.EffectMethods.",
 							"io.ductor.effect.internal.DurableEffectAdvisor")),
 			new Step("recording: checks, key validation, tick lookup",
 					List.of("io.ductor.effect.", "io.ductor.internal.Ids.", "io.ductor.run.Tick.")),
-			new Step("Spring's proxies, @Transactional, the calling method",
-					List.of("org.springframework.aop.", "org.springframework.transaction.", "io.ductor.benchmarks.DuctorSystem$")));
+			new Step("Spring's proxies, @Transactional, the calling method", List.of("org.springframework.aop.",
+					"org.springframework.transaction.", "io.ductor.benchmarks.DuctorSystem$")));
 
 	private static String step(RecordedStackTrace stack) {
 		if (stack == null) {

@@ -16,13 +16,13 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import tools.jackson.databind.json.JsonMapper;
 
-
 /**
- * The raw JDBC baseline: the same {@code eec_effect_intent} table (Ductor's own migration), the
- * intent inserted in the producer's transaction, and claim threads that each take a batch with
- * {@code FOR UPDATE SKIP LOCKED}, run the handlers and mark the batch completed in that same
- * transaction. No leases, fencing, retries, notifications or metrics; a commit wakes the claim
- * threads in this JVM, as Ductor's commit wakes its local drainer.
+ * The raw JDBC baseline: the same {@code eec_effect_intent} table (Ductor's own
+ * migration), the intent inserted in the producer's transaction, and claim threads that
+ * each take a batch with {@code FOR UPDATE SKIP LOCKED}, run the handlers and mark the
+ * batch completed in that same transaction. No leases, fencing, retries, notifications or
+ * metrics; a commit wakes the claim threads in this JVM, as Ductor's commit wakes its
+ * local drainer.
  */
 final class RawJdbcSystem implements OutboxSystem {
 
@@ -90,9 +90,9 @@ final class RawJdbcSystem implements OutboxSystem {
 	}
 
 	/**
-	 * Creates Ductor's tables with Ductor's own migrations, as a pipeline running them itself does
-	 * (their location and history table are documented), so both sides share one table shape.
-	 * Flyway takes two connections from {@code dataSource}.
+	 * Creates Ductor's tables with Ductor's own migrations, as a pipeline running them
+	 * itself does (their location and history table are documented), so both sides share
+	 * one table shape. Flyway takes two connections from {@code dataSource}.
 	 */
 	static void createSchema(javax.sql.DataSource dataSource) {
 		Flyway.configure(RawJdbcSystem.class.getClassLoader())
@@ -110,7 +110,8 @@ final class RawJdbcSystem implements OutboxSystem {
 		this.tx.executeWithoutResult((status) -> {
 			this.probe.producing(seq);
 			if (this.shape == Shape.HEADLINE) {
-				// what an application's own outbox does: its key, the arguments as JSON, one insert
+				// what an application's own outbox does: its key, the arguments as JSON,
+				// one insert
 				this.jdbc.sql("""
 						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
 						VALUES ('bench.handle', ?, ?::jsonb, 'raw')""")
@@ -139,7 +140,9 @@ final class RawJdbcSystem implements OutboxSystem {
 
 	@Override
 	public long completedInDatabase() {
-		return this.jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'").query(Long.class).single();
+		return this.jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
+			.query(Long.class)
+			.single();
 	}
 
 	@Override

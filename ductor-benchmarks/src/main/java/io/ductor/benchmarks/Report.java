@@ -75,8 +75,10 @@ final class Report {
 		for (Row row : this.rows) {
 			String median = Double.isNaN(row.median()) ? "n/a" : format(row.median()) + " " + row.unit();
 			String trials = row.trials().stream().map(Report::format).collect(Collectors.joining(" / "));
-			out.append("| ").append(String.join(" | ", row.scenario(), row.system(), row.metric(), median, trials,
-					row.ratio(), row.target(), row.verdict())).append(" |\n");
+			out.append("| ")
+				.append(String.join(" | ", row.scenario(), row.system(), row.metric(), median, trials, row.ratio(),
+						row.target(), row.verdict()))
+				.append(" |\n");
 		}
 		if (!this.notes.isEmpty()) {
 			out.append('\n');

@@ -15,7 +15,10 @@ final class Stats {
 		return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	}
 
-	/** @return the nearest-rank percentile {@code p} (0..100) of {@code values}, which it sorts */
+	/**
+	 * @return the nearest-rank percentile {@code p} (0..100) of {@code values}, which it
+	 * sorts
+	 */
 	static double percentile(double[] values, double p) {
 		Arrays.sort(values);
 		int rank = (int) Math.ceil(p / 100.0 * values.length);

@@ -21,7 +21,8 @@ import io.ductor.run.TickService;
 
 /**
  * Scenario 4: ticks. Each of P threads ticks a run of its own (no contention), Ductor's
- * {@link TickService} against the raw conditional update (read the row, {@code UPDATE … WHERE
+ * {@link TickService} against the raw conditional update (read the row,
+ * {@code UPDATE … WHERE
  * record_version = ?}); then 16 threads tick one run and every conflict is retried.
  */
 final class TickScenario {
@@ -126,11 +127,14 @@ final class TickScenario {
 		});
 	}
 
-	/** @return ticks per second and conflict retries per applied tick */
+	/**
+	 * @return ticks per second and conflict retries per applied tick
+	 */
 	private double[] ductorHot(int total) {
 		return this.bench.withDatabase((db) -> {
 			try (ConfigurableApplicationContext context = DuctorSystem.start(db, Probe.counting(1),
-					"ductor.effects.drainer.enabled=false", "spring.datasource.hikari.maximum-pool-size=" + HOT_THREADS)) {
+					"ductor.effects.drainer.enabled=false",
+					"spring.datasource.hikari.maximum-pool-size=" + HOT_THREADS)) {
 				TickService ticks = context.getBean(TickService.class);
 				ticks.start("bench", "hot", new Counter(0));
 				return timed(total, HOT_THREADS, (thread, i) -> {
@@ -145,14 +149,19 @@ final class TickScenario {
 		});
 	}
 
-	/** One tick of thread {@code thread}, its {@code i}-th; returns its conflict retries. */
+	/**
+	 * One tick of thread {@code thread}, its {@code i}-th; returns its conflict retries.
+	 */
 	interface TickCall {
 
 		int tick(int thread, int i);
 
 	}
 
-	/** @return ticks per second and retries per tick, {@code total} ticks split over {@code threads} */
+	/**
+	 * @return ticks per second and retries per tick, {@code total} ticks split over
+	 * {@code threads}
+	 */
 	private static double[] timed(int total, int threads, TickCall call) {
 		AtomicLong retries = new AtomicLong();
 		ExecutorService pool = Executors.newFixedThreadPool(threads);

@@ -7,15 +7,15 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The harness itself runs end to end with tiny figures: every system starts, every effect is
- * dispatched and recorded, and the report has its rows. It times nothing.
+ * The harness itself runs end to end with tiny figures: every system starts, every effect
+ * is dispatched and recorded, and the report has its rows. It times nothing.
  */
 class BenchmarkSmokeTest {
 
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
-		Options options = Options.parse("--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing,live-index",
-				"--trials=1",
+		Options options = Options.parse(
+				"--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing,live-index", "--trials=1",
 				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
 
@@ -25,13 +25,13 @@ class BenchmarkSmokeTest {
 		}
 		assertThat(report).contains("| 0 producer's path | Ductor, headline effect | bytes allocated per call",
 				"| 0 producer's path | raw JDBC, minimal effect | round trips per call",
-				"Where the producer's path of the headline effect goes", "| 1 end-to-end outbox | Ductor producers alone |");
+				"Where the producer's path of the headline effect goes",
+				"| 1 end-to-end outbox | Ductor producers alone |");
 		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
-				"| 5 idempotency | raw JDBC + pg_notify |",
-				"| 5 idempotency | Ductor | 200-way duplicate storm", "all 200 answers equal, action ran once",
-				"| 7 idempotent handler | one transaction | requests/s", "| 7 idempotent handler | two-phase |",
-				"| 1t end-to-end outbox, tracing | Ductor, tracing off |",
+				"| 5 idempotency | raw JDBC + pg_notify |", "| 5 idempotency | Ductor | 200-way duplicate storm",
+				"all 200 answers equal, action ran once", "| 7 idempotent handler | one transaction | requests/s",
+				"| 7 idempotent handler | two-phase |", "| 1t end-to-end outbox, tracing | Ductor, tracing off |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing on |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing on, every recording observed |",
 				"| 1t end-to-end outbox, tracing | Ductor, tracing off | JVM CPU per effect",

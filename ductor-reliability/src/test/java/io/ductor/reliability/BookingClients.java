@@ -23,11 +23,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The booking storm's clients, behaving as the IETF Idempotency-Key draft asks: every key is
- * sent by several clients at once, and each of them retries with the same key and body on a
- * connection error, a {@code 409} or a {@code 5xx} until it gets another answer. Every answer
- * is recorded per key. Keys are issued while at most {@code keysInFlight} are unanswered, so
- * the application is busy whenever it is up.
+ * The booking storm's clients, behaving as the IETF Idempotency-Key draft asks: every key
+ * is sent by several clients at once, and each of them retries with the same key and body
+ * on a connection error, a {@code 409} or a {@code 5xx} until it gets another answer.
+ * Every answer is recorded per key. Keys are issued while at most {@code keysInFlight}
+ * are unanswered, so the application is busy whenever it is up.
  */
 final class BookingClients implements AutoCloseable {
 
@@ -72,7 +72,8 @@ final class BookingClients implements AutoCloseable {
 	 * Start issuing keys.
 	 * @param prefix the keys' prefix
 	 * @param path the endpoint, {@code /bookings}
-	 * @param targets the instances up now, one chosen at random per send (empty while all are down)
+	 * @param targets the instances up now, one chosen at random per send (empty while all
+	 * are down)
 	 * @param copies how many clients send each key at once
 	 * @param keysInFlight how many keys may be unanswered at once
 	 * @param minimumKeys how many keys to issue at least
@@ -155,7 +156,8 @@ final class BookingClients implements AutoCloseable {
 			int status = response.statusCode();
 			if (status == 409 || status >= 500) {
 				(status == 409 ? this.conflicts : this.serverErrors).incrementAndGet();
-				// the draft's Retry-After is 1 s; these clients come back sooner, to keep the pressure on
+				// the draft's Retry-After is 1 s; these clients come back sooner, to keep
+				// the pressure on
 				sleep(100 + random.nextInt(200));
 				continue;
 			}

@@ -15,12 +15,14 @@ import io.ductor.test.ChildJvm;
 import io.ductor.test.TestDatabase;
 
 /**
- * One booking application ({@link BookingApplication}) in a JVM of its own, launched with the
- * test's classpath and killed with SIGKILL.
+ * One booking application ({@link BookingApplication}) in a JVM of its own, launched with
+ * the test's classpath and killed with SIGKILL.
  */
 final class BookingInstance implements AutoCloseable {
 
-	/** Every connection of a booking instance has an application_name starting with this. */
+	/**
+	 * Every connection of a booking instance has an application_name starting with this.
+	 */
 	static final String APPLICATION_NAME_PREFIX = "booking-app-";
 
 	final String name;
@@ -41,7 +43,8 @@ final class BookingInstance implements AutoCloseable {
 	/**
 	 * Launch an instance.
 	 * @param directory where its log goes
-	 * @param name the instance and its start, for example {@code a-g2}: recorded on every booking it makes
+	 * @param name the instance and its start, for example {@code a-g2}: recorded on every
+	 * booking it makes
 	 */
 	static BookingInstance launch(Path directory, TestDatabase database, String name, int port) throws IOException {
 		Files.createDirectories(directory);
@@ -58,7 +61,10 @@ final class BookingInstance implements AutoCloseable {
 		return URI.create("http://127.0.0.1:" + this.port + path);
 	}
 
-	/** Waits until the instance answers HTTP; fails with the end of its log when it died or took too long. */
+	/**
+	 * Waits until the instance answers HTTP; fails with the end of its log when it died
+	 * or took too long.
+	 */
 	Duration awaitReady(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
 		long deadline = start + timeout.toNanos();

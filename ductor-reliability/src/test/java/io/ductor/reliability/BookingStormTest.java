@@ -33,12 +33,13 @@ import io.ductor.test.TestDatabases;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The booking storm: a booking application written from the README ({@code POST /bookings},
- * {@code @Idempotent}, a row and a {@code @DurableEffect} hold per booking) under clients that
- * send every key several times at once and retry on connection errors, 409 and 5xx, while its
- * JVM is killed with SIGKILL (or every connection of two instances is terminated). Judged per
- * key, in SQL and in what the clients got: one booking, one hold intent, one hold at the hotel,
- * and one booking id in every answer.
+ * The booking storm: a booking application written from the README
+ * ({@code POST /bookings}, {@code @Idempotent}, a row and a {@code @DurableEffect} hold
+ * per booking) under clients that send every key several times at once and retry on
+ * connection errors, 409 and 5xx, while its JVM is killed with SIGKILL (or every
+ * connection of two instances is terminated). Judged per key, in SQL and in what the
+ * clients got: one booking, one hold intent, one hold at the hotel, and one booking id in
+ * every answer.
  */
 class BookingStormTest {
 
@@ -61,8 +62,9 @@ class BookingStormTest {
 	}
 
 	/**
-	 * What the two-phase mode's documented crash window does to the bookings. Judged per key, like
-	 * every storm; the window's consequences are asserted to be found, everything else to be 0.
+	 * What the two-phase mode's documented crash window does to the bookings. Judged per
+	 * key, like every storm; the window's consequences are asserted to be found,
+	 * everything else to be 0.
 	 */
 	static final Set<String> TWO_PHASE_WINDOW = Set.of("keys with two or more bookings (must be 0)",
 			"keys answered with two different booking ids (must be 0)",
@@ -77,10 +79,10 @@ class BookingStormTest {
 	}
 
 	/**
-	 * The same storm on {@code @Idempotent(mode = TWO_PHASE)}, whose crash window is documented: a
-	 * booking committed before a kill and its pending reservation swept lets a retry book again.
-	 * It keeps the harness honest: if the judge stopped finding that window, it would no longer
-	 * prove that the default mode closes it.
+	 * The same storm on {@code @Idempotent(mode = TWO_PHASE)}, whose crash window is
+	 * documented: a booking committed before a kill and its pending reservation swept
+	 * lets a retry book again. It keeps the harness honest: if the judge stopped finding
+	 * that window, it would no longer prove that the default mode closes it.
 	 */
 	@Test
 	@Tag("long")
@@ -91,8 +93,8 @@ class BookingStormTest {
 
 	/**
 	 * The same storm on the README's one-transaction form from code
-	 * ({@code IdempotencyService.executeInTransaction}): the control that shows the judge passes
-	 * an implementation that commits the booking and its decision together.
+	 * ({@code IdempotencyService.executeInTransaction}): the control that shows the judge
+	 * passes an implementation that commits the booking and its decision together.
 	 */
 	@Test
 	@Tag("long")
@@ -120,7 +122,8 @@ class BookingStormTest {
 			try (BookingClients clients = new BookingClients(directoryName, path, () -> up, storm.copies(),
 					storm.keysInFlight(), storm.minimumKeys(), faulting::get, Duration.ofSeconds(240))) {
 				for (int kill = 1; kill <= storm.faults(); kill++) {
-					Thread.sleep(storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
+					Thread.sleep(
+							storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
 					up.clear();
 					instance.kill();
 					instance = BookingInstance.launch(directory, database, "a-g" + kill, port);
@@ -133,10 +136,11 @@ class BookingStormTest {
 				Map<String, Object> figures = judge(postgres.dataSource(), clients, pool);
 				Report report = new Report(scenario).parameter("endpoint", "POST " + path)
 					.parameter("kills (SIGKILL)", storm.faults())
-					.parameter("time between ready and kill", storm.pauseMinMillis() + " to " + storm.pauseMaxMillis()
-							+ " ms, random (seed 20261201)")
-					.parameter("clients", storm.copies() + " per key at once, at most " + storm.keysInFlight()
-							+ " keys unanswered; retry on connection error, 409 and 5xx")
+					.parameter("time between ready and kill",
+							storm.pauseMinMillis() + " to " + storm.pauseMaxMillis() + " ms, random (seed 20261201)")
+					.parameter("clients",
+							storm.copies() + " per key at once, at most " + storm.keysInFlight()
+									+ " keys unanswered; retry on connection error, 409 and 5xx")
 					.parameter("booking.yml", "pending-ttl 2s, sweeper 250ms, wait-timeout 1s")
 					.figure("kills survived", storm.faults())
 					.figure("restart to ready (JVM start)", Report.spread(restarts))
@@ -169,10 +173,11 @@ class BookingStormTest {
 			b.awaitReady(Duration.ofSeconds(90));
 			up.addAll(List.of(a, b));
 			long terminated = 0;
-			try (BookingClients clients = new BookingClients("term", "/bookings", () -> up, storm.copies(), storm.keysInFlight(),
-					storm.minimumKeys(), faulting::get, Duration.ofSeconds(240))) {
+			try (BookingClients clients = new BookingClients("term", "/bookings", () -> up, storm.copies(),
+					storm.keysInFlight(), storm.minimumKeys(), faulting::get, Duration.ofSeconds(240))) {
 				for (int fault = 1; fault <= storm.faults(); fault++) {
-					Thread.sleep(storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
+					Thread.sleep(
+							storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
 					terminated += TestDatabases.terminateConnections(database,
 							BookingInstance.APPLICATION_NAME_PREFIX + "%");
 				}
@@ -181,11 +186,13 @@ class BookingStormTest {
 				Duration stormTime = Duration.ofNanos(System.nanoTime() - start);
 				Map<String, Object> figures = judge(postgres.dataSource(), clients, "POST /bookings");
 				Report report = new Report("Booking storm, connections terminated")
-					.parameter("faults", storm.faults() + " x pg_terminate_backend of every connection of both instances")
-					.parameter("time between faults", storm.pauseMinMillis() + " to " + storm.pauseMaxMillis()
-							+ " ms, random (seed 20261202)")
-					.parameter("clients", storm.copies() + " per key at once, spread over 2 instances, at most "
-							+ storm.keysInFlight() + " keys unanswered; retry on connection error, 409 and 5xx")
+					.parameter("faults",
+							storm.faults() + " x pg_terminate_backend of every connection of both instances")
+					.parameter("time between faults",
+							storm.pauseMinMillis() + " to " + storm.pauseMaxMillis() + " ms, random (seed 20261202)")
+					.parameter("clients",
+							storm.copies() + " per key at once, spread over 2 instances, at most "
+									+ storm.keysInFlight() + " keys unanswered; retry on connection error, 409 and 5xx")
 					.parameter("booking.yml", "pending-ttl 2s, sweeper 250ms, wait-timeout 1s")
 					.figure("faults survived", storm.faults())
 					.figure("backends terminated", terminated)
@@ -203,8 +210,9 @@ class BookingStormTest {
 	}
 
 	/**
-	 * The application's own schema script, run before its instances start (they run it again,
-	 * harmlessly), and empty tables: the scenarios of this class share one database.
+	 * The application's own schema script, run before its instances start (they run it
+	 * again, harmlessly), and empty tables: the scenarios of this class share one
+	 * database.
 	 */
 	static void createSchema(DataSource dataSource) {
 		new ResourceDatabasePopulator(new ClassPathResource("booking/schema.sql")).execute(dataSource);
@@ -215,8 +223,12 @@ class BookingStormTest {
 		}
 	}
 
-	/** Waits for the holds to drain, then judges every key the clients issued, with its reservation in {@code pool}. */
-	static Map<String, Object> judge(DataSource dataSource, BookingClients clients, String pool) throws InterruptedException {
+	/**
+	 * Waits for the holds to drain, then judges every key the clients issued, with its
+	 * reservation in {@code pool}.
+	 */
+	static Map<String, Object> judge(DataSource dataSource, BookingClients clients, String pool)
+			throws InterruptedException {
 		JdbcClient jdbc = JdbcClient.create(dataSource);
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 		while (jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
@@ -267,7 +279,10 @@ class BookingStormTest {
 			String key = entry.getKey();
 			List<Answer> got = List.copyOf(entry.getValue());
 			List<String[]> rows = bookings.getOrDefault(key, List.of());
-			Set<String> ids = got.stream().map(Answer::id).filter(java.util.Objects::nonNull).collect(Collectors.toSet());
+			Set<String> ids = got.stream()
+				.map(Answer::id)
+				.filter(java.util.Objects::nonNull)
+				.collect(Collectors.toSet());
 			Set<String> bookingIds = rows.stream().map((row) -> row[0]).collect(Collectors.toSet());
 			if (got.isEmpty()) {
 				unanswered.add(key);
@@ -328,10 +343,11 @@ class BookingStormTest {
 		f.put("5xx retried", clients.serverErrors.get());
 		f.put("answers: first (201)", firstAnswers);
 		f.put("answers: replayed (201, Idempotency-Replayed)", replays);
-		f.put("booking rows", clients.answers.keySet()
-			.stream()
-			.mapToLong((key) -> bookings.getOrDefault(key, List.of()).size())
-			.sum());
+		f.put("booking rows",
+				clients.answers.keySet()
+					.stream()
+					.mapToLong((key) -> bookings.getOrDefault(key, List.of()).size())
+					.sum());
 		f.put("keys never answered (must be 0)", (long) unanswered.size());
 		f.put("answers other than 201 with an id (must be 0)", unexpected);
 		f.put("keys with two or more bookings (must be 0)", (long) twoBookings.size());
@@ -343,12 +359,12 @@ class BookingStormTest {
 		f.put("keys whose bookings have other than one hold at the hotel (must be 0)", (long) holdsNotOne.size());
 		f.put("keys with a booking whose reservation is not completed (must be 0)", (long) releasedAfterBooking.size());
 		f.put("reservations left pending (must be 0)", (long) pending.size());
-		f.put("hold calls collapsed by the hotel", jdbc.sql("SELECT coalesce(sum(calls - 1), 0) FROM hotel_hold")
-			.query(Long.class)
-			.single());
-		f.put("intents not completed", jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status <> 'completed'")
-			.query(Long.class)
-			.single());
+		f.put("hold calls collapsed by the hotel",
+				jdbc.sql("SELECT coalesce(sum(calls - 1), 0) FROM hotel_hold").query(Long.class).single());
+		f.put("intents not completed",
+				jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status <> 'completed'")
+					.query(Long.class)
+					.single());
 		if (!examples.isEmpty()) {
 			f.put("examples", String.join("; ", examples));
 		}
@@ -356,8 +372,8 @@ class BookingStormTest {
 	}
 
 	/**
-	 * The two-phase window was found (some key has two bookings), and nothing else broke: every
-	 * key answered with its own booking's id, no reservation left pending.
+	 * The two-phase window was found (some key has two bookings), and nothing else broke:
+	 * every key answered with its own booking's id, no reservation left pending.
 	 */
 	static void assertTwoPhaseWindowFound(Map<String, Object> figures) {
 		assertThat((Long) figures.get("keys with two or more bookings (must be 0)"))

@@ -21,9 +21,9 @@ import io.ductor.test.TestDatabases;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Connection faults: while the workload runs, every one of its connections (pool, notification
- * listener) is terminated with {@code pg_terminate_backend} every few seconds. Nothing may be lost
- * and everything must recover by itself.
+ * Connection faults: while the workload runs, every one of its connections (pool,
+ * notification listener) is terminated with {@code pg_terminate_backend} every few
+ * seconds. Nothing may be lost and everything must recover by itself.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConnectionFaultTest {
@@ -69,7 +69,8 @@ class ConnectionFaultTest {
 			Thread.sleep(scale.faultInterval().toMillis());
 			Progress progress = new Progress(invariants, orders);
 			long at = System.nanoTime();
-			int killed = TestDatabases.terminateConnections(postgres.database(), Workload.APPLICATION_NAME_PREFIX + "%");
+			int killed = TestDatabases.terminateConnections(postgres.database(),
+					Workload.APPLICATION_NAME_PREFIX + "%");
 			assertThat(killed).as("connections terminated by fault " + fault).isPositive();
 			terminated += killed;
 			recoveries.add(progress.await(at, Duration.ofSeconds(60), "connection fault " + fault));
@@ -99,8 +100,8 @@ class ConnectionFaultTest {
 		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
 		while (true) {
 			String status = workload.getBody("/wl/status");
-			if (status != null && status.contains("\"listenerConnected\":true")
-					&& postgres.dataSource() != null && listening()) {
+			if (status != null && status.contains("\"listenerConnected\":true") && postgres.dataSource() != null
+					&& listening()) {
 				return Duration.ofNanos(System.nanoTime() - since);
 			}
 			if (System.nanoTime() > deadline) {

@@ -18,8 +18,9 @@ import io.ductor.test.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Crash loop: the workload ticks, records effects and answers idempotent requests continuously
- * while the driver kills its JVM with SIGKILL at random moments and starts it again.
+ * Crash loop: the workload ticks, records effects and answers idempotent requests
+ * continuously while the driver kills its JVM with SIGKILL at random moments and starts
+ * it again.
  */
 class CrashLoopTest {
 
@@ -48,7 +49,8 @@ class CrashLoopTest {
 			workload.awaitReady(Duration.ofSeconds(90));
 			current.set(workload);
 			for (int kill = 1; kill <= scale.kills(); kill++) {
-				// let it work for a random while, so the kill lands anywhere: in a tick, a dispatch, a request
+				// let it work for a random while, so the kill lands anywhere: in a tick,
+				// a dispatch, a request
 				Thread.sleep(700 + random.nextInt(1800));
 				current.set(null);
 				workload.kill();
@@ -59,7 +61,8 @@ class CrashLoopTest {
 				workload = Workload.launch(directory, database, "crash", kill, port);
 				restarts.add(workload.awaitReady(Duration.ofSeconds(90)));
 				current.set(workload);
-				// recovered: the restarted instance applies new ticks and its effects reach the receiver
+				// recovered: the restarted instance applies new ticks and its effects
+				// reach the receiver
 				long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 				while (invariants.count("SELECT count(*) FROM eec_run_transition") <= transitionsAtKill
 						|| invariants.count("SELECT count(*) FROM wl_dedup_receiver") <= appliedAtKill) {

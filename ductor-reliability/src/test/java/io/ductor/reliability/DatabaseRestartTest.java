@@ -23,10 +23,11 @@ import io.ductor.reliability.workload.WorkloadSchema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Database restart: the PostgreSQL server is stopped under load, left down for a while and started
- * again, several times, while the workload keeps running. The server is an embedded PostgreSQL
- * (zonky) of this test's own, with a fixed data directory and port, closed and started again
- * ({@code setCleanDataDirectory(false)}): the shared test server cannot be stopped.
+ * Database restart: the PostgreSQL server is stopped under load, left down for a while
+ * and started again, several times, while the workload keeps running. The server is an
+ * embedded PostgreSQL (zonky) of this test's own, with a fixed data directory and port,
+ * closed and started again ({@code setCleanDataDirectory(false)}): the shared test server
+ * cannot be stopped.
  */
 @Tag("long")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -123,9 +124,11 @@ class DatabaseRestartTest {
 		new Report("Database restart").server("embedded PostgreSQL " + serverVersion())
 			.parameter("restarts", scale.databaseRestarts())
 			.parameter("down for", scale.databaseDown().toSeconds() + " s each, after 3 s of load")
-			.parameter("server", "embedded PostgreSQL of the test's own (zonky), fixed data directory and port, "
-					+ "closed (pg_ctl stop -m fast) and started again")
-			.parameter("workload", "1 instance, 2 ticker threads on 4 runs, 1 order client; Hikari connection-timeout 2 s")
+			.parameter("server",
+					"embedded PostgreSQL of the test's own (zonky), fixed data directory and port, "
+							+ "closed (pg_ctl stop -m fast) and started again")
+			.parameter("workload",
+					"1 instance, 2 ticker threads on 4 runs, 1 order client; Hikari connection-timeout 2 s")
 			.figure("restarts survived", scale.databaseRestarts())
 			.figure("duration", Report.millis(Duration.ofNanos(System.nanoTime() - begin)))
 			.figure("server stop", Report.spread(stops))

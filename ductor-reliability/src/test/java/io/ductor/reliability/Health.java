@@ -5,9 +5,10 @@ import java.time.Duration;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The health step of the fault scenarios: {@code /actuator/health/ductor} must report DOWN while
- * the database is out of reach and UP again afterwards. The {@code ductor} health contributor is
- * issue 5; on a build without it (the endpoint answers 404) the step is skipped with a message.
+ * The health step of the fault scenarios: {@code /actuator/health/ductor} must report
+ * DOWN while the database is out of reach and UP again afterwards. The {@code ductor}
+ * health contributor is issue 5; on a build without it (the endpoint answers 404) the
+ * step is skipped with a message.
  */
 final class Health {
 
@@ -20,7 +21,9 @@ final class Health {
 				+ "(/actuator/health/ductor answers 404; it arrives with issue 5). Runs by itself once it exists.");
 	}
 
-	/** @return UP, DOWN, ... or "unreachable" */
+	/**
+	 * @return UP, DOWN, ... or "unreachable"
+	 */
 	static String status(Workload workload) {
 		String body = workload.getBody("/actuator/health/ductor");
 		if (body == null) {
@@ -34,7 +37,9 @@ final class Health {
 		return body.substring(start, body.indexOf('"', start));
 	}
 
-	/** @return how long until the contributor reported UP */
+	/**
+	 * @return how long until the contributor reported UP
+	 */
 	static Duration awaitUp(Workload workload, Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
 		while (!"UP".equals(status(workload))) {

@@ -39,10 +39,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The hostile-input catalogue: bad inputs across the public API, the properties and HTTP, each
- * with the answer it gets and the rows it wrote. Every refused input must write nothing; the few
- * accepted ones (opaque keys and ids that merely look dangerous) write exactly their own rows.
- * The table goes to {@code target/reliability/Hostile-input.md}.
+ * The hostile-input catalogue: bad inputs across the public API, the properties and HTTP,
+ * each with the answer it gets and the rows it wrote. Every refused input must write
+ * nothing; the few accepted ones (opaque keys and ids that merely look dangerous) write
+ * exactly their own rows. The table goes to {@code target/reliability/Hostile-input.md}.
  */
 class HostileInputTest {
 
@@ -70,7 +70,8 @@ class HostileInputTest {
 		jdbc = JdbcClient.create(postgres.dataSource());
 		ticks().start(TickLoop.RUN_TYPE, "hostile-run", new Counter(0, null));
 		jdbc.sql("INSERT INTO eec_run (id, type, state) VALUES ('typed-run', 'workload', "
-				+ "'{\"count\": \"seven\", \"lastStamp\": null}')").update();
+				+ "'{\"count\": \"seven\", \"lastStamp\": null}')")
+			.update();
 	}
 
 	static String[] properties() {
@@ -127,8 +128,8 @@ class HostileInputTest {
 	}
 
 	/**
-	 * Run one case: its answer must contain {@code expected} and it must write exactly {@code writes}
-	 * ("" for nothing, else "table+n" items).
+	 * Run one case: its answer must contain {@code expected} and it must write exactly
+	 * {@code writes} ("" for nothing, else "table+n" items).
 	 */
 	static void check(String area, String input, String expected, String writes, Callable<Object> action) {
 		Map<String, Long> before = snapshot();
@@ -138,7 +139,8 @@ class HostileInputTest {
 			answer = "accepted: " + result;
 		}
 		catch (Throwable ex) {
-			// the first cause whose message holds the expected text (the one naming the property), else the root
+			// the first cause whose message holds the expected text (the one naming the
+			// property), else the root
 			Throwable root = ex;
 			Throwable named = null;
 			for (Throwable t = ex; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
@@ -167,8 +169,8 @@ class HostileInputTest {
 		rows.add("| " + (rows.size() + 1) + " | " + area + " | " + input.replace("|", "\\|") + " | " + shown + " | "
 				+ (written.isEmpty() ? "nothing" : written) + " | " + (ok ? "ok" : "**FAILED**") + " |");
 		if (!ok) {
-			failures.add(input + ": expected '" + expected + "' writing '" + writes + "', got '" + answer + "' writing '"
-					+ written + "'");
+			failures.add(input + ": expected '" + expected + "' writing '" + writes + "', got '" + answer
+					+ "' writing '" + written + "'");
 		}
 	}
 
@@ -183,7 +185,10 @@ class HostileInputTest {
 		return Workload.HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
-	/** A request written byte by byte, for header bytes an HTTP client library would refuse or rewrite. */
+	/**
+	 * A request written byte by byte, for header bytes an HTTP client library would
+	 * refuse or rewrite.
+	 */
 	static String rawPost(String path, String body, byte[] key) throws Exception {
 		URI uri = URI.create(base);
 		try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
@@ -197,7 +202,8 @@ class HostileInputTest {
 			request.writeBytes("\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
 			request.writeBytes(bytes);
 			socket.getOutputStream().write(request.toByteArray());
-			String response = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+			String response = new String(socket.getInputStream().readAllBytes(),
+					java.nio.charset.StandardCharsets.UTF_8);
 			String status = response.substring(response.indexOf(' ') + 1, response.indexOf(' ') + 4);
 			int detail = response.indexOf("\"detail\"");
 			return status + " " + ((detail >= 0) ? response.substring(detail, Math.min(response.length(), detail + 110))
@@ -216,7 +222,8 @@ class HostileInputTest {
 	static String intentAfterDispatch(String key) throws InterruptedException {
 		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
 		while (System.nanoTime() < deadline) {
-			Map<String, Object> row = jdbc.sql("SELECT status, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
+			Map<String, Object> row = jdbc
+				.sql("SELECT status, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
 				.param(key)
 				.query()
 				.singleRow();
@@ -229,8 +236,11 @@ class HostileInputTest {
 	}
 
 	static void insertIntent(String effect, String key, String payload) {
-		jdbc.sql("INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts) "
-				+ "VALUES (?, ?, ?::jsonb, 'old-version', 3)").params(effect, key, payload).update();
+		jdbc.sql(
+				"INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts) "
+						+ "VALUES (?, ?, ?::jsonb, 'old-version', 3)")
+			.params(effect, key, payload)
+			.update();
 	}
 
 	static String startupFailure(String property) {
@@ -293,18 +303,17 @@ class HostileInputTest {
 		}));
 		check(area, "EffectOutbox: unknown effect name", "Nope.nothing", "",
 				() -> inTransaction(() -> outbox().schedule(EffectRequest.of("Nope.nothing", "x"))));
-		check(area, "EffectOutbox: payload of 300 KB (limit 256 KB)", "DurableEffectException", "",
-				() -> inTransaction(() -> outbox()
-					.schedule(EffectRequest.of("Receivers.probe", "x".repeat(300_000), 1).withKey("huge"))));
-		check(area, "EffectOutbox: wrong argument types (\"one\" for int)", "Exception", "",
-				() -> inTransaction(() -> outbox().schedule(EffectRequest.of("Receivers.probe", "x", "one").withKey("types"))));
+		check(area, "EffectOutbox: payload of 300 KB (limit 256 KB)", "DurableEffectException", "", () -> inTransaction(
+				() -> outbox().schedule(EffectRequest.of("Receivers.probe", "x".repeat(300_000), 1).withKey("huge"))));
+		check(area, "EffectOutbox: wrong argument types (\"one\" for int)", "Exception", "", () -> inTransaction(
+				() -> outbox().schedule(EffectRequest.of("Receivers.probe", "x", "one").withKey("types"))));
 		inTransaction(() -> outbox().schedule(EffectRequest.of("Receivers.probe", "same", 1).withKey("reuse")));
-		check(area, "same key, same payload again", "accepted", "",
-				() -> inTransaction(() -> outbox().schedule(EffectRequest.of("Receivers.probe", "same", 1).withKey("reuse"))));
-		check(area, "same key, new payload", "IdempotencyKeyReuseException", "",
-				() -> inTransaction(() -> outbox().schedule(EffectRequest.of("Receivers.probe", "same", 2).withKey("reuse"))));
-		check(area, "intent row of an effect that no longer exists (Removed.effect)", "failed, Effect 'Removed.effect' does not exist",
-				"eec_effect_intent+1", () -> {
+		check(area, "same key, same payload again", "accepted", "", () -> inTransaction(
+				() -> outbox().schedule(EffectRequest.of("Receivers.probe", "same", 1).withKey("reuse"))));
+		check(area, "same key, new payload", "IdempotencyKeyReuseException", "", () -> inTransaction(
+				() -> outbox().schedule(EffectRequest.of("Receivers.probe", "same", 2).withKey("reuse"))));
+		check(area, "intent row of an effect that no longer exists (Removed.effect)",
+				"failed, Effect 'Removed.effect' does not exist", "eec_effect_intent+1", () -> {
 					insertIntent("Removed.effect", "removed-1", "[\"x\"]");
 					return intentAfterDispatch("removed-1");
 				});
@@ -320,31 +329,40 @@ class HostileInputTest {
 				});
 		check(area, "EffectOutbox.resolve of an intent that does not exist", "Exception", "",
 				() -> outbox().resolve(987654321L, EffectResolution.RETRY));
-		long completed = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'reuse'").query(Long.class).single();
+		long completed = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'reuse'")
+			.query(Long.class)
+			.single();
 		intentAfterDispatch("reuse");
 		check(area, "EffectOutbox.cancel of a completed intent", "Exception", "", () -> outbox().cancel(completed));
 
 		area = "IdempotencyService";
 		IdempotencyService service = idempotency();
 		check(area, "null key", "InvalidIdempotencyKeyException", "", () -> service.reserve("", "orders", null, "f"));
-		check(area, "key of 256 characters", "at most 255", "", () -> service.reserve("", "orders", "k".repeat(256), "f"));
-		check(area, "key with non-ASCII characters (ключ)", "visible ASCII", "", () -> service.reserve("", "orders", "ключ", "f"));
+		check(area, "key of 256 characters", "at most 255", "",
+				() -> service.reserve("", "orders", "k".repeat(256), "f"));
+		check(area, "key with non-ASCII characters (ключ)", "visible ASCII", "",
+				() -> service.reserve("", "orders", "ключ", "f"));
 		check(area, "key with a space", "visible ASCII", "", () -> service.reserve("", "orders", "a b", "f"));
 		check(area, "null tenant scope", "tenantScope", "", () -> service.reserve(null, "orders", "k", "f"));
 		check(area, "tenant scope with BEL (U+0007)", "control characters", "",
 				() -> service.reserve("ten\u0007ant", "orders", "k", "f"));
 		String sqlKey = "'OR'1'='1;--";
-		check(area, "SQL-looking key 'OR'1'='1;-- (visible ASCII: a legal opaque key)", "accepted", "eec_routing_idempotency+1",
-				() -> service.execute(new IdempotentRequest("", "hostile", sqlKey, "f"), String.class, () -> "ran").value()
-						+ ", stored verbatim: " + jdbc.sql("SELECT count(*) FROM eec_routing_idempotency WHERE idempotency_key = ?")
-							.param(sqlKey).query(Long.class).single());
+		check(area, "SQL-looking key 'OR'1'='1;-- (visible ASCII: a legal opaque key)", "accepted",
+				"eec_routing_idempotency+1",
+				() -> service.execute(new IdempotentRequest("", "hostile", sqlKey, "f"), String.class, () -> "ran")
+					.value()
+						+ ", stored verbatim: "
+						+ jdbc.sql("SELECT count(*) FROM eec_routing_idempotency WHERE idempotency_key = ?")
+							.param(sqlKey)
+							.query(Long.class)
+							.single());
 		service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-a"), String.class, () -> "first");
-		check(area, "reused key with a new fingerprint", "IdempotencyKeyReuseException", "",
-				() -> service.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-b"), String.class,
-						() -> "second"));
+		check(area, "reused key with a new fingerprint", "IdempotencyKeyReuseException", "", () -> service
+			.execute(new IdempotentRequest("", "hostile", "fp-reuse", "fingerprint-b"), String.class, () -> "second"));
 		service.execute(new IdempotentRequest("alice", "hostile", "shared", "f"), String.class, () -> "alice's answer");
 		check(area, "tenant crossing: bob sends alice's key and fingerprint", "accepted: bob's answer",
-				"eec_routing_idempotency+1", () -> service
+				"eec_routing_idempotency+1",
+				() -> service
 					.execute(new IdempotentRequest("bob", "hostile", "shared", "f"), String.class, () -> "bob's answer")
 					.value());
 
@@ -359,7 +377,8 @@ class HostileInputTest {
 				() -> http(post("/echo", "{\"a\":1}", "Idempotency-Key", "k".repeat(300))));
 		check(area, "POST /echo with a key holding UTF-8 bytes (clé, raw socket)", "400", "",
 				() -> rawPost("/echo", "{\"a\":1}", "cl\u00e9".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-		// Spring MVC answers it with sendError: the error page is rendered after the filter, never stored
+		// Spring MVC answers it with sendError: the error page is rendered after the
+		// filter, never stored
 		check(area, "POST /echo with malformed JSON ({not json)", "400", "",
 				() -> http(post("/echo", "{not json", "Idempotency-Key", "malformed-1")));
 		post("/echo", "{\"a\":1}", "Idempotency-Key", "body-reuse");
@@ -371,11 +390,14 @@ class HostileInputTest {
 		HttpResponse<String> alice = post("/echo", "{\"a\":1}", "Idempotency-Key", "tenant-key", "X-Tenant", "alice");
 		check(area, "tenant crossing: X-Tenant bob replays alice's key and body", "200", "eec_routing_idempotency+1",
 				() -> {
-					HttpResponse<String> bob = post("/echo", "{\"a\":1}", "Idempotency-Key", "tenant-key", "X-Tenant", "bob");
-					return bob.statusCode() + ", replayed: " + bob.headers().firstValue("Idempotency-Replayed").isPresent()
-							+ ", same body as alice's: " + bob.body().equals(alice.body());
+					HttpResponse<String> bob = post("/echo", "{\"a\":1}", "Idempotency-Key", "tenant-key", "X-Tenant",
+							"bob");
+					return bob.statusCode() + ", replayed: "
+							+ bob.headers().firstValue("Idempotency-Replayed").isPresent() + ", same body as alice's: "
+							+ bob.body().equals(alice.body());
 				});
-		check(area, "POST /orders with SQL-looking key 'OR'1'='1;--", "200", "eec_effect_intent+1 eec_routing_idempotency+1 wl_orders+1",
+		check(area, "POST /orders with SQL-looking key 'OR'1'='1;--", "200",
+				"eec_effect_intent+1 eec_routing_idempotency+1 wl_orders+1",
 				() -> http(post("/orders", "{\"n\":1}", "Idempotency-Key", sqlKey)));
 		check(area, "POST /orders replaying that key", "200", "",
 				() -> http(post("/orders", "{\"n\":1}", "Idempotency-Key", sqlKey)));
@@ -383,10 +405,12 @@ class HostileInputTest {
 		area = "properties";
 		check(area, "ductor.effects.drainer.batch-size=0", "ductor.effects.drainer.batch-size", "",
 				() -> startupFailure("ductor.effects.drainer.batch-size=0"));
-		check(area, "ductor.effects.drainer.lease=-1s", "ductor.effects.drainer.lease", "", () -> startupFailure("ductor.effects.drainer.lease=-1s"));
-		check(area, "ductor.schema.mode=bogus", "ductor.schema.mode", "", () -> startupFailure("ductor.schema.mode=bogus"));
-		check(area, "ductor.idempotency.retention=1h (shorter than completed-ttl 24h)", "ductor.idempotency.retention", "",
-				() -> startupFailure("ductor.idempotency.retention=1h"));
+		check(area, "ductor.effects.drainer.lease=-1s", "ductor.effects.drainer.lease", "",
+				() -> startupFailure("ductor.effects.drainer.lease=-1s"));
+		check(area, "ductor.schema.mode=bogus", "ductor.schema.mode", "",
+				() -> startupFailure("ductor.schema.mode=bogus"));
+		check(area, "ductor.idempotency.retention=1h (shorter than completed-ttl 24h)", "ductor.idempotency.retention",
+				"", () -> startupFailure("ductor.idempotency.retention=1h"));
 		check(area, "ductor.effects.max-attempts=0", "ductor.effects.max-attempts", "",
 				() -> startupFailure("ductor.effects.max-attempts=0"));
 		check(area, "ductor.idempotency.header-name= (empty)", "ductor.idempotency.header-name", "",

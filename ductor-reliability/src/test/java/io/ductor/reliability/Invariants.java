@@ -17,7 +17,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The promises every scenario ends by checking, in SQL, on what the workload left in the database.
+ * The promises every scenario ends by checking, in SQL, on what the workload left in the
+ * database.
  */
 final class Invariants {
 
@@ -31,7 +32,10 @@ final class Invariants {
 		return this.jdbc.sql(sql).params(params).query(Long.class).single();
 	}
 
-	/** Waits until no intent is pending or in flight; fails with the backlog after {@code timeout}. */
+	/**
+	 * Waits until no intent is pending or in flight; fails with the backlog after
+	 * {@code timeout}.
+	 */
 	Duration awaitDrained(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
 		long deadline = start + timeout.toNanos();
@@ -43,9 +47,10 @@ final class Invariants {
 			}
 			Thread.sleep(200);
 		}
-		throw new AssertionError(live + " intent(s) still pending or in flight after " + timeout + ": "
-				+ this.jdbc.sql("SELECT status, count(*) AS n, max(last_error) AS error FROM eec_effect_intent "
-						+ "GROUP BY status").query().listOfRows());
+		throw new AssertionError(live + " intent(s) still pending or in flight after " + timeout + ": " + this.jdbc
+			.sql("SELECT status, count(*) AS n, max(last_error) AS error FROM eec_effect_intent " + "GROUP BY status")
+			.query()
+			.listOfRows());
 	}
 
 	/**
@@ -57,15 +62,17 @@ final class Invariants {
 		Map<String, Object> f = new LinkedHashMap<>();
 		// runs: exactly-once progress
 		f.put("runs", count("SELECT count(*) FROM eec_run WHERE type = 'workload'"));
-		f.put("transitions applied", count("SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id "
-				+ "WHERE r.type = 'workload'"));
-		long gaps = count("""
-				SELECT count(*) FROM eec_run r
-				WHERE r.type = 'workload' AND (
-				    r.last_transition_seq <> (SELECT count(*) FROM eec_run_transition t WHERE t.run_id = r.id)
-				    OR r.last_transition_seq <> coalesce((SELECT max(seq) FROM eec_run_transition t WHERE t.run_id = r.id), 0)
-				    OR coalesce((SELECT min(seq) FROM eec_run_transition t WHERE t.run_id = r.id), 1) <> 1
-				    OR r.record_version <> r.last_transition_seq + 1)""");
+		f.put("transitions applied",
+				count("SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id "
+						+ "WHERE r.type = 'workload'"));
+		long gaps = count(
+				"""
+						SELECT count(*) FROM eec_run r
+						WHERE r.type = 'workload' AND (
+						    r.last_transition_seq <> (SELECT count(*) FROM eec_run_transition t WHERE t.run_id = r.id)
+						    OR r.last_transition_seq <> coalesce((SELECT max(seq) FROM eec_run_transition t WHERE t.run_id = r.id), 0)
+						    OR coalesce((SELECT min(seq) FROM eec_run_transition t WHERE t.run_id = r.id), 1) <> 1
+						    OR r.record_version <> r.last_transition_seq + 1)""");
 		long counterMismatch = count("SELECT count(*) FROM eec_run WHERE type = 'workload' "
 				+ "AND (state->>'count')::bigint <> last_transition_seq");
 		long duplicateStamps = count("SELECT count(*) - count(DISTINCT (run_id, stamp)) FROM eec_run_transition");
@@ -109,19 +116,23 @@ final class Invariants {
 		f.put("duplicate stamps (must be 0)", duplicateStamps);
 		f.put("acknowledged ticks lost (must be 0)", ackedMissing);
 		f.put("stamp violations seen by the workload (must be 0)", violations);
-		// effects: registered exactly once, dispatched at least once, applied once at the deduplicating receiver
+		// effects: registered exactly once, dispatched at least once, applied once at the
+		// deduplicating receiver
 		f.put("intents", count("SELECT count(*) FROM eec_effect_intent"));
 		long notCompleted = count("SELECT count(*) FROM eec_effect_intent WHERE status <> 'completed'");
-		long tickEffectsMissing = count("""
-				SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id AND r.type = 'workload'
-				WHERE NOT EXISTS (SELECT 1 FROM eec_effect_intent i WHERE i.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)
-				  AND NOT EXISTS (SELECT 1 FROM wl_dedup_receiver d WHERE d.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)""");
-		long effectsNotApplied = count("""
-				SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id AND r.type = 'workload'
-				WHERE NOT EXISTS (SELECT 1 FROM wl_dedup_receiver d WHERE d.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)""");
-		long strayEffects = count("""
-				SELECT count(*) FROM wl_dedup_receiver d WHERE d.idempotency_key LIKE 'fx:%' AND NOT EXISTS (
-				    SELECT 1 FROM eec_run_transition t WHERE 'fx:' || t.run_id || ':' || t.stamp = d.idempotency_key)""");
+		long tickEffectsMissing = count(
+				"""
+						SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id AND r.type = 'workload'
+						WHERE NOT EXISTS (SELECT 1 FROM eec_effect_intent i WHERE i.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)
+						  AND NOT EXISTS (SELECT 1 FROM wl_dedup_receiver d WHERE d.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)""");
+		long effectsNotApplied = count(
+				"""
+						SELECT count(*) FROM eec_run_transition t JOIN eec_run r ON r.id = t.run_id AND r.type = 'workload'
+						WHERE NOT EXISTS (SELECT 1 FROM wl_dedup_receiver d WHERE d.idempotency_key = 'fx:' || t.run_id || ':' || t.stamp)""");
+		long strayEffects = count(
+				"""
+						SELECT count(*) FROM wl_dedup_receiver d WHERE d.idempotency_key LIKE 'fx:%' AND NOT EXISTS (
+						    SELECT 1 FROM eec_run_transition t WHERE 'fx:' || t.run_id || ':' || t.stamp = d.idempotency_key)""");
 		long rawOk = count("SELECT count(*) FROM wl_raw_calls WHERE outcome = 'ok'");
 		long rawDistinct = count("SELECT count(DISTINCT idempotency_key) FROM wl_raw_calls WHERE outcome = 'ok'");
 		long dedupRows = count("SELECT count(*) FROM wl_dedup_receiver");
@@ -151,8 +162,9 @@ final class Invariants {
 			f.put("idempotent requests answered", (long) orders.answered.size());
 			f.put("HTTP attempts, retries included", orders.attempts.get());
 			f.put("answered orders lost (must be 0)", missing);
-			f.put("keys with more than one order (must be 0)", count("""
-					SELECT count(*) FROM (SELECT 1 FROM wl_orders GROUP BY tenant, idempotency_key HAVING count(*) > 1) d"""));
+			f.put("keys with more than one order (must be 0)",
+					count("""
+							SELECT count(*) FROM (SELECT 1 FROM wl_orders GROUP BY tenant, idempotency_key HAVING count(*) > 1) d"""));
 			f.put("replays checked", orders.replays.get());
 			f.put("replays with another answer (must be 0)", orders.replayMismatches.get());
 			f.put("order effects never applied (must be 0)", count("""

@@ -17,11 +17,12 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Clock and lease abuse. An attempt whose lease is lost while it still runs (its lease expired
- * under it, or its JVM was frozen with SIGSTOP) must never settle the intent: the newer attempt's
- * completion stays authoritative. The {@code probe} effect's first attempt is slow, and a late
- * attempt that finds a newer one applied fails on purpose, so a broken fence would show as an
- * intent that left {@code completed} or carries the late attempt's error.
+ * Clock and lease abuse. An attempt whose lease is lost while it still runs (its lease
+ * expired under it, or its JVM was frozen with SIGSTOP) must never settle the intent: the
+ * newer attempt's completion stays authoritative. The {@code probe} effect's first
+ * attempt is slow, and a late attempt that finds a newer one applied fails on purpose, so
+ * a broken fence would show as an intent that left {@code completed} or carries the late
+ * attempt's error.
  */
 @Tag("long")
 class LeaseAbuseTest {
@@ -34,9 +35,11 @@ class LeaseAbuseTest {
 		Path directory = Report.directory("lease-outlived");
 		WorkloadSchema.create(postgres.dataSource());
 		JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
-		// the first instance holds a long lease and no reconciler: only the lease's own expiry can take the intent
+		// the first instance holds a long lease and no reconciler: only the lease's own
+		// expiry can take the intent
 		try (Workload first = Workload.launch(directory, postgres.database(), "slow", 0, Workload.freePort(),
-				"workload.ticking=false", "ductor.effects.drainer.lease=60s", "ductor.effects.reconciler.enabled=false")) {
+				"workload.ticking=false", "ductor.effects.drainer.lease=60s",
+				"ductor.effects.reconciler.enabled=false")) {
 			first.awaitReady(Duration.ofSeconds(90));
 			insertProbes(jdbc, "outlived", 1, 20_000);
 			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight'") == 1,
@@ -47,7 +50,8 @@ class LeaseAbuseTest {
 					"workload.ticking=false", "ductor.effects.reconciler.interval=200ms");
 			try {
 				second.awaitReady(Duration.ofSeconds(90));
-				// the lease ends while attempt 1 still runs (a clock jump, a missed heartbeat)
+				// the lease ends while attempt 1 still runs (a clock jump, a missed
+				// heartbeat)
 				long expired = System.nanoTime();
 				jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second'").update();
 				awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'") == 1,
@@ -109,7 +113,8 @@ class LeaseAbuseTest {
 			// the class's database may hold the other scenario's probe
 			jdbc.sql("TRUNCATE eec_effect_intent, wl_dedup_receiver, wl_raw_calls").update();
 			for (int round = 1; round <= scale.pauses(); round++) {
-				// the other instance is frozen for a moment, so that the first one claims every probe
+				// the other instance is frozen for a moment, so that the first one claims
+				// every probe
 				other.pause();
 				insertProbes(jdbc, "pause" + round, 12, 3000);
 				probes += 12;
@@ -118,25 +123,32 @@ class LeaseAbuseTest {
 				frozen.pause();
 				other.resume();
 				Thread.sleep(scale.pause().toMillis());
-				long redriven = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE attempts >= 2 "
-						+ "AND last_error LIKE 'Lease of %expired%' AND idempotency_key LIKE 'probe:pause" + round + "-%'");
+				long redriven = count(jdbc,
+						"SELECT count(*) FROM eec_effect_intent WHERE attempts >= 2 "
+								+ "AND last_error LIKE 'Lease of %expired%' AND idempotency_key LIKE 'probe:pause"
+								+ round + "-%'");
 				stolen += redriven;
 				assertThat(redriven).as("leases of the frozen JVM redriven by the other instance").isEqualTo(12);
-				awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
-						== count(jdbc, "SELECT count(*) FROM eec_effect_intent"), "the other instance completes them");
+				awaitUntil(
+						() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'") == count(
+								jdbc, "SELECT count(*) FROM eec_effect_intent"),
+						"the other instance completes them");
 				frozen.resume();
 			}
-			// the resumed JVM drains again: the late first attempts fail and are fenced, the redriven ones complete
-			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
-					== count(jdbc, "SELECT count(*) FROM eec_effect_intent"), "every probe completes");
-			// the resumed JVM's late first attempts (3 s each, 4 at a time) run out and are fenced
-			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'late'") == probesSoFar(jdbc),
+			// the resumed JVM drains again: the late first attempts fail and are fenced,
+			// the redriven ones complete
+			awaitUntil(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'") == count(
+					jdbc, "SELECT count(*) FROM eec_effect_intent"), "every probe completes");
+			// the resumed JVM's late first attempts (3 s each, 4 at a time) run out and
+			// are fenced
+			awaitUntil(
+					() -> count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'late'") == probesSoFar(jdbc),
 					"every late first attempt has run");
 			Thread.sleep(1500);
 			long total = count(jdbc, "SELECT count(*) FROM eec_effect_intent");
 			long completed = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'");
-			long poisoned = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE last_error LIKE '%"
-					+ Receivers.LATE_ATTEMPT + "%'");
+			long poisoned = count(jdbc,
+					"SELECT count(*) FROM eec_effect_intent WHERE last_error LIKE '%" + Receivers.LATE_ATTEMPT + "%'");
 			long applied = count(jdbc, "SELECT count(*) FROM wl_dedup_receiver");
 			long late = count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'late'");
 			long rawOk = count(jdbc, "SELECT count(*) FROM wl_raw_calls WHERE outcome = 'ok'");

@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Hostile inputs that found something (see RELIABILITY.md, "Findings"): each test states the
- * promise that was broken before the fix.
+ * Hostile inputs that found something (see RELIABILITY.md, "Findings"): each test states
+ * the promise that was broken before the fix.
  */
 class LibraryFindingsTest {
 
@@ -56,7 +56,10 @@ class LibraryFindingsTest {
 		}
 	}
 
-	/** Run ids differing only in an unpaired UTF-16 surrogate are two runs, or are refused. */
+	/**
+	 * Run ids differing only in an unpaired UTF-16 surrogate are two runs, or are
+	 * refused.
+	 */
 	@Test
 	void runIdsThatDifferOnlyInAnUnpairedSurrogateNeverShareARun() {
 		TickService ticks = app.getBean(TickService.class);
@@ -67,14 +70,19 @@ class LibraryFindingsTest {
 			outcome = ticks.start("workload", first, new Counter(0, null));
 		}
 		catch (IllegalArgumentException refused) {
-			assertThatIllegalArgumentException().isThrownBy(() -> ticks.start("workload", second, new Counter(0, null)));
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> ticks.start("workload", second, new Counter(0, null)));
 			return;
 		}
 		assertThat(outcome).isEqualTo(StartOutcome.CREATED);
-		assertThat(ticks.start("workload", second, new Counter(0, null))).as("a different run id").isEqualTo(StartOutcome.CREATED);
+		assertThat(ticks.start("workload", second, new Counter(0, null))).as("a different run id")
+			.isEqualTo(StartOutcome.CREATED);
 	}
 
-	/** Tenant scopes differing only in an unpaired surrogate never see each other's decisions. */
+	/**
+	 * Tenant scopes differing only in an unpaired surrogate never see each other's
+	 * decisions.
+	 */
 	@Test
 	void tenantScopesThatDifferOnlyInAnUnpairedSurrogateNeverShareADecision() {
 		IdempotencyService service = app.getBean(IdempotencyService.class);
@@ -92,12 +100,14 @@ class LibraryFindingsTest {
 	}
 
 	/**
-	 * An application that does not use Flyway itself, on a database that already has tables, still
-	 * starts once it adds the starter (Ductor migrates with a private Flyway instance).
+	 * An application that does not use Flyway itself, on a database that already has
+	 * tables, still starts once it adds the starter (Ductor migrates with a private
+	 * Flyway instance).
 	 */
 	@Test
 	void anApplicationWithoutFlywayMigrationsStartsOnADatabaseThatAlreadyHasTables() {
-		// a command-line argument, so that it wins over the workload's application.properties
+		// a command-line argument, so that it wins over the workload's
+		// application.properties
 		assertThatCode(() -> new SpringApplicationBuilder(WorkloadApplication.class).web(WebApplicationType.NONE)
 			.properties(properties())
 			.run("--spring.flyway.enabled=true")

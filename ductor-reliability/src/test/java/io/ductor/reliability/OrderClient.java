@@ -14,9 +14,10 @@ import java.util.regex.Pattern;
 
 /**
  * The driver's client of {@code POST /orders}: one order after another, each with a fresh
- * {@code Idempotency-Key}, retried with the same key until the workload answers 200 (it may be
- * dead, restarting or without its database meanwhile). Now and then an answered key is sent
- * again: the answer must be the same order. Runs on its own thread until {@link #stop()}.
+ * {@code Idempotency-Key}, retried with the same key until the workload answers 200 (it
+ * may be dead, restarting or without its database meanwhile). Now and then an answered
+ * key is sent again: the answer must be the same order. Runs on its own thread until
+ * {@link #stop()}.
  */
 final class OrderClient implements AutoCloseable {
 

@@ -3,8 +3,8 @@ package io.ductor.reliability;
 import java.time.Duration;
 
 /**
- * Waits until the workload shows progress of every kind after a fault: a new tick committed, a new
- * effect applied at the receiver and a new idempotent request answered.
+ * Waits until the workload shows progress of every kind after a fault: a new tick
+ * committed, a new effect applied at the receiver and a new idempotent request answered.
  */
 final class Progress {
 
@@ -26,7 +26,9 @@ final class Progress {
 		this.answered = (orders != null) ? orders.answered.size() : 0;
 	}
 
-	/** @return how long it took from {@code since} (a {@link System#nanoTime()}) */
+	/**
+	 * @return how long it took from {@code since} (a {@link System#nanoTime()})
+	 */
 	Duration await(long since, Duration timeout, String what) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		while (true) {
@@ -38,7 +40,8 @@ final class Progress {
 				}
 			}
 			catch (RuntimeException ex) {
-				// the driver's own connection may be failing too (database restart): look again
+				// the driver's own connection may be failing too (database restart): look
+				// again
 			}
 			if (System.nanoTime() > deadline) {
 				throw new AssertionError("No progress within " + timeout + " after " + what);

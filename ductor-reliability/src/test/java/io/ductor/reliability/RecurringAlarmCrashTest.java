@@ -25,12 +25,13 @@ import io.ductor.test.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Recurring alarms under {@code kill -9}: three instances of {@link AlarmApplication} (two alarms
- * every second, one running the occurrences it missed, one skipping them) run for a window during
- * which instances are killed with SIGKILL and restarted (short: 15 s, one kill; chaos: 60 s, two),
- * then every instance is killed for ten seconds and one comes back. Judged in SQL: one intent per
- * occurrence key, every whole second of the window present for the run-each alarm (the outage's
- * included), none of the outage's for the skip alarm, every occurrence completed and called.
+ * Recurring alarms under {@code kill -9}: three instances of {@link AlarmApplication}
+ * (two alarms every second, one running the occurrences it missed, one skipping them) run
+ * for a window during which instances are killed with SIGKILL and restarted (short: 15 s,
+ * one kill; chaos: 60 s, two), then every instance is killed for ten seconds and one
+ * comes back. Judged in SQL: one intent per occurrence key, every whole second of the
+ * window present for the run-each alarm (the outage's included), none of the outage's for
+ * the skip alarm, every occurrence completed and called.
  */
 class RecurringAlarmCrashTest {
 
@@ -47,8 +48,7 @@ class RecurringAlarmCrashTest {
 	}
 
 	@Test
-	void everyOccurrenceIsRecordedOnceAndRunsAcrossKillsAndAnOutageRunEachCatchesUpAndSkipDoesNot()
-			throws Exception {
+	void everyOccurrenceIsRecordedOnceAndRunsAcrossKillsAndAnOutageRunEachCatchesUpAndSkipDoesNot() throws Exception {
 		Attack attack = Attack.current();
 		TestDatabase database = postgres.database();
 		Path directory = Report.directory("recurring-alarm-crash");
@@ -81,11 +81,14 @@ class RecurringAlarmCrashTest {
 			instances.set(0, launch(directory, database, "a0-g" + generation++));
 			Instant upAt = Instant.now();
 			long before = count(jdbc);
-			// caught up past the outage and settled: nothing of the alarms pending or in flight
+			// caught up past the outage and settled: nothing of the alarms pending or in
+			// flight
 			awaitCondition(() -> count(jdbc) > before + 12, Duration.ofSeconds(90));
-			awaitCondition(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
-				.query(Long.class)
-				.single() == 0, Duration.ofSeconds(60));
+			awaitCondition(
+					() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+						.query(Long.class)
+						.single() == 0,
+					Duration.ofSeconds(60));
 			figures.put("outage", downAt + " .. " + upAt);
 		}
 		finally {
@@ -105,12 +108,14 @@ class RecurringAlarmCrashTest {
 		assertThat(jdbc.sql("SELECT count(*) - count(DISTINCT idempotency_key) FROM eec_effect_intent")
 			.query(Long.class)
 			.single()).isZero();
-		// run-each: every whole second from the first occurrence to the last, the outage's included
+		// run-each: every whole second from the first occurrence to the last, the
+		// outage's included
 		assertThat(each.size()).isGreaterThan((int) attack.window().toSeconds());
 		for (int i = 1; i < each.size(); i++) {
 			assertThat(each.get(i)).as("occurrence after " + each.get(i - 1)).isEqualTo(each.get(i - 1).plusSeconds(1));
 		}
-		// skip: the same, except one gap, the outage's, of at least its ten seconds less the grace
+		// skip: the same, except one gap, the outage's, of at least its ten seconds less
+		// the grace
 		List<Duration> gaps = new ArrayList<>();
 		for (int i = 1; i < skip.size(); i++) {
 			Duration gap = Duration.between(skip.get(i - 1), skip.get(i));
@@ -119,7 +124,8 @@ class RecurringAlarmCrashTest {
 			}
 		}
 		figures.put("skip gaps", gaps);
-		assertThat(gaps).singleElement().satisfies((gap) -> assertThat(gap).isGreaterThanOrEqualTo(Duration.ofSeconds(8)));
+		assertThat(gaps).singleElement()
+			.satisfies((gap) -> assertThat(gap).isGreaterThanOrEqualTo(Duration.ofSeconds(8)));
 		assertThat(skip.get(0)).isEqualTo(each.get(0));
 		// every occurrence completed and reached the receiver at least once
 		assertThat(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status <> 'completed'")
@@ -133,7 +139,9 @@ class RecurringAlarmCrashTest {
 		long repeated = jdbc.sql("SELECT count(*) - count(DISTINCT idempotency_key) FROM beat_call")
 			.query(Long.class)
 			.single();
-		long retried = jdbc.sql("SELECT COALESCE(sum(attempts - 1), 0) FROM eec_effect_intent").query(Long.class).single();
+		long retried = jdbc.sql("SELECT COALESCE(sum(attempts - 1), 0) FROM eec_effect_intent")
+			.query(Long.class)
+			.single();
 		figures.put("receiver calls repeated (same key)", repeated);
 		figures.put("attempts after the first", retried);
 		// a call is repeated only by a retry of an attempt a kill interrupted

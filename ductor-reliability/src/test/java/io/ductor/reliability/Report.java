@@ -70,7 +70,9 @@ final class Report {
 
 	void write() {
 		StringBuilder text = new StringBuilder("### " + this.scenario + "\n\n");
-		text.append("Server: ").append((this.server != null) ? this.server : describeServer()).append("\n\n| parameter | value |\n|---|---|\n");
+		text.append("Server: ")
+			.append((this.server != null) ? this.server : describeServer())
+			.append("\n\n| parameter | value |\n|---|---|\n");
 		this.parameters.forEach((k, v) -> text.append("| ").append(k).append(" | ").append(v).append(" |\n"));
 		text.append("\n| figure | value |\n|---|---|\n");
 		this.figures.forEach((k, v) -> text.append("| ").append(k).append(" | ").append(v).append(" |\n"));

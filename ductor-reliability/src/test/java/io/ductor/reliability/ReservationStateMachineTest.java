@@ -53,28 +53,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The reservation state machine of {@code eec_routing_idempotency} against a model, on real
- * PostgreSQL: random sequences of reserve, work, complete, fail, sweep, purge, crashes before and
- * after the decision's commit, and clock advances, over two tenants, two pools and two keys, with
- * the public {@link IdempotencyService}, {@link IdempotencySweeper} and
- * {@link IdempotencyRetentionPurger}. After every step: every row is what the model says (so a
- * key is free exactly when the model says so), no decision was replayed to another tenant, pool
- * or key, and no key has two decisions.
+ * The reservation state machine of {@code eec_routing_idempotency} against a model, on
+ * real PostgreSQL: random sequences of reserve, work, complete, fail, sweep, purge,
+ * crashes before and after the decision's commit, and clock advances, over two tenants,
+ * two pools and two keys, with the public {@link IdempotencyService},
+ * {@link IdempotencySweeper} and {@link IdempotencyRetentionPurger}. After every step:
+ * every row is what the model says (so a key is free exactly when the model says so), no
+ * decision was replayed to another tenant, pool or key, and no key has two decisions.
  * <p>
- * The model encodes the rule that a reservation may be released ({@code failed_before_commit})
- * only when its decision provably did not commit. Two paths decide:
+ * The model encodes the rule that a reservation may be released
+ * ({@code failed_before_commit}) only when its decision provably did not commit. Two
+ * paths decide:
  * <ul>
- * <li><b>two-phase</b> ({@code reserve}, the caller's own committed work, then {@code complete}):
- * a reservation whose work committed and whose completion never came (a crash after the commit,
- * or a handler slower than the pending TTL) is released by the sweeper after the pending TTL, and
- * a retry decides again. That is the documented window of the two-phase mode: such a second
- * decision is allowed and counted, never hidden.</li>
- * <li><b>one transaction</b> ({@code executeInTransaction}): held to zero. No sequence may give a
- * key two decisions except through a released two-phase reservation.</li>
+ * <li><b>two-phase</b> ({@code reserve}, the caller's own committed work, then
+ * {@code complete}): a reservation whose work committed and whose completion never came
+ * (a crash after the commit, or a handler slower than the pending TTL) is released by the
+ * sweeper after the pending TTL, and a retry decides again. That is the documented window
+ * of the two-phase mode: such a second decision is allowed and counted, never
+ * hidden.</li>
+ * <li><b>one transaction</b> ({@code executeInTransaction}): held to zero. No sequence
+ * may give a key two decisions except through a released two-phase reservation.</li>
  * </ul>
- * Time is the database's: a clock advance moves every row's timestamps back by 65 minutes, with a
- * pending TTL of 60 minutes, a completed TTL of 120 and a retention of 180 (never a multiple of
- * 65, so no step lands on a boundary).
+ * Time is the database's: a clock advance moves every row's timestamps back by 65
+ * minutes, with a pending TTL of 60 minutes, a completed TTL of 120 and a retention of
+ * 180 (never a multiple of 65, so no step lands on a boundary).
  */
 class ReservationStateMachineTest {
 
@@ -157,8 +159,9 @@ class ReservationStateMachineTest {
 		new Report("Reservation state machine")
 			.parameter("slots", TENANTS.size() + " tenants x " + POOLS.size() + " pools x " + KEYS.size() + " keys")
 			.parameter("steps per sequence", "up to " + maxSteps())
-			.parameter("TTLs", "pending " + PENDING_TTL_MINUTES + " min, completed " + COMPLETED_TTL_MINUTES
-					+ " min, retention " + RETENTION_MINUTES + " min; a clock advance is " + ADVANCE_MINUTES + " min")
+			.parameter("TTLs",
+					"pending " + PENDING_TTL_MINUTES + " min, completed " + COMPLETED_TTL_MINUTES + " min, retention "
+							+ RETENTION_MINUTES + " min; a clock advance is " + ADVANCE_MINUTES + " min")
 			.figure("sequences run (shrinking included)", sequences.get())
 			.figure("steps run, each followed by the invariants", steps.get())
 			.figure("replays checked for tenant, pool and key", replaysChecked.get())
@@ -204,9 +207,10 @@ class ReservationStateMachineTest {
 	}
 
 	/**
-	 * The two-phase window as a fixed sequence: the work commits, the process dies before the
-	 * completion, the sweeper releases the reservation after the pending TTL, and a retry decides
-	 * again. Documented for the two-phase mode; counted by the property above.
+	 * The two-phase window as a fixed sequence: the work commits, the process dies before
+	 * the completion, the sweeper releases the reservation after the pending TTL, and a
+	 * retry decides again. Documented for the two-phase mode; counted by the property
+	 * above.
 	 */
 	@Example
 	void twoPhaseCrashAfterCommitThenSweepThenRetryIsTheDocumentedSecondDecision() {
@@ -222,7 +226,10 @@ class ReservationStateMachineTest {
 		assertThat(world.windows()).as("keys decided twice through the two-phase window").isEqualTo(1);
 	}
 
-	/** The same crash in the one-transaction form leaves nothing: the retry is the only decision. */
+	/**
+	 * The same crash in the one-transaction form leaves nothing: the retry is the only
+	 * decision.
+	 */
 	@Example
 	void oneTransactionCrashBeforeCommitThenRetryDecidesOnce() {
 		World world = new World();
@@ -236,7 +243,10 @@ class ReservationStateMachineTest {
 		assertThat(world.decisionsInDatabase()).hasSize(1);
 	}
 
-	/** A swept reservation whose owner completes before any retry took the key still stores its decision. */
+	/**
+	 * A swept reservation whose owner completes before any retry took the key still
+	 * stores its decision.
+	 */
 	@Example
 	void aSweptReservationCompletedBeforeAnyRetryKeepsItsDecision() {
 		World world = new World();
@@ -269,9 +279,9 @@ class ReservationStateMachineTest {
 	}
 
 	/**
-	 * An action on one of the reservations held now, chosen by its position among those the
-	 * action applies to when it runs (so that a shrunk sequence never acts on a reservation of
-	 * another run); a no-op when none applies.
+	 * An action on one of the reservations held now, chosen by its position among those
+	 * the action applies to when it runs (so that a shrunk sequence never acts on a
+	 * reservation of another run); a no-op when none applies.
 	 */
 	static Action.Independent<World> handleAction(String name, java.util.function.Predicate<Handle> applies,
 			java.util.function.BiConsumer<World, Handle> step) {
@@ -326,7 +336,10 @@ class ReservationStateMachineTest {
 
 	}
 
-	/** What the model knows of one row of {@code eec_routing_idempotency}; times in minutes from now. */
+	/**
+	 * What the model knows of one row of {@code eec_routing_idempotency}; times in
+	 * minutes from now.
+	 */
 	static final class Row {
 
 		String status;
@@ -338,7 +351,10 @@ class ReservationStateMachineTest {
 		/** The decision stored in the response body. */
 		String decision;
 
-		/** The row's {@code decision_id}: the decision for the two-phase path, the owner token for the one-transaction one. */
+		/**
+		 * The row's {@code decision_id}: the decision for the two-phase path, the owner
+		 * token for the one-transaction one.
+		 */
 		String decisionColumn;
 
 		/** The stored response body. */
@@ -384,9 +400,10 @@ class ReservationStateMachineTest {
 	}
 
 	/**
-	 * The system (the service on a database emptied for this sequence) and the model, side by
-	 * side. An epoch of a key is a period in which it may have one decision; it ends only when a
-	 * completed decision expired or its row was purged, never with a release.
+	 * The system (the service on a database emptied for this sequence) and the model,
+	 * side by side. An epoch of a key is a period in which it may have one decision; it
+	 * ends only when a completed decision expired or its row was purged, never with a
+	 * release.
 	 */
 	static final class World {
 
@@ -426,7 +443,8 @@ class ReservationStateMachineTest {
 		/** The epoch a reservation granted now would belong to. */
 		int epochOfGrant(int slot) {
 			Row row = this.rows.get(slot);
-			// a released row continues its epoch: it was released because nothing was decided
+			// a released row continues its epoch: it was released because nothing was
+			// decided
 			return (row == null || "completed".equals(row.status)) ? this.epochs[slot] + 1 : this.epochs[slot];
 		}
 
@@ -450,7 +468,10 @@ class ReservationStateMachineTest {
 				.update();
 		}
 
-		/** A replayed decision must be this key's current one, and belong to this tenant, pool and key. */
+		/**
+		 * A replayed decision must be this key's current one, and belong to this tenant,
+		 * pool and key.
+		 */
 		void checkReplay(int slot, String decisionId, String decisionColumn) {
 			replaysChecked.incrementAndGet();
 			assertThat(decisionId).as("replayed decision of " + describe(slot)).isEqualTo(this.rows.get(slot).decision);
@@ -489,14 +510,16 @@ class ReservationStateMachineTest {
 			String id = newDecisionId();
 			insertDecision(id, handle.slot, handle.epoch, "two-phase");
 			handle.decision = id;
-			this.decisions.put(id, new Decision(handle.slot, handle.epoch, "two-phase", handle.reservation.ownerToken()));
+			this.decisions.put(id,
+					new Decision(handle.slot, handle.epoch, "two-phase", handle.reservation.ownerToken()));
 		}
 
 		void complete(Handle handle) {
 			Row row = this.rows.get(handle.slot);
 			boolean held = row != null && handle.reservation.ownerToken().equals(row.owner)
 					&& ("pending".equals(row.status) || "failed_before_commit".equals(row.status));
-			// the body a caller of execute() stores: the result as JSON, so either path can replay it
+			// the body a caller of execute() stores: the result as JSON, so either path
+			// can replay it
 			StoredResponse response = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
 					json(handle.decision).getBytes(StandardCharsets.UTF_8));
 			if (held) {
@@ -527,12 +550,17 @@ class ReservationStateMachineTest {
 			this.handles.remove(handle);
 		}
 
-		/** A two-phase caller dies before its work committed: the reservation stays pending. */
+		/**
+		 * A two-phase caller dies before its work committed: the reservation stays
+		 * pending.
+		 */
 		void abandon(Handle handle) {
 			this.handles.remove(handle);
 		}
 
-		/** A two-phase caller's work committed, then it died: the completion never comes. */
+		/**
+		 * A two-phase caller's work committed, then it died: the completion never comes.
+		 */
 		void crashAfterCommit(Handle handle) {
 			if (handle.decision == null) {
 				work(handle);
@@ -582,7 +610,10 @@ class ReservationStateMachineTest {
 			}
 		}
 
-		/** The one-transaction caller writes its decision and dies before the commit: nothing remains. */
+		/**
+		 * The one-transaction caller writes its decision and dies before the commit:
+		 * nothing remains.
+		 */
 		void crashInTransaction(int slot, String fingerprint) {
 			Result expected = predict(slot, fingerprint);
 			String id = newDecisionId();
@@ -660,7 +691,10 @@ class ReservationStateMachineTest {
 				.listOfRows();
 		}
 
-		/** Keys decided twice in one epoch, every decision but one made under a swept two-phase reservation. */
+		/**
+		 * Keys decided twice in one epoch, every decision but one made under a swept
+		 * two-phase reservation.
+		 */
 		long windows() {
 			Map<String, Integer> perEpoch = new HashMap<>();
 			for (Decision decision : this.decisions.values()) {
@@ -671,7 +705,8 @@ class ReservationStateMachineTest {
 
 		/** The invariants, checked after every step. */
 		void check() {
-			// every row is what the model says: a key is free exactly when the model says so
+			// every row is what the model says: a key is free exactly when the model says
+			// so
 			Map<Integer, Map<String, Object>> actual = new HashMap<>();
 			for (Map<String, Object> row : this.jdbc.sql("""
 					SELECT tenant_scope, pool_id, idempotency_key, status, owner_token, request_fingerprint,
@@ -702,17 +737,19 @@ class ReservationStateMachineTest {
 				stored.put((String) row.get("id"), row);
 			}
 			assertThat(stored.keySet()).as("decisions committed").isEqualTo(this.decisions.keySet());
-			// no key has two decisions, except through the two-phase window: a released reservation whose work committed
+			// no key has two decisions, except through the two-phase window: a released
+			// reservation whose work committed
 			Map<String, List<String>> strict = new HashMap<>();
 			this.decisions.forEach((id, decision) -> {
 				if (!this.sweptOwners.contains(decision.owner())) {
 					strict.computeIfAbsent(decision.slot() + "/" + decision.epoch(), (k) -> new ArrayList<>()).add(id);
 				}
 			});
-			strict.forEach((epoch, ids) -> assertThat(ids)
-				.as("decisions of " + describe(Integer.parseInt(epoch.split("/")[0])) + " in one epoch, none of them"
-						+ " under a reservation the sweeper released")
-				.hasSizeLessThanOrEqualTo(1));
+			strict
+				.forEach((epoch, ids) -> assertThat(ids)
+					.as("decisions of " + describe(Integer.parseInt(epoch.split("/")[0]))
+							+ " in one epoch, none of them" + " under a reservation the sweeper released")
+					.hasSizeLessThanOrEqualTo(1));
 			// a completed row names a decision of its own key
 			this.rows.forEach((slot, model) -> {
 				if ("completed".equals(model.status)) {

@@ -30,14 +30,15 @@ import io.ductor.test.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The retreat crash: an application written from the README ({@link RetreatApplication}: a
- * sign-up row, an {@code IDEMPOTENT} room hold and a {@code NOT_IDEMPOTENT} welcome mail per
- * guest) builds a backlog of mails under load (sign-ups come faster than its slow mail server
- * sends), and its JVM is killed with SIGKILL several times while drainers hold claimed batches
- * that never started. After a restart it settles. Judged in SQL and in the mail server's own
- * log (one line per call, written before the mail goes out): no mail sent twice, no mail parked
- * that never reached the mail server, every parked mail seen once by it, no intent left in flight
- * or pending, every guest one hold at the hotel.
+ * The retreat crash: an application written from the README ({@link RetreatApplication}:
+ * a sign-up row, an {@code IDEMPOTENT} room hold and a {@code NOT_IDEMPOTENT} welcome
+ * mail per guest) builds a backlog of mails under load (sign-ups come faster than its
+ * slow mail server sends), and its JVM is killed with SIGKILL several times while
+ * drainers hold claimed batches that never started. After a restart it settles. Judged in
+ * SQL and in the mail server's own log (one line per call, written before the mail goes
+ * out): no mail sent twice, no mail parked that never reached the mail server, every
+ * parked mail seen once by it, no intent left in flight or pending, every guest one hold
+ * at the hotel.
  */
 class RetreatCrashTest {
 
@@ -76,10 +77,12 @@ class RetreatCrashTest {
 			up.set(instance);
 			loader.start();
 			for (int kill = 1; kill <= attack.kills(); kill++) {
-				Thread.sleep(attack.pauseMinMillis() + random.nextInt(attack.pauseMaxMillis() - attack.pauseMinMillis()));
-				backlogAtKill.add(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
-					.query(Long.class)
-					.single());
+				Thread
+					.sleep(attack.pauseMinMillis() + random.nextInt(attack.pauseMaxMillis() - attack.pauseMinMillis()));
+				backlogAtKill
+					.add(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+						.query(Long.class)
+						.single());
 				instance.destroyForcibly();
 				assertThat(instance.waitFor(30, TimeUnit.SECONDS)).isTrue();
 				instance = launch(directory, database, "r-g" + kill, port, mailLog);
@@ -90,10 +93,10 @@ class RetreatCrashTest {
 			assertThat(signedUp.get()).as("guests signed up").isEqualTo(attack.guests());
 			long settleStart = System.nanoTime();
 			long deadline = settleStart + TimeUnit.SECONDS.toNanos(60);
-			while (System.nanoTime() < deadline && jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
-				.query(Long.class)
-				.single() > 0) {
+			while (System.nanoTime() < deadline
+					&& jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+						.query(Long.class)
+						.single() > 0) {
 				Thread.sleep(200);
 			}
 			Duration settle = Duration.ofNanos(System.nanoTime() - settleStart);
@@ -101,17 +104,20 @@ class RetreatCrashTest {
 			new Report("Retreat crash, kill -9 with a mail backlog").parameter("guests", attack.guests())
 				.parameter("sign-ups per request", attack.chunk())
 				.parameter("kills (SIGKILL)", attack.kills())
-				.parameter("time between ready and kill", attack.pauseMinMillis() + " to " + attack.pauseMaxMillis()
-						+ " ms, random (seed 20261201)")
-				.parameter("retreat.yml", "drainer batch 100, concurrency 8, lease 3s, reconciler 500ms; mail server 30 ms a call")
+				.parameter("time between ready and kill",
+						attack.pauseMinMillis() + " to " + attack.pauseMaxMillis() + " ms, random (seed 20261201)")
+				.parameter("retreat.yml",
+						"drainer batch 100, concurrency 8, lease 3s, reconciler 500ms; mail server 30 ms a call")
 				.figure("intents pending or in flight at each kill", backlogAtKill)
 				.figure("restart to ready (JVM start)", Report.spread(restarts))
 				.figure("settle after the last kill", Report.millis(settle))
 				.figure("whole attack", Report.millis(Duration.ofNanos(System.nanoTime() - start)))
 				.figures(figures)
 				.write();
-			// the documented window: killed between the start mark's commit and the call, one round trip per running worker
-			assertThat((Long) figures.get("mails parked that never reached the mail server (killed between the start mark and the call)"))
+			// the documented window: killed between the start mark's commit and the call,
+			// one round trip per running worker
+			assertThat((Long) figures
+				.get("mails parked that never reached the mail server (killed between the start mark and the call)"))
 				.isLessThanOrEqualTo(8L * attack.kills());
 			for (String mustBeZero : List.of("mails sent twice", "mails parked that never started (no start mark)",
 					"mails completed that the mail server never saw", "intents pending or in flight after settling",
@@ -129,22 +135,24 @@ class RetreatCrashTest {
 	}
 
 	/**
-	 * Signs every guest up, a chunk per request, retrying a chunk on any failure (it is idempotent):
-	 * one slice of the guests after each start, as fast as the application takes them, so that
-	 * every kill meets a backlog.
+	 * Signs every guest up, a chunk per request, retrying a chunk on any failure (it is
+	 * idempotent): one slice of the guests after each start, as fast as the application
+	 * takes them, so that every kill meets a backlog.
 	 */
 	private static void load(int port, Attack attack, AtomicInteger signedUp, AtomicInteger started) {
 		int slice = attack.guests() / (attack.kills() + 1);
-		for (int first = 0; first < attack.guests() && !Thread.currentThread().isInterrupted(); first += attack.chunk()) {
+		for (int first = 0; first < attack.guests()
+				&& !Thread.currentThread().isInterrupted(); first += attack.chunk()) {
 			while (first / slice > started.get() && !Thread.currentThread().isInterrupted()) {
 				sleep(20);
 			}
 			URI uri = URI.create("http://127.0.0.1:" + port + "/signups?first=" + first + "&count=" + attack.chunk());
 			while (!Thread.currentThread().isInterrupted()) {
 				try {
-					HttpResponse<String> response = Workload.HTTP.send(
-							HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build(),
-							HttpResponse.BodyHandlers.ofString());
+					HttpResponse<String> response = Workload.HTTP.send(HttpRequest.newBuilder(uri)
+						.timeout(Duration.ofSeconds(10))
+						.POST(HttpRequest.BodyPublishers.noBody())
+						.build(), HttpResponse.BodyHandlers.ofString());
 					if (response.statusCode() == 200) {
 						break;
 					}
@@ -173,9 +181,7 @@ class RetreatCrashTest {
 		}
 		List<Map<String, Object>> mails = jdbc.sql("""
 				SELECT idempotency_key, status, attempts, attempt_started_at IS NOT NULL AS marked
-				FROM eec_effect_intent WHERE effect_name = 'retreat.welcome'""")
-			.query()
-			.listOfRows();
+				FROM eec_effect_intent WHERE effect_name = 'retreat.welcome'""").query().listOfRows();
 		long parked = 0;
 		long parkedNeverSent = 0;
 		long parkedUnmarked = 0;
@@ -205,31 +211,33 @@ class RetreatCrashTest {
 				jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
 					.query(Long.class)
 					.single());
-		figures.put("intents in flight beyond their lease",
-				jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight' AND lease_expires_at < now()")
-					.query(Long.class)
-					.single());
+		figures.put("intents in flight beyond their lease", jdbc
+			.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight' AND lease_expires_at < now()")
+			.query(Long.class)
+			.single());
 		figures.put("mail or hold intents failed",
 				jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('failed', 'cancelled')")
 					.query(Long.class)
 					.single());
-		figures.put("guests without exactly one hold", jdbc.sql("""
-				SELECT count(*) FROM signup s
-				WHERE (SELECT count(*) FROM retreat_hold h WHERE h.hold_key = 'hold:' || s.guest) <> 1""")
-			.query(Long.class)
-			.single());
-		figures.put("guests without one hold intent and one mail intent", jdbc.sql("""
-				SELECT count(*) FROM signup s
-				WHERE (SELECT count(*) FROM eec_effect_intent i
-				       WHERE i.idempotency_key IN ('hold:' || s.guest, 'welcome:' || s.guest)) <> 2""")
-			.query(Long.class)
-			.single());
-		figures.put("duplicate hold calls the hotel collapsed",
-				jdbc.sql("SELECT COALESCE(sum(calls - 1), 0) FROM retreat_hold").query(Long.class).single());
-		figures.put("hold attempts beyond the first (redriven after a kill)",
-				jdbc.sql("SELECT COALESCE(sum(attempts - 1), 0) FROM eec_effect_intent WHERE effect_name = 'retreat.hold'")
+		figures.put("guests without exactly one hold",
+				jdbc.sql("""
+						SELECT count(*) FROM signup s
+						WHERE (SELECT count(*) FROM retreat_hold h WHERE h.hold_key = 'hold:' || s.guest) <> 1""")
 					.query(Long.class)
 					.single());
+		figures.put("guests without one hold intent and one mail intent",
+				jdbc.sql("""
+						SELECT count(*) FROM signup s
+						WHERE (SELECT count(*) FROM eec_effect_intent i
+						       WHERE i.idempotency_key IN ('hold:' || s.guest, 'welcome:' || s.guest)) <> 2""")
+					.query(Long.class)
+					.single());
+		figures.put("duplicate hold calls the hotel collapsed",
+				jdbc.sql("SELECT COALESCE(sum(calls - 1), 0) FROM retreat_hold").query(Long.class).single());
+		figures.put("hold attempts beyond the first (redriven after a kill)", jdbc
+			.sql("SELECT COALESCE(sum(attempts - 1), 0) FROM eec_effect_intent WHERE effect_name = 'retreat.hold'")
+			.query(Long.class)
+			.single());
 		return figures;
 	}
 
@@ -237,8 +245,8 @@ class RetreatCrashTest {
 			throws IOException {
 		List<String> args = ChildJvm.arguments(database.springProperties());
 		args.addAll(List.of("--server.port=" + port, "--retreat.mail-log=" + mailLog));
-		return ChildJvm.start(RetreatApplication.class, directory.resolve(name + ".log"), List.of("-Xmx160m", "-Xss512k"),
-				args);
+		return ChildJvm.start(RetreatApplication.class, directory.resolve(name + ".log"),
+				List.of("-Xmx160m", "-Xss512k"), args);
 	}
 
 	private static Duration awaitReady(Process process, int port, Path log) throws Exception {
@@ -246,13 +254,14 @@ class RetreatCrashTest {
 		long deadline = start + TimeUnit.SECONDS.toNanos(90);
 		while (System.nanoTime() < deadline) {
 			if (!process.isAlive()) {
-				throw new IllegalStateException("the retreat application died during start-up:\n" + Files.readString(log));
+				throw new IllegalStateException(
+						"the retreat application died during start-up:\n" + Files.readString(log));
 			}
 			try {
-				HttpResponse<Void> response = Workload.HTTP.send(HttpRequest
-					.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
-					.timeout(Duration.ofSeconds(2))
-					.build(), HttpResponse.BodyHandlers.discarding());
+				HttpResponse<Void> response = Workload.HTTP
+					.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
+						.timeout(Duration.ofSeconds(2))
+						.build(), HttpResponse.BodyHandlers.discarding());
 				if (response.statusCode() == 200) {
 					return Duration.ofNanos(System.nanoTime() - start);
 				}

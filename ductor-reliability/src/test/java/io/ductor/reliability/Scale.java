@@ -4,9 +4,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * The size of a scenario: {@code short} (the default, run by {@code ./mvnw verify} and CI) or
- * {@code chaos} (the long run behind RELIABILITY.md, {@code -Pchaos}), from the system property
- * {@code ductor.reliability.profile}.
+ * The size of a scenario: {@code short} (the default, run by {@code ./mvnw verify} and
+ * CI) or {@code chaos} (the long run behind RELIABILITY.md, {@code -Pchaos}), from the
+ * system property {@code ductor.reliability.profile}.
  */
 record Scale(String name, int kills, int connectionFaults, Duration faultInterval, int databaseRestarts,
 		Duration databaseDown, int maxInstances, Duration instanceWindow, int pauses, Duration pause) {

@@ -16,9 +16,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Several instances: up to three workload JVMs on one database, all ticking the same runs, all
- * draining, reconciling, sweeping and purging, with no crash: no lost update, no duplicate
- * dispatch (the raw receiver must see each call once), and the throughput per instance count.
+ * Several instances: up to three workload JVMs on one database, all ticking the same
+ * runs, all draining, reconciling, sweeping and purging, with no crash: no lost update,
+ * no duplicate dispatch (the raw receiver must see each call once), and the throughput
+ * per instance count.
  */
 class SeveralInstancesTest {
 
@@ -32,8 +33,10 @@ class SeveralInstancesTest {
 		WorkloadSchema.create(postgres.dataSource());
 		Invariants db = new Invariants(postgres.dataSource());
 		List<Workload> instances = new CopyOnWriteArrayList<>();
-		Report report = new Report("Several instances").parameter("instances", "1, then 2"
-				+ ((scale.maxInstances() > 2) ? ", then 3" : "") + " JVMs on one database, the same 4 runs")
+		Report report = new Report("Several instances")
+			.parameter("instances",
+					"1, then 2" + ((scale.maxInstances() > 2) ? ", then 3" : "")
+							+ " JVMs on one database, the same 4 runs")
 			.parameter("measuring window per instance count", scale.instanceWindow().toSeconds() + " s")
 			.parameter("workload per instance", "2 ticker threads; 1 order client spread over the instances")
 			.parameter("workers", "drainer, reconciler (500 ms), sweeper (2 s), retention (1 s, effects kept 3 s)");
@@ -68,12 +71,14 @@ class SeveralInstancesTest {
 			Map<String, Object> figures = db.check(directory, orders);
 			report.figure("drain after the load", Report.millis(drained))
 				.figure("completed intents purged by retention while instances raced",
-						(Long) figures.get("effects applied at the deduplicating receiver") - (Long) figures.get("intents"))
+						(Long) figures.get("effects applied at the deduplicating receiver")
+								- (Long) figures.get("intents"))
 				.figure("ticks that failed in the workload (conflicts given up, reported)", conflicts(instances))
 				.figures(figures)
 				.write();
 			assertThat((Long) figures.get("duplicates at the raw receiver (reported)"))
-				.as("without crashes no call is dispatched twice").isZero();
+				.as("without crashes no call is dispatched twice")
+				.isZero();
 		}
 		finally {
 			for (Workload instance : instances) {

@@ -19,8 +19,8 @@ import io.ductor.test.TestDatabase;
 
 /**
  * One workload application in a JVM of its own, on the test's classpath: launched with
- * {@link ProcessBuilder}, killed with SIGKILL ({@link Process#destroyForcibly()}), paused with
- * SIGSTOP and resumed with SIGCONT.
+ * {@link ProcessBuilder}, killed with SIGKILL ({@link Process#destroyForcibly()}), paused
+ * with SIGSTOP and resumed with SIGCONT.
  */
 final class Workload implements AutoCloseable {
 
@@ -29,7 +29,10 @@ final class Workload implements AutoCloseable {
 		.connectTimeout(Duration.ofSeconds(2))
 		.build();
 
-	/** Every workload connection's application_name starts with this, for pg_terminate_backend. */
+	/**
+	 * Every workload connection's application_name starts with this, for
+	 * pg_terminate_backend.
+	 */
 	static final String APPLICATION_NAME_PREFIX = "ductor-wl-";
 
 	final String instance;
@@ -65,18 +68,21 @@ final class Workload implements AutoCloseable {
 			int generation, int port, String... properties) throws IOException {
 		Files.createDirectories(directory);
 		List<String> command = new ArrayList<>();
-		List<String> all = new ArrayList<>(List.of("spring.datasource.url=" + jdbcUrl,
-				"spring.datasource.username=" + username,
-				"spring.datasource.password=" + ((password != null) ? password : ""),
-				"spring.datasource.hikari.data-source-properties.ApplicationName=" + APPLICATION_NAME_PREFIX + instance,
-				"server.port=" + port, "workload.instance=" + instance, "workload.generation=" + generation,
-				"workload.ack-directory=" + directory.toAbsolutePath(), "ductor.effects.drainer.lease=3s",
-				"ductor.effects.drainer.poll-interval=250ms", "ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=50",
-				"ductor.effects.reconciler.interval=500ms", "ductor.idempotency.sweeper.interval=2s", "ductor.effects.retention=1h",
-				"ductor.effects.backoff.initial=200ms", "ductor.effects.backoff.max=2s", "ductor.retention.interval=5s",
-				"ductor.idempotency.wait-timeout=3s"));
+		List<String> all = new ArrayList<>(
+				List.of("spring.datasource.url=" + jdbcUrl, "spring.datasource.username=" + username,
+						"spring.datasource.password=" + ((password != null) ? password : ""),
+						"spring.datasource.hikari.data-source-properties.ApplicationName=" + APPLICATION_NAME_PREFIX
+								+ instance,
+						"server.port=" + port, "workload.instance=" + instance, "workload.generation=" + generation,
+						"workload.ack-directory=" + directory.toAbsolutePath(), "ductor.effects.drainer.lease=3s",
+						"ductor.effects.drainer.poll-interval=250ms", "ductor.effects.drainer.concurrency=4",
+						"ductor.effects.drainer.batch-size=50", "ductor.effects.reconciler.interval=500ms",
+						"ductor.idempotency.sweeper.interval=2s", "ductor.effects.retention=1h",
+						"ductor.effects.backoff.initial=200ms", "ductor.effects.backoff.max=2s",
+						"ductor.retention.interval=5s", "ductor.idempotency.wait-timeout=3s"));
 		all.addAll(List.of(properties));
-		// a property given twice would be bound as "first,second": the scenario's own value wins
+		// a property given twice would be bound as "first,second": the scenario's own
+		// value wins
 		java.util.Map<String, String> merged = new java.util.LinkedHashMap<>();
 		for (String property : all) {
 			int eq = property.indexOf('=');
@@ -102,7 +108,10 @@ final class Workload implements AutoCloseable {
 		return this.process.isAlive();
 	}
 
-	/** Waits until the workload answers HTTP; fails with the end of its log when it died or took too long. */
+	/**
+	 * Waits until the workload answers HTTP; fails with the end of its log when it died
+	 * or took too long.
+	 */
 	Duration awaitReady(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
 		long deadline = start + timeout.toNanos();
@@ -118,11 +127,15 @@ final class Workload implements AutoCloseable {
 		throw new IllegalStateException(this.instance + " not ready after " + timeout + ":\n" + tail());
 	}
 
-	/** @return the status of GET {@code path}, or -1 when the workload does not answer */
+	/**
+	 * @return the status of GET {@code path}, or -1 when the workload does not answer
+	 */
 	int get(String path) {
 		try {
-			return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(5)).build(),
-					HttpResponse.BodyHandlers.discarding()).statusCode();
+			return HTTP
+				.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(5)).build(),
+						HttpResponse.BodyHandlers.discarding())
+				.statusCode();
 		}
 		catch (IOException ex) {
 			return -1;
@@ -133,7 +146,10 @@ final class Workload implements AutoCloseable {
 		}
 	}
 
-	/** @return the body of GET {@code path}, or {@code null} when the workload does not answer */
+	/**
+	 * @return the body of GET {@code path}, or {@code null} when the workload does not
+	 * answer
+	 */
 	String getBody(String path) {
 		try {
 			HttpResponse<String> response = HTTP.send(
@@ -217,7 +233,8 @@ final class Workload implements AutoCloseable {
 	public void close() throws InterruptedException {
 		if (this.process.isAlive()) {
 			try {
-				resume(); // a paused JVM ignores nothing but SIGKILL; resume it anyway so its log is complete
+				resume(); // a paused JVM ignores nothing but SIGKILL; resume it anyway so
+							// its log is complete
 			}
 			catch (IOException | RuntimeException ex) {
 				// already gone

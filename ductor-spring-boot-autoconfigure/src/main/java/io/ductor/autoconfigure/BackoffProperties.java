@@ -8,8 +8,8 @@ import io.ductor.worker.internal.Backoff;
 /**
  * An exponential backoff: the n-th wait is a random time between half and all of
  * {@code min(max, initial * multiplier^(n-1))}. Each use ({@code ductor.ticks.backoff},
- * {@code ductor.effects.backoff}, {@code ductor.effects.reconcile.backoff}, an effect's override)
- * has defaults of its own, which fill in what is not set.
+ * {@code ductor.effects.backoff}, {@code ductor.effects.reconcile.backoff}, an effect's
+ * override) has defaults of its own, which fill in what is not set.
  *
  * @param initial Longest first wait.
  * @param max Longest wait. Not shorter than the initial wait.
@@ -18,8 +18,8 @@ import io.ductor.worker.internal.Backoff;
 public record BackoffProperties(Duration initial, Duration max, Double multiplier) {
 
 	/**
-	 * Returns {@code backoff} (which may be {@code null}, or leave values unset) completed from
-	 * {@code defaults}, after checking it.
+	 * Returns {@code backoff} (which may be {@code null}, or leave values unset)
+	 * completed from {@code defaults}, after checking it.
 	 * @param backoff the bound backoff, possibly {@code null}
 	 * @param defaults the backoff of this use when nothing is set
 	 * @param prefix the property prefix, for the messages of bad values
@@ -47,7 +47,10 @@ public record BackoffProperties(Duration initial, Duration max, Double multiplie
 		}
 	}
 
-	/** This backoff for Ductor's workers; only for a complete one (see {@link #orDefaults}). */
+	/**
+	 * This backoff for Ductor's workers; only for a complete one (see
+	 * {@link #orDefaults}).
+	 */
 	public Backoff toBackoff() {
 		return new Backoff(this.initial, this.max, this.multiplier);
 	}

@@ -19,10 +19,11 @@ import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
 
 /**
- * Honours the keys that moved under their feature in this version ({@code ductor.drainer.*} is now
- * {@code ductor.effects.drainer.*}, and so on): each old key set in any property source (files,
- * environment variables, command line) is copied to its new name in a property source of lowest
- * precedence, with one warning naming both keys. A new key that is set wins over its old one.
+ * Honours the keys that moved under their feature in this version
+ * ({@code ductor.drainer.*} is now {@code ductor.effects.drainer.*}, and so on): each old
+ * key set in any property source (files, environment variables, command line) is copied
+ * to its new name in a property source of lowest precedence, with one warning naming both
+ * keys. A new key that is set wins over its old one.
  */
 class DeprecatedDuctorPropertiesEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
@@ -40,7 +41,8 @@ class DeprecatedDuctorPropertiesEnvironmentPostProcessor implements EnvironmentP
 
 	private static Map<ConfigurationPropertyName, ConfigurationPropertyName> moved() {
 		Map<ConfigurationPropertyName, ConfigurationPropertyName> moved = new LinkedHashMap<>();
-		moved.put(ConfigurationPropertyName.of("ductor.drainer"), ConfigurationPropertyName.of("ductor.effects.drainer"));
+		moved.put(ConfigurationPropertyName.of("ductor.drainer"),
+				ConfigurationPropertyName.of("ductor.effects.drainer"));
 		moved.put(ConfigurationPropertyName.of("ductor.reconciler"),
 				ConfigurationPropertyName.of("ductor.effects.reconciler"));
 		moved.put(ConfigurationPropertyName.of("ductor.alarm-scheduler"),

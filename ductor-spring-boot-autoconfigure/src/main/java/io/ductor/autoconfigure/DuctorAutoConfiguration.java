@@ -40,11 +40,12 @@ import io.ductor.worker.internal.RetentionTask;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**
- * Auto-configuration for Ductor's core: its schema, the JSON codec, the tick service, the backlog
- * and the retention worker, on the application's single {@link DataSource}. Its schema is a
- * database initializer: beans annotated with {@link DependsOnDatabaseInitialization} (Ductor's
- * own, and the application's) are created after Ductor's migrations, which run after the
- * application's own (its Flyway or Liquibase migrations and SQL scripts).
+ * Auto-configuration for Ductor's core: its schema, the JSON codec, the tick service, the
+ * backlog and the retention worker, on the application's single {@link DataSource}. Its
+ * schema is a database initializer: beans annotated with
+ * {@link DependsOnDatabaseInitialization} (Ductor's own, and the application's) are
+ * created after Ductor's migrations, which run after the application's own (its Flyway or
+ * Liquibase migrations and SQL scripts).
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
@@ -60,8 +61,8 @@ public final class DuctorAutoConfiguration {
 
 	/**
 	 * Ductor's migrations. Ordered after the application's own database initializers by
-	 * {@link DuctorSchemaDatabaseInitializerDetector}, so that an application starting on an empty
-	 * schema migrates first and Ductor's tables then join it.
+	 * {@link DuctorSchemaDatabaseInitializerDetector}, so that an application starting on
+	 * an empty schema migrates first and Ductor's tables then join it.
 	 */
 	@Bean
 	@ConditionalOnMissingBean

@@ -10,16 +10,18 @@ import io.ductor.autoconfigure.internal.PropertyChecks;
 import io.ductor.jdbc.SchemaMode;
 
 /**
- * Ductor's core configuration, under the {@code ductor} prefix: what every feature shares. Each
- * feature has its own properties beside its auto-configuration ({@code ductor.effects.*},
- * {@code ductor.idempotency.*}, {@code ductor.health.*}, {@code ductor.metrics.*}). Every value is
- * checked when the application starts; a bad one fails start-up with a message naming the property.
+ * Ductor's core configuration, under the {@code ductor} prefix: what every feature
+ * shares. Each feature has its own properties beside its auto-configuration
+ * ({@code ductor.effects.*}, {@code ductor.idempotency.*}, {@code ductor.health.*},
+ * {@code ductor.metrics.*}). Every value is checked when the application starts; a bad
+ * one fails start-up with a message naming the property.
  * <p>
- * Every duration must be positive and at most {@link #MAX_DURATION} (36500d, 100 years): Ductor
- * adds durations to and subtracts them from {@code ductor_now()} in PostgreSQL, whose
- * {@code timestamptz} ends in 4713 BC, and converts them to nanoseconds, which a {@code long}
- * holds for 292 years. To keep finished rows for ever, turn the retention worker off
- * ({@code ductor.retention.enabled=false}) rather than setting a retention of centuries.
+ * Every duration must be positive and at most {@link #MAX_DURATION} (36500d, 100 years):
+ * Ductor adds durations to and subtracts them from {@code ductor_now()} in PostgreSQL,
+ * whose {@code timestamptz} ends in 4713 BC, and converts them to nanoseconds, which a
+ * {@code long} holds for 292 years. To keep finished rows for ever, turn the retention
+ * worker off ({@code ductor.retention.enabled=false}) rather than setting a retention of
+ * centuries.
  *
  * @param enabled Whether Ductor is enabled. false turns every Ductor bean off.
  * @param schema How Ductor's tables are managed.
@@ -33,15 +35,17 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 
 	/**
 	 * The longest duration any Ductor property accepts: 100 years, far inside what
-	 * {@code ductor_now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can hold.
+	 * {@code ductor_now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can
+	 * hold.
 	 */
 	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
 	/**
 	 * How Ductor's tables are managed.
 	 *
-	 * @param mode Whether Ductor applies its Flyway migrations at start-up (migrate), only checks
-	 * that they have been applied (validate), or leaves the schema alone (none).
+	 * @param mode Whether Ductor applies its Flyway migrations at start-up (migrate),
+	 * only checks that they have been applied (validate), or leaves the schema alone
+	 * (none).
 	 */
 	public record Schema(@DefaultValue("migrate") SchemaMode mode) {
 	}
@@ -51,8 +55,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 *
 	 * @param maxAttempts How often a tick is computed before it gives up with a
 	 * TickConflictException. At least 1.
-	 * @param backoff The jittered wait between attempts (defaults: initial 5ms, max 200ms,
-	 * multiplier 2.0).
+	 * @param backoff The jittered wait between attempts (defaults: initial 5ms, max
+	 * 200ms, multiplier 2.0).
 	 */
 	public record Ticks(@DefaultValue("20") int maxAttempts, @NestedConfigurationProperty BackoffProperties backoff) {
 
@@ -67,8 +71,8 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	}
 
 	/**
-	 * The retention worker: deletes finished rows past their retention (set per feature) in
-	 * small batches, each in a short transaction of its own.
+	 * The retention worker: deletes finished rows past their retention (set per feature)
+	 * in small batches, each in a short transaction of its own.
 	 *
 	 * @param enabled Whether the retention worker runs in this instance.
 	 * @param interval Pause between purge rounds.
@@ -87,10 +91,10 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	/**
 	 * How the backlog shown by health and gauges is read.
 	 *
-	 * @param cacheTtl How long gauges reuse one backlog snapshot, so a scrape costs at most one
-	 * query. Health checks always read a fresh one.
-	 * @param countLimit Most index entries one count reads. Above it, the pending count is
-	 * PostgreSQL's estimate and the other counts stop at the limit.
+	 * @param cacheTtl How long gauges reuse one backlog snapshot, so a scrape costs at
+	 * most one query. Health checks always read a fresh one.
+	 * @param countLimit Most index entries one count reads. Above it, the pending count
+	 * is PostgreSQL's estimate and the other counts stop at the limit.
 	 */
 	public record Backlog(@DefaultValue("5s") Duration cacheTtl, @DefaultValue("10000") int countLimit) {
 

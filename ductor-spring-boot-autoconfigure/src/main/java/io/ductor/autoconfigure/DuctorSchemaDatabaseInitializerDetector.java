@@ -9,10 +9,10 @@ import org.springframework.core.Ordered;
 import io.ductor.jdbc.internal.DuctorSchema;
 
 /**
- * Tells Spring Boot that {@link DuctorSchema} initializes the database, the way Boot's own detector
- * does for Flyway: beans that depend on database initialization are created after it. Ordered
- * last, so Ductor's migrations run after every other initializer (the application's Flyway or
- * Liquibase migrations, its SQL scripts).
+ * Tells Spring Boot that {@link DuctorSchema} initializes the database, the way Boot's
+ * own detector does for Flyway: beans that depend on database initialization are created
+ * after it. Ordered last, so Ductor's migrations run after every other initializer (the
+ * application's Flyway or Liquibase migrations, its SQL scripts).
  */
 class DuctorSchemaDatabaseInitializerDetector extends AbstractBeansOfTypeDatabaseInitializerDetector {
 
@@ -22,8 +22,8 @@ class DuctorSchemaDatabaseInitializerDetector extends AbstractBeansOfTypeDatabas
 	}
 
 	/**
-	 * After the other {@link DatabaseInitializerDetector}s: Boot makes the initializers of a later
-	 * detector depend on those of the earlier ones.
+	 * After the other {@link DatabaseInitializerDetector}s: Boot makes the initializers
+	 * of a later detector depend on those of the earlier ones.
 	 */
 	@Override
 	public int getOrder() {

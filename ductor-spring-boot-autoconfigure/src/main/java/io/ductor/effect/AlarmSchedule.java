@@ -10,24 +10,29 @@ import java.util.Objects;
 import org.springframework.scheduling.support.CronExpression;
 
 /**
- * When a recurring alarm's occurrences are: a Spring {@link CronExpression} (six fields, seconds
- * first) in a time zone, or a fixed period. Daylight-saving changes behave as
- * {@link CronExpression#next} defines them for the zone: a local time the clocks skip does not
- * occur that day (a daily {@code 0 30 2 * * *} in Europe/Berlin has no occurrence on the last
- * Sunday of March), and a local time the clocks repeat occurs at both of its instants (on the last
- * Sunday of October it fires at 00:30Z and at 01:30Z). The two are different instants, so they
- * have different keys: each is one occurrence.
+ * When a recurring alarm's occurrences are: a Spring {@link CronExpression} (six fields,
+ * seconds first) in a time zone, or a fixed period. Daylight-saving changes behave as
+ * {@link CronExpression#next} defines them for the zone: a local time the clocks skip
+ * does not occur that day (a daily {@code 0 30 2 * * *} in Europe/Berlin has no
+ * occurrence on the last Sunday of March), and a local time the clocks repeat occurs at
+ * both of its instants (on the last Sunday of October it fires at 00:30Z and at 01:30Z).
+ * The two are different instants, so they have different keys: each is one occurrence.
  * <p>
  * A period's occurrences are the instants that are whole multiples of it since the epoch
- * (1970-01-01T00:00:00Z): {@code every(Duration.ofSeconds(1))} fires on every whole second,
- * {@code every(Duration.ofHours(1))} at the top of every UTC hour, whichever instance computes them.
+ * (1970-01-01T00:00:00Z): {@code every(Duration.ofSeconds(1))} fires on every whole
+ * second, {@code every(Duration.ofHours(1))} at the top of every UTC hour, whichever
+ * instance computes them.
  * <p>
- * Also says what happens to occurrences the scheduler reaches late: one more than {@link #grace()}
- * past its instant is missed, and {@link #missed()} decides whether it runs.
+ * Also says what happens to occurrences the scheduler reaches late: one more than
+ * {@link #grace()} past its instant is missed, and {@link #missed()} decides whether it
+ * runs.
  */
 public final class AlarmSchedule {
 
-	/** The grace unless set: an occurrence reached within a minute of its instant is on time. */
+	/**
+	 * The grace unless set: an occurrence reached within a minute of its instant is on
+	 * time.
+	 */
 	public static final Duration DEFAULT_GRACE = Duration.ofMinutes(1);
 
 	private final String cron;
@@ -56,7 +61,8 @@ public final class AlarmSchedule {
 
 	/**
 	 * A cron schedule in a time zone.
-	 * @param cron a Spring cron expression, six fields with seconds first ({@code "0 0 9 * * MON-FRI"})
+	 * @param cron a Spring cron expression, six fields with seconds first
+	 * ({@code "0 0 9 * * MON-FRI"})
 	 * @param zone the zone its fields are read in
 	 * @return the schedule, missed occurrences {@link MissedOccurrences#RUN_ONCE}
 	 * @throws IllegalArgumentException for an invalid expression
@@ -84,7 +90,8 @@ public final class AlarmSchedule {
 	public static AlarmSchedule every(Duration every) {
 		Objects.requireNonNull(every, "every must not be null");
 		if (every.toMillis() < 1 || every.toNanos() % 1_000_000 != 0) {
-			throw new IllegalArgumentException("every must be a positive whole number of milliseconds but was " + every);
+			throw new IllegalArgumentException(
+					"every must be a positive whole number of milliseconds but was " + every);
 		}
 		return new AlarmSchedule(null, every, ZoneOffset.UTC, MissedOccurrences.RUN_ONCE, DEFAULT_GRACE);
 	}
@@ -107,8 +114,8 @@ public final class AlarmSchedule {
 
 	/**
 	 * @param after an instant
-	 * @return the first occurrence strictly after it, or {@code null} when the cron expression
-	 * never matches again
+	 * @return the first occurrence strictly after it, or {@code null} when the cron
+	 * expression never matches again
 	 */
 	public Instant next(Instant after) {
 		if (this.every != null) {
@@ -121,27 +128,37 @@ public final class AlarmSchedule {
 		return (next != null) ? next.toInstant() : null;
 	}
 
-	/** @return the cron expression, or {@code null} for a period */
+	/**
+	 * @return the cron expression, or {@code null} for a period
+	 */
 	public String cronExpression() {
 		return this.cron;
 	}
 
-	/** @return the period, or {@code null} for a cron expression */
+	/**
+	 * @return the period, or {@code null} for a cron expression
+	 */
 	public Duration period() {
 		return this.every;
 	}
 
-	/** @return the zone of the cron expression (UTC for a period) */
+	/**
+	 * @return the zone of the cron expression (UTC for a period)
+	 */
 	public ZoneId zone() {
 		return this.zone;
 	}
 
-	/** @return what happens to missed occurrences */
+	/**
+	 * @return what happens to missed occurrences
+	 */
 	public MissedOccurrences missed() {
 		return this.missed;
 	}
 
-	/** @return how late an occurrence may be reached and still count as on time */
+	/**
+	 * @return how late an occurrence may be reached and still count as on time
+	 */
 	public Duration grace() {
 		return this.grace;
 	}

@@ -1,7 +1,8 @@
 package io.ductor.effect;
 
 /**
- * The concurrency limit of one effect and how much of it is in use, across every instance.
+ * The concurrency limit of one effect and how much of it is in use, across every
+ * instance.
  *
  * @param effectName the effect
  * @param limit its limit: the most attempts that run at once

@@ -7,7 +7,8 @@ import io.ductor.effect.internal.EffectContextHolder;
 
 /**
  * What an effect method knows about the attempt that is running it. Forward
- * {@link #idempotencyKey()} to the receiver: it is the same on every attempt of the intent.
+ * {@link #idempotencyKey()} to the receiver: it is the same on every attempt of the
+ * intent.
  *
  * @param intentId the intent's id
  * @param effectName the effect's name

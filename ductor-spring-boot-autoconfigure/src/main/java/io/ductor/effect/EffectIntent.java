@@ -23,17 +23,18 @@ import java.time.OffsetDateTime;
  * @param createdAt when the intent was recorded
  * @param updatedAt when it last changed
  * @param finishedAt when it reached completed, failed or cancelled, or {@code null}
- * @param reconcileRounds how often its reconciler was asked about the last attempt whose outcome was
- * unknown (see {@link EffectReconciler})
- * @param reconcileOutcome the reconciler's last answer ({@code APPLIED}, {@code NOT_APPLIED},
- * {@code UNKNOWN}, or {@code FAILED} when it threw), or {@code null} when it was never asked
- * @param traceContext the trace context of the code that recorded the intent, as a JSON object of
- * its propagated fields ({@code traceparent}, {@code tracestate}, baggage), or {@code null} when it
- * was recorded without a tracer
+ * @param reconcileRounds how often its reconciler was asked about the last attempt whose
+ * outcome was unknown (see {@link EffectReconciler})
+ * @param reconcileOutcome the reconciler's last answer ({@code APPLIED},
+ * {@code NOT_APPLIED}, {@code UNKNOWN}, or {@code FAILED} when it threw), or {@code null}
+ * when it was never asked
+ * @param traceContext the trace context of the code that recorded the intent, as a JSON
+ * object of its propagated fields ({@code traceparent}, {@code tracestate}, baggage), or
+ * {@code null} when it was recorded without a tracer
  */
 public record EffectIntent(long id, String effectName, String idempotencyKey, EffectStatus status, Receiver receiver,
 		int attempts, int maxAttempts, OffsetDateTime nextAttemptAt, String leaseOwner, OffsetDateTime leaseExpiresAt,
-		String orderingKey, String alarmName, String runId, String lastError, String payloadJson, OffsetDateTime createdAt,
-		OffsetDateTime updatedAt, OffsetDateTime finishedAt, int reconcileRounds, String reconcileOutcome,
-		String traceContext) {
+		String orderingKey, String alarmName, String runId, String lastError, String payloadJson,
+		OffsetDateTime createdAt, OffsetDateTime updatedAt, OffsetDateTime finishedAt, int reconcileRounds,
+		String reconcileOutcome, String traceContext) {
 }

@@ -76,15 +76,17 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Declare a recurring alarm, or change one, in the caller's transaction. Each occurrence is an
-	 * ordinary intent whose idempotency key is the alarm's name and the occurrence's instant
-	 * ({@link RecurringAlarm#occurrenceKey}), recorded when it is due by whichever instance's scheduler
-	 * gets there first; forward {@link EffectContext#idempotencyKey()} to the receiver. Declaring an
-	 * alarm again with the same schedule keeps its next occurrence; with another schedule, it starts
+	 * Declare a recurring alarm, or change one, in the caller's transaction. Each
+	 * occurrence is an ordinary intent whose idempotency key is the alarm's name and the
+	 * occurrence's instant ({@link RecurringAlarm#occurrenceKey}), recorded when it is
+	 * due by whichever instance's scheduler gets there first; forward
+	 * {@link EffectContext#idempotencyKey()} to the receiver. Declaring an alarm again
+	 * with the same schedule keeps its next occurrence; with another schedule, it starts
 	 * with the first occurrence after now. A paused alarm stays paused.
 	 * @param alarmName the alarm's name, an identifier of at most 200 characters
 	 * @param schedule when it fires and what happens to missed occurrences
-	 * @param request the effect and its arguments; it must not carry a key, an ordering key or a delay
+	 * @param request the effect and its arguments; it must not carry a key, an ordering
+	 * key or a delay
 	 * @return the instant of its next occurrence
 	 */
 	public Instant scheduleRecurring(String alarmName, AlarmSchedule schedule, EffectRequest request) {
@@ -100,7 +102,8 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Pause a recurring alarm in the caller's transaction: no occurrence is recorded until it is resumed.
+	 * Pause a recurring alarm in the caller's transaction: no occurrence is recorded
+	 * until it is resumed.
 	 * @param alarmName the alarm
 	 * @return whether it exists
 	 */
@@ -110,8 +113,9 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Resume a paused recurring alarm in the caller's transaction, with its first occurrence after
-	 * now (by the database clock): the occurrences of the pause are not made up.
+	 * Resume a paused recurring alarm in the caller's transaction, with its first
+	 * occurrence after now (by the database clock): the occurrences of the pause are not
+	 * made up.
 	 * @param alarmName the alarm
 	 * @return whether it exists
 	 */
@@ -121,9 +125,9 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Delete a recurring alarm in the caller's transaction. Occurrences already recorded still run;
-	 * cancel them as intents if they must not. An alarm declared in properties is declared again at
-	 * the next start-up unless it is removed from them.
+	 * Delete a recurring alarm in the caller's transaction. Occurrences already recorded
+	 * still run; cancel them as intents if they must not. An alarm declared in properties
+	 * is declared again at the next start-up unless it is removed from them.
 	 * @param alarmName the alarm
 	 * @return whether it existed
 	 */
@@ -132,24 +136,35 @@ public class EffectOutbox {
 		return recurring().cancel(alarmName);
 	}
 
-	/** @return every recurring alarm, by name, with its next and last occurrence */
+	/**
+	 * @return every recurring alarm, by name, with its next and last occurrence
+	 */
 	public List<RecurringAlarm> recurringAlarms() {
 		return recurring().list();
 	}
 
-	/** @return the concurrency limit of every limited effect, with the slots in use across all instances */
+	/**
+	 * @return the concurrency limit of every limited effect, with the slots in use across
+	 * all instances
+	 */
 	public List<EffectConcurrency> concurrency() {
 		EffectSlots known = this.slots;
 		if (known == null) {
 			return List.of();
 		}
 		Map<String, Integer> used = known.inUse();
-		return known.limits().entrySet().stream()
-			.map((limit) -> new EffectConcurrency(limit.getKey(), limit.getValue(), used.getOrDefault(limit.getKey(), 0)))
+		return known.limits()
+			.entrySet()
+			.stream()
+			.map((limit) -> new EffectConcurrency(limit.getKey(), limit.getValue(),
+					used.getOrDefault(limit.getKey(), 0)))
 			.toList();
 	}
 
-	/** @return the concurrency limit of every limited effect, by name, without reading the database */
+	/**
+	 * @return the concurrency limit of every limited effect, by name, without reading the
+	 * database
+	 */
 	public Map<String, Integer> concurrencyLimits() {
 		EffectSlots known = this.slots;
 		return (known != null) ? known.limits() : Map.of();
@@ -164,12 +179,14 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Record a call of an effect in the caller's transaction, as calling the annotated method
-	 * would.
+	 * Record a call of an effect in the caller's transaction, as calling the annotated
+	 * method would.
 	 * @param request the effect, its arguments and options
 	 * @return the intent's idempotency key
-	 * @throws DurableEffectException without a transaction, for an unknown effect or unstorable arguments
-	 * @throws io.ductor.IdempotencyKeyReuseException when the key is bound to another payload
+	 * @throws DurableEffectException without a transaction, for an unknown effect or
+	 * unstorable arguments
+	 * @throws io.ductor.IdempotencyKeyReuseException when the key is bound to another
+	 * payload
 	 */
 	public String schedule(EffectRequest request) {
 		EffectDefinition effect = effect(request.effectName());
@@ -185,9 +202,10 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Register, in the current tick, the compensation of an intent the tick records (or recorded)
-	 * with {@code key}: for an effect called through its annotated method whose undo takes other
-	 * arguments than the effect. The first compensation registered for a key in a run wins.
+	 * Register, in the current tick, the compensation of an intent the tick records (or
+	 * recorded) with {@code key}: for an effect called through its annotated method whose
+	 * undo takes other arguments than the effect. The first compensation registered for a
+	 * key in a run wins.
 	 * @param key the idempotency key of the intent to undo if the run fails
 	 * @param compensation the effect and arguments that undo it
 	 * @throws DurableEffectException outside a tick of a run, or for an unknown effect
@@ -200,8 +218,9 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * The compensations a run's ticks registered, in the order they run if the run fails (the
-	 * latest tick's first), each with the intent it undoes and, once recorded, its own intent.
+	 * The compensations a run's ticks registered, in the order they run if the run fails
+	 * (the latest tick's first), each with the intent it undoes and, once recorded, its
+	 * own intent.
 	 * @param runId the run
 	 * @return its compensation chain
 	 */
@@ -210,13 +229,13 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Schedule the next occurrence of a named alarm in the caller's transaction: its pending
-	 * occurrence, if any, is cancelled and a new one with a new idempotency key is recorded.
-	 * An occurrence that is running meanwhile may still complete or fail, but it never goes back
-	 * to pending beside the new one: an attempt that would be retried is cancelled instead
-	 * ("superseded by a rescheduled occurrence"). Its row stays locked until the caller commits, so
-	 * keep the transaction short. Forward the occurrence's {@link EffectContext#idempotencyKey()},
-	 * not the alarm name.
+	 * Schedule the next occurrence of a named alarm in the caller's transaction: its
+	 * pending occurrence, if any, is cancelled and a new one with a new idempotency key
+	 * is recorded. An occurrence that is running meanwhile may still complete or fail,
+	 * but it never goes back to pending beside the new one: an attempt that would be
+	 * retried is cancelled instead ("superseded by a rescheduled occurrence"). Its row
+	 * stays locked until the caller commits, so keep the transaction short. Forward the
+	 * occurrence's {@link EffectContext#idempotencyKey()}, not the alarm name.
 	 * @param alarmName the alarm's name, an identifier of at most 200 characters
 	 * @param delay when the occurrence is due, from the commit
 	 * @param request the effect and its arguments; it must not carry a key
@@ -226,8 +245,8 @@ public class EffectOutbox {
 		Ids.require("alarmName", alarmName);
 		Objects.requireNonNull(delay, "delay must not be null");
 		if (request.key() != null) {
-			throw new IllegalArgumentException("An alarm occurrence gets a new key each time it is scheduled; "
-					+ "do not set one on the request");
+			throw new IllegalArgumentException(
+					"An alarm occurrence gets a new key each time it is scheduled; " + "do not set one on the request");
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
@@ -238,8 +257,8 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Cancel the pending occurrence of a named alarm, in the caller's transaction. A running
-	 * occurrence may still complete or fail, but is not retried.
+	 * Cancel the pending occurrence of a named alarm, in the caller's transaction. A
+	 * running occurrence may still complete or fail, but is not retried.
 	 * @param alarmName the alarm's name
 	 * @return whether a pending occurrence was cancelled
 	 */
@@ -250,12 +269,16 @@ public class EffectOutbox {
 		return this.store.supersedeAlarm(alarmName) > 0;
 	}
 
-	/** @param id an intent id @return the intent, if it exists */
+	/**
+	 * @param id an intent id @return the intent, if it exists
+	 */
 	public Optional<EffectIntent> find(long id) {
 		return this.store.find(id);
 	}
 
-	/** @param key an idempotency key @return its intent, if it exists */
+	/**
+	 * @param key an idempotency key @return its intent, if it exists
+	 */
 	public Optional<EffectIntent> findByKey(String key) {
 		return this.store.findByKey(Ids.require("key", key));
 	}
@@ -285,20 +308,23 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Run a {@code failed} or {@code needs_decision} intent again, with the same key and a fresh
-	 * budget of attempts. A retried alarm occurrence supersedes the alarm's other live occurrences,
-	 * as a reschedule does: one still running may complete or fail, but is not retried beside it.
+	 * Run a {@code failed} or {@code needs_decision} intent again, with the same key and
+	 * a fresh budget of attempts. A retried alarm occurrence supersedes the alarm's other
+	 * live occurrences, as a reschedule does: one still running may complete or fail, but
+	 * is not retried beside it.
 	 * @param id the intent
 	 * @return the intent, now pending
-	 * @throws EffectIntentStateException when the intent is in another status, or is an alarm
-	 * occurrence whose alarm already has a pending occurrence (named in the message); nothing changed
+	 * @throws EffectIntentStateException when the intent is in another status, or is an
+	 * alarm occurrence whose alarm already has a pending occurrence (named in the
+	 * message); nothing changed
 	 */
 	public EffectIntent retry(long id) {
 		return retry(id, null);
 	}
 
 	/**
-	 * {@link #retry(long)}, storing the operator's decision with the intent in the same statement.
+	 * {@link #retry(long)}, storing the operator's decision with the intent in the same
+	 * statement.
 	 * @param id the intent
 	 * @param decision why and by whom, or {@code null}
 	 * @return the intent, now pending
@@ -312,12 +338,12 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Run every {@code failed} (or {@code needs_decision}) intent of one effect again, each with a
-	 * fresh budget of attempts, in batches. The call acts on the intents parked when it starts
-	 * (by the database clock): an intent it moved that a drainer ran and parked again meanwhile is
-	 * not moved a second time, so one call never runs an intent twice. An alarm occurrence whose
-	 * alarm already has a pending occurrence stays parked, with the reason in its
-	 * {@code last_error}; the others are retried.
+	 * Run every {@code failed} (or {@code needs_decision}) intent of one effect again,
+	 * each with a fresh budget of attempts, in batches. The call acts on the intents
+	 * parked when it starts (by the database clock): an intent it moved that a drainer
+	 * ran and parked again meanwhile is not moved a second time, so one call never runs
+	 * an intent twice. An alarm occurrence whose alarm already has a pending occurrence
+	 * stays parked, with the reason in its {@code last_error}; the others are retried.
 	 * @param effectName the effect
 	 * @param status {@link EffectStatus#FAILED} or {@link EffectStatus#NEEDS_DECISION}
 	 * @return how many intents are pending again
@@ -341,23 +367,22 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Decide on an intent in {@code needs_decision}, or on one still {@code reconciling} without
-	 * waiting for its reconciler (a round still running then changes nothing).
+	 * Decide on an intent in {@code needs_decision}, or on one still {@code reconciling}
+	 * without waiting for its reconciler (a round still running then changes nothing).
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @return the intent after the decision
-	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision} or
-	 * {@code reconciling}, or a
-	 * {@code RETRY} of an alarm occurrence whose alarm already has a pending occurrence (named in
-	 * the message); nothing changed
+	 * @throws EffectIntentStateException when the intent is not in {@code needs_decision}
+	 * or {@code reconciling}, or a {@code RETRY} of an alarm occurrence whose alarm
+	 * already has a pending occurrence (named in the message); nothing changed
 	 */
 	public EffectIntent resolve(long id, EffectResolution resolution) {
 		return resolve(id, resolution, null);
 	}
 
 	/**
-	 * {@link #resolve(long, EffectResolution)}, storing the operator's decision with the intent in
-	 * the same statement.
+	 * {@link #resolve(long, EffectResolution)}, storing the operator's decision with the
+	 * intent in the same statement.
 	 * @param id the intent
 	 * @param resolution what the receiver did, or what to do
 	 * @param decision why and by whom, or {@code null}
@@ -369,20 +394,21 @@ public class EffectOutbox {
 		return switch (resolution) {
 			case RETRY -> wake(move(id, from, EffectStatus.PENDING, "resolved: retry with the same key",
 					require(id).attempts() + 1, decision));
-			case MARK_DONE -> move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null,
-					decision);
-			case MARK_FAILED -> move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null,
-					decision);
+			case MARK_DONE ->
+				move(id, from, EffectStatus.COMPLETED, "resolved: marked done by an operator", null, decision);
+			case MARK_FAILED ->
+				move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null, decision);
 			case COMPENSATE -> compensate(id, decision);
 		};
 	}
 
 	/**
-	 * Cancels a parked intent and fails its run, recording the run's compensations: through a tick
-	 * (stamp {@code "compensate:" + id}) for an active run, so that the cancel, the failure and the
-	 * compensations commit together; for a run that already failed, the compensations still missing
-	 * (this intent's, when it registered one) first, then the cancel. Should the cancel then not
-	 * happen, the compensation of this intent waits for it, and deciding again records nothing twice.
+	 * Cancels a parked intent and fails its run, recording the run's compensations:
+	 * through a tick (stamp {@code "compensate:" + id}) for an active run, so that the
+	 * cancel, the failure and the compensations commit together; for a run that already
+	 * failed, the compensations still missing (this intent's, when it registered one)
+	 * first, then the cancel. Should the cancel then not happen, the compensation of this
+	 * intent waits for it, and deciding again records nothing twice.
 	 */
 	private EffectIntent compensate(long id, @Nullable OperatorDecision decision) {
 		EffectIntent intent = require(id);
@@ -396,13 +422,13 @@ public class EffectOutbox {
 		}
 		TickService runs = this.ticks.get();
 		if (runs == null) {
-			throw new EffectIntentStateException("Runs are not available in this application, so intent " + id
-					+ " cannot be compensated");
+			throw new EffectIntentStateException(
+					"Runs are not available in this application, so intent " + id + " cannot be compensated");
 		}
 		String note = "resolved: compensate (run " + intent.runId() + " failed by an operator's decision)";
 		Run<JsonNode> run = runs.find(intent.runId(), JsonNode.class)
-			.orElseThrow(() -> new EffectIntentStateException("Run '" + intent.runId() + "' of intent " + id
-					+ " no longer exists"));
+			.orElseThrow(() -> new EffectIntentStateException(
+					"Run '" + intent.runId() + "' of intent " + id + " no longer exists"));
 		if (run.status() == RunStatus.ACTIVE) {
 			TickOutcome<JsonNode> outcome = runs.tick(intent.runId(), Compensations.PREFIX + id, JsonNode.class,
 					(state, tick) -> {
@@ -435,14 +461,16 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * {@link #cancel(long)}, storing the operator's decision with the intent in the same statement.
+	 * {@link #cancel(long)}, storing the operator's decision with the intent in the same
+	 * statement.
 	 * @param id the intent
 	 * @param decision why and by whom, or {@code null}
 	 * @return the intent, now cancelled
 	 */
 	public EffectIntent cancel(long id, @Nullable OperatorDecision decision) {
-		return wake(move(id, List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
-				EffectStatus.NEEDS_DECISION),
+		return wake(move(id,
+				List.of(EffectStatus.PENDING, EffectStatus.RECONCILING, EffectStatus.FAILED,
+						EffectStatus.NEEDS_DECISION),
 				EffectStatus.CANCELLED, "cancelled by an operator", null, decision));
 	}
 
@@ -463,8 +491,8 @@ public class EffectOutbox {
 	}
 
 	/**
-	 * Why the move of an alarm occurrence broke the alarm's one-pending-occurrence index, naming the
-	 * pending occurrence; {@code ex} itself for any other duplicate key.
+	 * Why the move of an alarm occurrence broke the alarm's one-pending-occurrence index,
+	 * naming the pending occurrence; {@code ex} itself for any other duplicate key.
 	 */
 	private RuntimeException alarmRefusal(long id, EffectStatus to, DuplicateKeyException ex) {
 		EffectIntent intent = require(id);

@@ -6,16 +6,17 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A programmatic call of a durable effect, for {@link EffectOutbox#schedule(EffectRequest)}. Unset
- * options fall back to the effect's {@link DurableEffect} attributes.
+ * A programmatic call of a durable effect, for
+ * {@link EffectOutbox#schedule(EffectRequest)}. Unset options fall back to the effect's
+ * {@link DurableEffect} attributes.
  *
  * @param effectName the effect's name
  * @param args the arguments, as the effect method takes them
  * @param key the idempotency key, or {@code null}
  * @param orderingKey the ordering key, or {@code null}
  * @param delay the wait before the first attempt, or {@code null}
- * @param compensation the effect that undoes this one if the run fails, or {@code null} for the
- * effect's declared {@link DurableEffect#compensation()}, if any
+ * @param compensation the effect that undoes this one if the run fails, or {@code null}
+ * for the effect's declared {@link DurableEffect#compensation()}, if any
  */
 public record EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay,
 		EffectRequest compensation) {
@@ -50,26 +51,32 @@ public record EffectRequest(String effectName, List<Object> args, String key, St
 		return new EffectRequest(effectName, Arrays.asList(args), null, null, null);
 	}
 
-	/** @param key the idempotency key @return a copy with that key */
+	/**
+	 * @param key the idempotency key @return a copy with that key
+	 */
 	public EffectRequest withKey(String key) {
 		return new EffectRequest(this.effectName, this.args, key, this.orderingKey, this.delay, this.compensation);
 	}
 
-	/** @param orderingKey the ordering key @return a copy with that ordering key */
+	/**
+	 * @param orderingKey the ordering key @return a copy with that ordering key
+	 */
 	public EffectRequest withOrderingKey(String orderingKey) {
 		return new EffectRequest(this.effectName, this.args, this.key, orderingKey, this.delay, this.compensation);
 	}
 
-	/** @param delay the wait before the first attempt @return a copy with that delay */
+	/**
+	 * @param delay the wait before the first attempt @return a copy with that delay
+	 */
 	public EffectRequest withDelay(Duration delay) {
 		return new EffectRequest(this.effectName, this.args, this.key, this.orderingKey, delay, this.compensation);
 	}
 
 	/**
-	 * A copy that registers {@code compensation} as the undo of this call with the run whose tick
-	 * schedules it: if the run fails, {@code compensation} is recorded with the key
-	 * {@code "compensate:" + this call's key} (its own key, ordering key and delay are not used).
-	 * Scheduling it outside a tick of a run is refused.
+	 * A copy that registers {@code compensation} as the undo of this call with the run
+	 * whose tick schedules it: if the run fails, {@code compensation} is recorded with
+	 * the key {@code "compensate:" + this call's key} (its own key, ordering key and
+	 * delay are not used). Scheduling it outside a tick of a run is refused.
 	 * @param compensation the effect and arguments that undo this call
 	 * @return a copy with that compensation
 	 */

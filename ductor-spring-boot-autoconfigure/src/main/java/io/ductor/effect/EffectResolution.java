@@ -15,10 +15,11 @@ public enum EffectResolution {
 	MARK_FAILED,
 
 	/**
-	 * Undo the run instead: the intent is cancelled and its run fails, in one transaction that
-	 * records the compensations of every step of the run that may have reached its receiver
-	 * (this one included, since its outcome is unknown), as {@code tick.fail} does. Only for an
-	 * intent recorded by a tick of a run that is active or already failed.
+	 * Undo the run instead: the intent is cancelled and its run fails, in one transaction
+	 * that records the compensations of every step of the run that may have reached its
+	 * receiver (this one included, since its outcome is unknown), as {@code tick.fail}
+	 * does. Only for an intent recorded by a tick of a run that is active or already
+	 * failed.
 	 */
 	COMPENSATE
 

@@ -14,8 +14,9 @@ public enum EffectStatus {
 	IN_FLIGHT,
 
 	/**
-	 * The outcome of the last attempt is unknown and the effect has an {@link EffectReconciler}:
-	 * waiting for it to say whether the receiver applied the attempt.
+	 * The outcome of the last attempt is unknown and the effect has an
+	 * {@link EffectReconciler}: waiting for it to say whether the receiver applied the
+	 * attempt.
 	 */
 	RECONCILING,
 
@@ -25,13 +26,17 @@ public enum EffectStatus {
 	/** Attempts exhausted or a non-retryable error; kept with its last error. */
 	FAILED,
 
-	/** The outcome at a receiver that cannot deduplicate is unknown: an operator decides. */
+	/**
+	 * The outcome at a receiver that cannot deduplicate is unknown: an operator decides.
+	 */
 	NEEDS_DECISION,
 
 	/** Cancelled before it ran. */
 	CANCELLED;
 
-	/** @return the value stored in {@code eec_effect_intent.status} */
+	/**
+	 * @return the value stored in {@code eec_effect_intent.status}
+	 */
 	public String dbValue() {
 		return name().toLowerCase(Locale.ROOT);
 	}

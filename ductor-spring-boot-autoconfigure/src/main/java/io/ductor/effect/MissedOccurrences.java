@@ -1,22 +1,25 @@
 package io.ductor.effect;
 
 /**
- * What a recurring alarm does with occurrences it missed: those more than the alarm's grace past
- * their instant when the scheduler gets to them (every instance was down, or the scheduler was off).
- * Occurrences within the grace are on time and are always recorded.
+ * What a recurring alarm does with occurrences it missed: those more than the alarm's
+ * grace past their instant when the scheduler gets to them (every instance was down, or
+ * the scheduler was off). Occurrences within the grace are on time and are always
+ * recorded.
  */
 public enum MissedOccurrences {
 
 	/**
-	 * The missed occurrences run once, as one occurrence keyed by the first missed instant (the
-	 * default).
+	 * The missed occurrences run once, as one occurrence keyed by the first missed
+	 * instant (the default).
 	 */
 	RUN_ONCE("run_once"),
 
 	/** Every missed occurrence runs, each with its own key, oldest first. */
 	RUN_EACH("run_each"),
 
-	/** Missed occurrences are not recorded; the alarm goes on with its next occurrence. */
+	/**
+	 * Missed occurrences are not recorded; the alarm goes on with its next occurrence.
+	 */
 	SKIP("skip");
 
 	private final String dbValue;
@@ -25,7 +28,9 @@ public enum MissedOccurrences {
 		this.dbValue = dbValue;
 	}
 
-	/** @return the value stored in {@code eec_recurring_alarm.missed} */
+	/**
+	 * @return the value stored in {@code eec_recurring_alarm.missed}
+	 */
 	public String dbValue() {
 		return this.dbValue;
 	}

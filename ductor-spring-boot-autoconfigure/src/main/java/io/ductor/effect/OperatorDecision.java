@@ -3,9 +3,10 @@ package io.ductor.effect;
 import java.util.Objects;
 
 /**
- * Why and by whom an operator moved an intent (retried, resolved or cancelled it). It is stored
- * with the intent, in the statement that moves it ({@code decision_reason}, {@code decided_by},
- * and {@code decided_at} by the database clock), so that a decision is never without its reason.
+ * Why and by whom an operator moved an intent (retried, resolved or cancelled it). It is
+ * stored with the intent, in the statement that moves it ({@code decision_reason},
+ * {@code decided_by}, and {@code decided_at} by the database clock), so that a decision
+ * is never without its reason.
  *
  * @param reason why, as the operator wrote it
  * @param by who decided: the authenticated principal's name, or {@code "anonymous"}

@@ -16,8 +16,8 @@ public final class Fingerprints {
 	}
 
 	/**
-	 * @param parts the request's parts (method, path, body, ...), each length-prefixed so that
-	 * moving bytes from one part to the next changes the fingerprint
+	 * @param parts the request's parts (method, path, body, ...), each length-prefixed so
+	 * that moving bytes from one part to the next changes the fingerprint
 	 * @return the lower-case hex SHA-256 of the parts
 	 */
 	public static String sha256(byte[]... parts) {
@@ -41,8 +41,9 @@ public final class Fingerprints {
 	}
 
 	/**
-	 * @return a builder that adds parts one at a time, for parts too large to hold in memory
-	 * together; the same parts give the same fingerprint as {@link #sha256(byte[]...)}
+	 * @return a builder that adds parts one at a time, for parts too large to hold in
+	 * memory together; the same parts give the same fingerprint as
+	 * {@link #sha256(byte[]...)}
 	 */
 	public static Builder builder() {
 		return new Builder();
@@ -85,8 +86,8 @@ public final class Fingerprints {
 		 * @param part the next part's bytes
 		 * @param length how many bytes the part has
 		 * @return this builder
-		 * @throws IOException when the stream fails or holds more or fewer than {@code length}
-		 * bytes
+		 * @throws IOException when the stream fails or holds more or fewer than
+		 * {@code length} bytes
 		 */
 		public Builder part(InputStream part, long length) throws IOException {
 			prefix(length);
@@ -100,13 +101,15 @@ public final class Fingerprints {
 				this.digest.update(buffer, 0, n);
 			}
 			if (read != length) {
-				throw new IOException("a part declared to have " + length + " bytes had "
-						+ ((read > length) ? "more" : read));
+				throw new IOException(
+						"a part declared to have " + length + " bytes had " + ((read > length) ? "more" : read));
 			}
 			return this;
 		}
 
-		/** @return the lower-case hex SHA-256 of the parts added */
+		/**
+		 * @return the lower-case hex SHA-256 of the parts added
+		 */
 		public String sha256() {
 			return HexFormat.of().formatHex(this.digest.digest());
 		}

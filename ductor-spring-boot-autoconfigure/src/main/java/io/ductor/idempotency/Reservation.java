@@ -4,7 +4,8 @@ import java.util.UUID;
 
 /**
  * A pending reservation: the right, and the duty, to decide the request and then
- * {@link IdempotencyService#complete complete} or {@link IdempotencyService#fail fail} it.
+ * {@link IdempotencyService#complete complete} or {@link IdempotencyService#fail fail}
+ * it.
  *
  * @param request the reserved request
  * @param ownerToken the fencing token: only its holder can settle the reservation

@@ -5,12 +5,14 @@ import java.time.Duration;
 import io.ductor.IdempotencyKeyReuseException;
 
 /**
- * What {@link IdempotencyService#reserve} found: one record per result, each carrying only what
- * that result has.
+ * What {@link IdempotencyService#reserve} found: one record per result, each carrying
+ * only what that result has.
  */
 public sealed interface ReserveOutcome {
 
-	/** @return the request that was reserved or answered */
+	/**
+	 * @return the request that was reserved or answered
+	 */
 	IdempotentRequest request();
 
 	/**
@@ -65,7 +67,9 @@ public sealed interface ReserveOutcome {
 	 */
 	record FingerprintMismatch(IdempotentRequest request) implements ReserveOutcome {
 
-		/** @return the error for this reuse of a key, to throw */
+		/**
+		 * @return the error for this reuse of a key, to throw
+		 */
 		public IdempotencyKeyReuseException exception() {
 			return new IdempotencyKeyReuseException(this.request.describe()
 					+ " was already used for a different request; a new request needs a new key");

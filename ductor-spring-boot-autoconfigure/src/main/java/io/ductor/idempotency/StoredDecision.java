@@ -8,7 +8,8 @@ import java.time.OffsetDateTime;
  * @param decisionId the id the decision was completed with, or {@code null}
  * @param response the stored response, or {@code null} when none was stored
  * @param completedAt when it was completed (database time)
- * @param expiresAt until when it is replayed (database time); afterwards the key runs again
+ * @param expiresAt until when it is replayed (database time); afterwards the key runs
+ * again
  */
 public record StoredDecision(String decisionId, StoredResponse response, OffsetDateTime completedAt,
 		OffsetDateTime expiresAt) {

@@ -7,8 +7,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The answer stored with a completed decision and replayed to duplicates: a status, a few headers
- * and a body. HTTP uses them as they are; other receivers choose their own status codes.
+ * The answer stored with a completed decision and replayed to duplicates: a status, a few
+ * headers and a body. HTTP uses them as they are; other receivers choose their own status
+ * codes.
  *
  * @param status the status (an HTTP status for web requests)
  * @param headers the stored headers, by name
@@ -30,15 +31,17 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 		return new StoredResponse(status, Map.of(), body);
 	}
 
-	/** @return the body decoded as UTF-8 */
+	/**
+	 * @return the body decoded as UTF-8
+	 */
 	public String bodyAsString() {
 		return new String(this.body, StandardCharsets.UTF_8);
 	}
 
 	@Override
 	public boolean equals(Object other) {
-		return other instanceof StoredResponse that && this.status == that.status
-				&& this.headers.equals(that.headers) && Arrays.equals(this.body, that.body);
+		return other instanceof StoredResponse that && this.status == that.status && this.headers.equals(that.headers)
+				&& Arrays.equals(this.body, that.body);
 	}
 
 	@Override

@@ -14,8 +14,8 @@ public interface TransactionalDecision<T> {
 	/**
 	 * The key is reserved in the open transaction: do the work in it and
 	 * {@link IdempotencyService#complete complete} the reservation in it. Throw, or call
-	 * {@link TransactionStatus#setRollbackOnly()}, to roll everything back: the reservation goes
-	 * with the work, and the key is free for a retry.
+	 * {@link TransactionStatus#setRollbackOnly()}, to roll everything back: the
+	 * reservation goes with the work, and the key is free for a retry.
 	 * @param reservation the reservation, held by this transaction
 	 * @param transaction the open transaction
 	 * @return the result, returned once the transaction has committed
@@ -23,10 +23,10 @@ public interface TransactionalDecision<T> {
 	T reserved(Reservation reservation, TransactionStatus transaction);
 
 	/**
-	 * The key was not reserved: a replay, a fingerprint mismatch, an opted-out request, or
-	 * in flight (at once under {@link DuplicatePolicy#REJECT}, after the wait timeout under
-	 * {@link DuplicatePolicy#WAIT}). Called after the reserving transaction ended, with no
-	 * connection held by the service.
+	 * The key was not reserved: a replay, a fingerprint mismatch, an opted-out request,
+	 * or in flight (at once under {@link DuplicatePolicy#REJECT}, after the wait timeout
+	 * under {@link DuplicatePolicy#WAIT}). Called after the reserving transaction ended,
+	 * with no connection held by the service.
 	 * @param outcome what the reservation found
 	 * @return the result
 	 */

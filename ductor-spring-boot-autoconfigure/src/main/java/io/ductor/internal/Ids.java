@@ -1,9 +1,9 @@
 package io.ductor.internal;
 
 /**
- * Validation of the identifiers callers hand to Ductor: run ids, run types, stamps. An identifier
- * is between 1 and {@value #MAX_LENGTH} characters, is not blank, and has no control characters
- * and no unpaired UTF-16 surrogates.
+ * Validation of the identifiers callers hand to Ductor: run ids, run types, stamps. An
+ * identifier is between 1 and {@value #MAX_LENGTH} characters, is not blank, and has no
+ * control characters and no unpaired UTF-16 surrogates.
  */
 public final class Ids {
 
@@ -37,13 +37,15 @@ public final class Ids {
 				throw new IllegalArgumentException(
 						what + " must not contain control characters, found U+%04X at index %d".formatted((int) c, i));
 			}
-			if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+			if (Character.isHighSurrogate(c) && i + 1 < value.length()
+					&& Character.isLowSurrogate(value.charAt(i + 1))) {
 				i++;
 			}
 			else if (Character.isSurrogate(c)) {
 				// the driver would send it as '?', so two different ids would become one
 				throw new IllegalArgumentException(
-						what + " must be valid Unicode, found an unpaired surrogate U+%04X at index %d".formatted((int) c, i));
+						what + " must be valid Unicode, found an unpaired surrogate U+%04X at index %d"
+							.formatted((int) c, i));
 			}
 		}
 		return value;

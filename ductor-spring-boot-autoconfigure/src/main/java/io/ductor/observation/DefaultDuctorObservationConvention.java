@@ -18,7 +18,9 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 
 	private static final String UNKNOWN = "unknown";
 
-	/** @return {@code null}: every context carries its observation's name */
+	/**
+	 * @return {@code null}: every context carries its observation's name
+	 */
 	@Override
 	public String getName() {
 		return null;
@@ -43,8 +45,9 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 		KeyValue outcome = LowKeys.OUTCOME.withValue(orUnknown(ductor.outcome()));
 		return switch (ductor.observation()) {
 			case TICK, IDEMPOTENCY_RESERVE -> KeyValues.of(outcome);
-			case EFFECT_SCHEDULE, EFFECT_DISPATCH, EFFECT_RECONCILE -> KeyValues.of(LowKeys.EFFECT.withValue(orUnknown(ductor.effect())),
-					LowKeys.RECEIVER.withValue(orUnknown(ductor.receiver())), outcome);
+			case EFFECT_SCHEDULE, EFFECT_DISPATCH, EFFECT_RECONCILE ->
+				KeyValues.of(LowKeys.EFFECT.withValue(orUnknown(ductor.effect())),
+						LowKeys.RECEIVER.withValue(orUnknown(ductor.receiver())), outcome);
 			case WORKER_ROUND -> KeyValues.of(LowKeys.WORKER.withValue(orUnknown(ductor.worker())), outcome);
 		};
 	}

@@ -6,12 +6,16 @@ package io.ductor.observation;
  */
 public enum DispatchRelation {
 
-	/** The attempt's span is a child of the recording's span: one trace from the request to every attempt. */
+	/**
+	 * The attempt's span is a child of the recording's span: one trace from the request
+	 * to every attempt.
+	 */
 	CHILD,
 
 	/**
-	 * The attempt's span starts a trace of its own with a link to the recording's span: the
-	 * request's trace ends at the commit, and each attempt is a trace that points back to it.
+	 * The attempt's span starts a trace of its own with a link to the recording's span:
+	 * the request's trace ends at the commit, and each attempt is a trace that points
+	 * back to it.
 	 */
 	LINK
 

@@ -24,7 +24,9 @@ public enum RunStatus {
 		return this != ACTIVE;
 	}
 
-	/** @return the status as stored in the runs table */
+	/**
+	 * @return the status as stored in the runs table
+	 */
 	public String dbValue() {
 		return name().toLowerCase(Locale.ROOT);
 	}

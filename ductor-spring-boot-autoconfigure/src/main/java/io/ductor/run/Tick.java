@@ -29,8 +29,8 @@ public final class Tick {
 
 	/**
 	 * @param database the {@code DataSource} the run lives in
-	 * @param ownTransaction the transaction resource bound to that {@code DataSource} when this tick
-	 * opened its own transaction; {@code null} when it joined one
+	 * @param ownTransaction the transaction resource bound to that {@code DataSource}
+	 * when this tick opened its own transaction; {@code null} when it joined one
 	 */
 	Tick(String runId, String stamp, long seq, int attempt, Object database, Object ownTransaction) {
 		this.runId = runId;
@@ -41,22 +41,31 @@ public final class Tick {
 		this.ownTransaction = ownTransaction;
 	}
 
-	/** @return the run being advanced */
+	/**
+	 * @return the run being advanced
+	 */
 	public String runId() {
 		return this.runId;
 	}
 
-	/** @return this tick's stamp */
+	/**
+	 * @return this tick's stamp
+	 */
 	public String stamp() {
 		return this.stamp;
 	}
 
-	/** @return the sequence number this tick gets if it commits */
+	/**
+	 * @return the sequence number this tick gets if it commits
+	 */
 	public long seq() {
 		return this.seq;
 	}
 
-	/** @return 1 for the first computation, more when a version conflict made the tick recompute */
+	/**
+	 * @return 1 for the first computation, more when a version conflict made the tick
+	 * recompute
+	 */
 	public int attempt() {
 		return this.attempt;
 	}
@@ -80,8 +89,8 @@ public final class Tick {
 	}
 
 	/**
-	 * The tick whose step is running on this thread. Effects recorded by a step use it to link
-	 * their intents to the run.
+	 * The tick whose step is running on this thread. Effects recorded by a step use it to
+	 * link their intents to the run.
 	 * @return the tick, or empty outside a step
 	 */
 	public static Optional<Tick> current() {
@@ -89,8 +98,8 @@ public final class Tick {
 	}
 
 	/**
-	 * The tick whose step is running {@code runId}'s tick on this thread, directly or through
-	 * other ticks, if any.
+	 * The tick whose step is running {@code runId}'s tick on this thread, directly or
+	 * through other ticks, if any.
 	 */
 	static Optional<Tick> enclosing(Object database, String runId) {
 		for (Tick tick = CURRENT.get(); tick != null; tick = tick.enclosing) {
@@ -101,7 +110,9 @@ public final class Tick {
 		return Optional.empty();
 	}
 
-	/** The enclosing tick that opened {@code transaction}, if a tick on this thread did. */
+	/**
+	 * The enclosing tick that opened {@code transaction}, if a tick on this thread did.
+	 */
 	static Optional<Tick> owning(Object transaction) {
 		for (Tick tick = CURRENT.get(); tick != null; tick = tick.enclosing) {
 			if (tick.ownTransaction != null && tick.ownTransaction == transaction) {

@@ -31,34 +31,36 @@ import io.ductor.worker.internal.Backoff;
 /**
  * Starts durable runs and advances them with ticks, exactly once per stamp.
  * <p>
- * A tick reads the run, runs its {@link TickStep} on the current state and commits the new state
- * with a conditional update on {@code record_version} that also appends one
- * {@code eec_run_transition} row, all in one transaction. A stamp that was applied before writes
- * nothing and answers {@link TickOutcome.Result#DUPLICATE}; a finished run answers
- * {@link TickOutcome.Result#TERMINAL}. When a concurrent tick wins the race the transaction rolls
- * back and the tick re-reads and recomputes after a jittered backoff, up to the configured number
- * of attempts, then throws {@link TickConflictException}.
+ * A tick reads the run, runs its {@link TickStep} on the current state and commits the
+ * new state with a conditional update on {@code record_version} that also appends one
+ * {@code eec_run_transition} row, all in one transaction. A stamp that was applied before
+ * writes nothing and answers {@link TickOutcome.Result#DUPLICATE}; a finished run answers
+ * {@link TickOutcome.Result#TERMINAL}. When a concurrent tick wins the race the
+ * transaction rolls back and the tick re-reads and recomputes after a jittered backoff,
+ * up to the configured number of attempts, then throws {@link TickConflictException}.
  * <p>
- * The first attempt reads without a lock, so uncontended ticks never wait for each other. A retry
- * reads the run {@code FOR NO KEY UPDATE}: it queues behind the tick that beat it instead of
- * racing every newcomer again, so a busy run cannot starve one of its ticks. The conditional
- * update on {@code record_version} stays the authority either way.
+ * The first attempt reads without a lock, so uncontended ticks never wait for each other.
+ * A retry reads the run {@code FOR NO KEY UPDATE}: it queues behind the tick that beat it
+ * instead of racing every newcomer again, so a busy run cannot starve one of its ticks.
+ * The conditional update on {@code record_version} stays the authority either way.
  * <p>
  * Called inside a transaction on Ductor's {@code DataSource} (one that has that
  * {@code DataSource} bound, as {@code DataSourceTransactionManager} and
- * {@code JpaTransactionManager} on it do), a tick joins it: its writes commit with the caller's,
- * and a conflict is not retried (the caller's transaction is marked rollback-only and
- * {@link TickConflictException} is thrown) because only the caller can redo its own work. Called
- * inside a transaction of another resource only (another {@code DataSource}'s transaction
- * manager), a tick runs in a transaction of its own, commits before it returns whatever the
- * caller's transaction does later, and retries conflicts as it does outside any transaction.
+ * {@code JpaTransactionManager} on it do), a tick joins it: its writes commit with the
+ * caller's, and a conflict is not retried (the caller's transaction is marked
+ * rollback-only and {@link TickConflictException} is thrown) because only the caller can
+ * redo its own work. Called inside a transaction of another resource only (another
+ * {@code DataSource}'s transaction manager), a tick runs in a transaction of its own,
+ * commits before it returns whatever the caller's transaction does later, and retries
+ * conflicts as it does outside any transaction.
  * <p>
- * A step may tick another run. That nested tick joins the enclosing tick's transaction, so both
- * runs advance together or not at all; when the nested run was advanced concurrently, the
- * enclosing tick that opened the transaction rolls it back and recomputes its own step (which
- * ticks the nested run again), within its own {@code ductor.ticks.max-attempts}. A step may not
- * tick its own run, directly or through other runs' steps: that tick is refused at once with an
- * {@link IllegalStateException} and nothing is written.
+ * A step may tick another run. That nested tick joins the enclosing tick's transaction,
+ * so both runs advance together or not at all; when the nested run was advanced
+ * concurrently, the enclosing tick that opened the transaction rolls it back and
+ * recomputes its own step (which ticks the nested run again), within its own
+ * {@code ductor.ticks.max-attempts}. A step may not tick its own run, directly or through
+ * other runs' steps: that tick is refused at once with an {@link IllegalStateException}
+ * and nothing is written.
  */
 public class TickService {
 
@@ -71,7 +73,10 @@ public class TickService {
 	/** Joins a transaction on Ductor's {@code DataSource}, or opens one. */
 	private final TransactionTemplate transactions;
 
-	/** Opens a transaction of the tick's own while another resource's transaction is active. */
+	/**
+	 * Opens a transaction of the tick's own while another resource's transaction is
+	 * active.
+	 */
 	private final TransactionTemplate separateTransactions;
 
 	private final JsonCodec json;
@@ -91,7 +96,8 @@ public class TickService {
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
 	 * @param json the codec for states and inputs
-	 * @param maxAttempts how often a tick is computed before a version conflict is given up, at least 1
+	 * @param maxAttempts how often a tick is computed before a version conflict is given
+	 * up, at least 1
 	 * @param backoff the wait between attempts
 	 */
 	public TickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
@@ -104,7 +110,8 @@ public class TickService {
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
 	 * @param json the codec for states and inputs
-	 * @param maxAttempts how often a tick is computed before a version conflict is given up, at least 1
+	 * @param maxAttempts how often a tick is computed before a version conflict is given
+	 * up, at least 1
 	 * @param backoff the wait between attempts
 	 * @param observer what is told about every tick
 	 */
@@ -118,7 +125,8 @@ public class TickService {
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
 	 * @param json the codec for states and inputs
-	 * @param maxAttempts how often a tick is computed before a version conflict is given up, at least 1
+	 * @param maxAttempts how often a tick is computed before a version conflict is given
+	 * up, at least 1
 	 * @param backoff the wait between attempts
 	 * @param observer what is told about every tick
 	 * @param observations where every tick is observed while it runs
@@ -141,8 +149,8 @@ public class TickService {
 	}
 
 	/**
-	 * Create a run, exactly once: starting an existing run id again with the same type writes
-	 * nothing.
+	 * Create a run, exactly once: starting an existing run id again with the same type
+	 * writes nothing.
 	 * @param type the run type, an identifier (see {@link Ids})
 	 * @param runId the run id, an identifier unique across types
 	 * @param initialState the first state, written as JSON
@@ -168,7 +176,8 @@ public class TickService {
 	/**
 	 * Apply {@code step} to the run once for {@code stamp}.
 	 * @param runId the run
-	 * @param stamp what makes this tick unique within the run (an event id, an attempt's key)
+	 * @param stamp what makes this tick unique within the run (an event id, an attempt's
+	 * key)
 	 * @param stateType the type the state is read as
 	 * @param step the state change
 	 * @param <S> the state type
@@ -179,17 +188,18 @@ public class TickService {
 	}
 
 	/**
-	 * Apply {@code step} to the run once for {@code stamp}, recording {@code input} (for example
-	 * the answer being folded into the run) with the transition.
+	 * Apply {@code step} to the run once for {@code stamp}, recording {@code input} (for
+	 * example the answer being folded into the run) with the transition.
 	 * @param runId the run
 	 * @param stamp what makes this tick unique within the run
-	 * @param input what the tick folds in, written as JSON into the transition; may be {@code null}
+	 * @param input what the tick folds in, written as JSON into the transition; may be
+	 * {@code null}
 	 * @param stateType the type the state is read as
 	 * @param step the state change
 	 * @param <S> the state type
 	 * @return applied, duplicate or terminal, with the run's state after the call
-	 * @throws TickConflictException when concurrent ticks kept winning, or won while this tick ran
-	 * inside the caller's transaction
+	 * @throws TickConflictException when concurrent ticks kept winning, or won while this
+	 * tick ran inside the caller's transaction
 	 * @throws IllegalStateException when called from the step of a tick of the same run
 	 */
 	public <S> TickOutcome<S> tick(String runId, String stamp, Object input, Class<S> stateType, TickStep<S> step) {
@@ -207,8 +217,8 @@ public class TickService {
 			return outcome;
 		}
 		catch (RuntimeException | Error ex) {
-			scope.outcome((ex instanceof TickConflictException || ex instanceof NestedTickConflict) ? "conflict"
-					: "error");
+			scope.outcome(
+					(ex instanceof TickConflictException || ex instanceof NestedTickConflict) ? "conflict" : "error");
 			scope.error(ex);
 			throw ex;
 		}
@@ -244,7 +254,8 @@ public class TickService {
 			}
 			catch (NestedTickConflict ex) {
 				if (opened[0] == null || ex.transaction != opened[0]) {
-					// the transaction of an enclosing tick of another DataSource's run: its tick retries
+					// the transaction of an enclosing tick of another DataSource's run:
+					// its tick retries
 					throw ex;
 				}
 				conflictOn = ex.runId;
@@ -262,12 +273,12 @@ public class TickService {
 	}
 
 	/**
-	 * A tick that joins a transaction it did not open: the caller's, or that of an enclosing tick
-	 * whose step ticks this run. It is computed once; only the transaction's owner can redo the
-	 * work around it.
+	 * A tick that joins a transaction it did not open: the caller's, or that of an
+	 * enclosing tick whose step ticks this run. It is computed once; only the
+	 * transaction's owner can redo the work around it.
 	 */
-	private <S> TickOutcome<S> tickInJoinedTransaction(String runId, String stamp, String inputJson,
-			Class<S> stateType, TickStep<S> step, Object transaction) {
+	private <S> TickOutcome<S> tickInJoinedTransaction(String runId, String stamp, String inputJson, Class<S> stateType,
+			TickStep<S> step, Object transaction) {
 		try {
 			TickOutcome<S> outcome = this.transactions
 				.execute((status) -> tickOnce(runId, stamp, inputJson, stateType, step, 1, null));
@@ -286,7 +297,10 @@ public class TickService {
 		}
 	}
 
-	/** @return the transaction on Ductor's {@code DataSource} this thread is in, or {@code null} */
+	/**
+	 * @return the transaction on Ductor's {@code DataSource} this thread is in, or
+	 * {@code null}
+	 */
 	private Object joinableTransaction() {
 		return TransactionSynchronizationManager.isActualTransactionActive()
 				? TransactionSynchronizationManager.getResource(this.dataSource) : null;
@@ -302,8 +316,8 @@ public class TickService {
 	}
 
 	/**
-	 * Have {@code handler} told, in the transaction of every tick that fails a run, that the run
-	 * failed. Ductor's effects use it to record the run's compensations.
+	 * Have {@code handler} told, in the transaction of every tick that fails a run, that
+	 * the run failed. Ductor's effects use it to record the run's compensations.
 	 * @param handler the handler
 	 */
 	public void onRunFailed(RunFailureHandler handler) {
@@ -311,22 +325,24 @@ public class TickService {
 	}
 
 	/**
-	 * Record again the compensations of a run that already failed, in the caller's transaction or
-	 * one of its own: what the {@link RunFailureHandler} finds still to record (nothing, when the run
-	 * failed with its compensations recorded, since each has a stable key), marking the run
-	 * compensating when there are new ones. It is how an operator's {@code COMPENSATE} decision on a
-	 * parked intent of a failed run undoes that step too.
+	 * Record again the compensations of a run that already failed, in the caller's
+	 * transaction or one of its own: what the {@link RunFailureHandler} finds still to
+	 * record (nothing, when the run failed with its compensations recorded, since each
+	 * has a stable key), marking the run compensating when there are new ones. It is how
+	 * an operator's {@code COMPENSATE} decision on a parked intent of a failed run undoes
+	 * that step too.
 	 * @param runId the failed run
 	 * @return how many new compensations were recorded
-	 * @throws IllegalStateException when the run is unknown or has not failed; nothing was written
+	 * @throws IllegalStateException when the run is unknown or has not failed; nothing
+	 * was written
 	 */
 	public int compensateFailedRun(String runId) {
 		Ids.require("runId", runId);
 		Integer recorded = this.transactions.execute((status) -> {
 			RunRow row = this.store.findForTick(runId, null, true).orElseThrow(() -> new UnknownRunException(runId));
 			if (row.status() != RunStatus.FAILED) {
-				throw new IllegalStateException("Run '" + runId + "' is " + row.status().dbValue()
-						+ "; only a failed run is compensated");
+				throw new IllegalStateException(
+						"Run '" + runId + "' is " + row.status().dbValue() + "; only a failed run is compensated");
 			}
 			return failed(runId);
 		});
@@ -412,9 +428,9 @@ public class TickService {
 	}
 
 	/**
-	 * A tick nested in another tick's step lost the race for its run: the enclosing tick that
-	 * opened the transaction rolls it back and recomputes. Should the step catch it, the
-	 * transaction is rollback-only all the same.
+	 * A tick nested in another tick's step lost the race for its run: the enclosing tick
+	 * that opened the transaction rolls it back and recomputes. Should the step catch it,
+	 * the transaction is rollback-only all the same.
 	 */
 	private static final class NestedTickConflict extends TickConflictException {
 

@@ -29,8 +29,8 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Decisions with a reason through {@code POST /actuator/ductor…}, and the filters and lookups the
- * console reads, judged on the rows.
+ * Decisions with a reason through {@code POST /actuator/ductor…}, and the filters and
+ * lookups the console reads, judged on the rows.
  */
 class DuctorEndpointDecisionHttpTest {
 
@@ -47,10 +47,10 @@ class DuctorEndpointDecisionHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = new SpringApplicationBuilder(EndpointApplication.class)
-			.properties(postgres.springProperties())
-			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor", "ductor.effects.drainer.enabled=false",
-					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
+		app = new SpringApplicationBuilder(EndpointApplication.class).properties(postgres.springProperties())
+			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor",
+					"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
+					"ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -94,8 +94,7 @@ class DuctorEndpointDecisionHttpTest {
 	}
 
 	@Test
-	void aBulkDecisionMovesEachIntentParkedAtItsStartOnceStoringTheReasonAndLeavesOtherEffectsAlone()
-			throws Exception {
+	void aBulkDecisionMovesEachIntentParkedAtItsStartOnceStoringTheReasonAndLeavesOtherEffectsAlone() throws Exception {
 		List<Long> mails = List.of(insert("bulk.mail", "b-1", "failed"), insert("bulk.mail", "b-2", "failed"),
 				insert("bulk.mail", "b-3", "failed"));
 		long sms = insert("bulk.sms", "b-4", "failed");
@@ -105,7 +104,8 @@ class DuctorEndpointDecisionHttpTest {
 		assertThat(response.statusCode()).isEqualTo(200);
 		assertThat(response.body()).contains("\"moved\":3").contains("\"skipped\":0");
 		for (long id : mails) {
-			assertThat(decision(id)).containsEntry("status", "cancelled").containsEntry("decision_reason", "partner gone");
+			assertThat(decision(id)).containsEntry("status", "cancelled")
+				.containsEntry("decision_reason", "partner gone");
 		}
 		assertThat(decision(sms)).containsEntry("status", "failed").containsEntry("decision_reason", null);
 		assertThat(decision(undecided)).containsEntry("status", "needs_decision");
@@ -122,16 +122,20 @@ class DuctorEndpointDecisionHttpTest {
 				       CASE WHEN n % 3 = 0 THEN 'failed' ELSE 'pending' END, 'run-' || (n % 5),
 				       timestamptz '2026-01-01 00:00:00Z' + n * interval '1 minute'
 				FROM generate_series(1, 300) AS n""").update();
-		List<Long> expected = jdbc.sql("SELECT id FROM eec_effect_intent WHERE status = 'failed' "
-				+ "AND effect_name = 'page.a' AND run_id = 'run-2' ORDER BY id").query(Long.class).list();
+		List<Long> expected = jdbc
+			.sql("SELECT id FROM eec_effect_intent WHERE status = 'failed' "
+					+ "AND effect_name = 'page.a' AND run_id = 'run-2' ORDER BY id")
+			.query(Long.class)
+			.list();
 		String first = get("/failed?effect=page.a&run=run-2&limit=5").body();
 		String second = get("/failed?effect=page.a&run=run-2&limit=5&afterId=" + expected.get(4)).body();
 		for (int i = 0; i < 10; i++) {
 			assertThat((i < 5) ? first : second).contains("\"id\":" + expected.get(i) + ",");
 		}
 		assertThat(first).doesNotContain("\"id\":" + expected.get(5) + ",");
-		long inRange = jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name LIKE 'page.%' "
-				+ "AND created_at >= '2026-01-01 01:00:00Z' AND created_at < '2026-01-01 01:10:00Z'")
+		long inRange = jdbc
+			.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name LIKE 'page.%' "
+					+ "AND created_at >= '2026-01-01 01:00:00Z' AND created_at < '2026-01-01 01:10:00Z'")
 			.query(Long.class)
 			.single();
 		String range = get("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=100").body();
@@ -140,8 +144,9 @@ class DuctorEndpointDecisionHttpTest {
 				+ windowIds("/all?from=2026-01-01T01:00:00Z&to=2026-01-01T01:10:00Z&limit=5").get(4)))
 			.isEqualTo(expectedIds("created_at >= '2026-01-01 01:00:00Z' AND created_at < '2026-01-01 01:10:00Z'")
 				.subList(5, 10));
-		assertThat(windowIds("/failed?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100")).isEqualTo(
-				expectedIds("status = 'failed' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
+		assertThat(windowIds("/failed?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100"))
+			.isEqualTo(expectedIds(
+					"status = 'failed' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
 		assertThat(windowIds("/pending?to=2026-01-01T00:30:00Z&limit=100"))
 			.isEqualTo(expectedIds("status = 'pending' AND created_at < '2026-01-01 00:30:00Z'"));
 		assertThat(windowIds("/all?from=2026-01-01T04:50:00Z&limit=100"))
@@ -152,12 +157,14 @@ class DuctorEndpointDecisionHttpTest {
 		assertThat(windowIds("/all?from=2025-01-01T00:00:00Z&to=2025-12-31T00:00:00Z")).isEmpty();
 		assertThat(windowIds("/all?from=2027-01-01T00:00:00Z")).isEmpty();
 		jdbc.sql("UPDATE eec_effect_intent SET status = 'in_flight', lease_owner = 'drainer-1', "
-				+ "lease_expires_at = now() + interval '1 minute' WHERE status = 'pending' AND id % 7 = 0").update();
+				+ "lease_expires_at = now() + interval '1 minute' WHERE status = 'pending' AND id % 7 = 0")
+			.update();
 		List<Long> inFlight = expectedIds("status = 'in_flight'");
 		assertThat(inFlight).hasSizeGreaterThan(6);
 		assertThat(windowIds("/in_flight?limit=5&afterId=" + inFlight.get(0))).isEqualTo(inFlight.subList(1, 6));
-		assertThat(windowIds("/in_flight?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100")).isEqualTo(
-				expectedIds("status = 'in_flight' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
+		assertThat(windowIds("/in_flight?from=2026-01-01T02:00:00Z&to=2026-01-01T03:00:00Z&limit=100"))
+			.isEqualTo(expectedIds(
+					"status = 'in_flight' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
 		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
 		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
 		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
@@ -189,8 +196,12 @@ class DuctorEndpointDecisionHttpTest {
 	}
 
 	private static Map<String, Object> decision(long id) {
-		return jdbc.sql("SELECT status, decision_reason, decided_by, decided_at IS NOT NULL AS stamped "
-				+ "FROM eec_effect_intent WHERE id = ?").param(id).query().singleRow();
+		return jdbc
+			.sql("SELECT status, decision_reason, decided_by, decided_at IS NOT NULL AS stamped "
+					+ "FROM eec_effect_intent WHERE id = ?")
+			.param(id)
+			.query()
+			.singleRow();
 	}
 
 	static HttpResponse<String> get(String path) throws IOException, InterruptedException {

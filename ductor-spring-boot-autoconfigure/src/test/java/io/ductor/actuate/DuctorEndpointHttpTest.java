@@ -29,8 +29,8 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code ductor} endpoint over real HTTP: what a caller sends reaches the audit line as one
- * line, or is refused with a 400 naming the field.
+ * The {@code ductor} endpoint over real HTTP: what a caller sends reaches the audit line
+ * as one line, or is refused with a 400 naming the field.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class DuctorEndpointHttpTest {
@@ -48,11 +48,10 @@ class DuctorEndpointHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = new SpringApplicationBuilder(EndpointApplication.class)
-			.properties(postgres.springProperties())
+		app = new SpringApplicationBuilder(EndpointApplication.class).properties(postgres.springProperties())
 			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor",
-					"spring.web.error.include-message=always",
-					"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false",
+					"spring.web.error.include-message=always", "ductor.effects.drainer.enabled=false",
+					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false",
 					"ductor.idempotency.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";

@@ -21,7 +21,10 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The {@code ductor} endpoint over HTTP: an action the intent's state refuses is a 400 with the reason. */
+/**
+ * The {@code ductor} endpoint over HTTP: an action the intent's state refuses is a 400
+ * with the reason.
+ */
 class DuctorEndpointRefusalHttpTest {
 
 	@RegisterExtension
@@ -38,9 +41,9 @@ class DuctorEndpointRefusalHttpTest {
 	@BeforeAll
 	static void start() {
 		app = new SpringApplicationBuilder(Application.class).properties(postgres.springProperties())
-			.properties("server.port=0",
-				"management.endpoints.web.exposure.include=ductor", "ductor.effects.reconciler.interval=1h",
-				"ductor.retention.enabled=false", "spring.main.banner-mode=off")
+			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor",
+					"ductor.effects.reconciler.interval=1h", "ductor.retention.enabled=false",
+					"spring.main.banner-mode=off")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -79,8 +82,10 @@ class DuctorEndpointRefusalHttpTest {
 		assertThat(response.body()).contains("\"error\":\"Conflict\"")
 			.contains("is an occurrence of alarm '" + alarm + "'")
 			.contains("intent " + pending + " (key 'newer-" + alarm + "') is its pending occurrence");
-		assertThat(jdbc.sql("SELECT status FROM eec_effect_intent WHERE id = ?").param(failed).query(String.class).single())
-			.isEqualTo("failed");
+		assertThat(jdbc.sql("SELECT status FROM eec_effect_intent WHERE id = ?")
+			.param(failed)
+			.query(String.class)
+			.single()).isEqualTo("failed");
 	}
 
 	@Test

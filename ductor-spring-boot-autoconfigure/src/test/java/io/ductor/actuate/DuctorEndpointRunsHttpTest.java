@@ -24,7 +24,10 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code GET /actuator/ductor/runs/{runId}}: a run's compensation chain, in the order it runs. */
+/**
+ * {@code GET /actuator/ductor/runs/{runId}}: a run's compensation chain, in the order it
+ * runs.
+ */
 class DuctorEndpointRunsHttpTest {
 
 	@RegisterExtension
@@ -40,10 +43,10 @@ class DuctorEndpointRunsHttpTest {
 
 	@BeforeAll
 	static void start() {
-		app = new SpringApplicationBuilder(EndpointApplication.class)
-			.properties(postgres.springProperties())
-			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor", "ductor.effects.drainer.enabled=false",
-					"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
+		app = new SpringApplicationBuilder(EndpointApplication.class).properties(postgres.springProperties())
+			.properties("server.port=0", "management.endpoints.web.exposure.include=ductor",
+					"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
+					"ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/ductor";
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -58,7 +61,8 @@ class DuctorEndpointRunsHttpTest {
 	@Test
 	void aRunsChainListsItsCompensationsLatestTickFirstWithTheirIntents() throws Exception {
 		String run = "order-" + UUID.randomUUID();
-		jdbc.sql("INSERT INTO eec_run (id, type, status, state, compensation) VALUES (?, 'order', 'failed', '0', 'compensating')")
+		jdbc.sql(
+				"INSERT INTO eec_run (id, type, status, state, compensation) VALUES (?, 'order', 'failed', '0', 'compensating')")
 			.param(run)
 			.update();
 		jdbc.sql("""
@@ -76,8 +80,7 @@ class DuctorEndpointRunsHttpTest {
 		HttpResponse<String> response = get("/runs/" + run);
 		assertThat(response.statusCode()).isEqualTo(200);
 		assertThat(response.body()).contains("\"compensation\":\"COMPENSATING\"");
-		assertThat(response.body().indexOf("\"originalKey\":\"charge:" + run))
-			.isGreaterThan(0)
+		assertThat(response.body().indexOf("\"originalKey\":\"charge:" + run)).isGreaterThan(0)
 			.isLessThan(response.body().indexOf("\"originalKey\":\"reserve:" + run));
 		assertThat(response.body()).contains("\"idempotencyKey\":\"compensate:charge:" + run + "\"");
 	}

@@ -25,9 +25,9 @@ import io.ductor.idempotency.autoconfigure.DuctorIdempotencyProperties;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The keys that moved under their feature keep working for this version: an old key is honoured
- * with a warning naming the new key, a new key wins over its old one, and the configuration
- * metadata marks each old key deprecated with its replacement.
+ * The keys that moved under their feature keep working for this version: an old key is
+ * honoured with a warning naming the new key, a new key wins over its old one, and the
+ * configuration metadata marks each old key deprecated with its replacement.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class DeprecatedPropertiesTest {
@@ -48,8 +48,9 @@ class DeprecatedPropertiesTest {
 				.isEqualTo(Duration.ofSeconds(11));
 			assertThat(context.getEnvironment().getProperty("ductor.effects.drainer.batch-size")).isEqualTo("7");
 		}
-		assertThat(output).containsOnlyOnce("'ductor.drainer.batch-size' is deprecated: use"
-				+ " 'ductor.effects.drainer.batch-size' instead")
+		assertThat(output)
+			.containsOnlyOnce(
+					"'ductor.drainer.batch-size' is deprecated: use" + " 'ductor.effects.drainer.batch-size' instead")
 			.contains("'ductor.sweeper.interval' is deprecated: use 'ductor.idempotency.sweeper.interval' instead")
 			.contains("'ductor.alarms.nightly.every' is deprecated: use 'ductor.effects.alarms.nightly.every' instead");
 	}

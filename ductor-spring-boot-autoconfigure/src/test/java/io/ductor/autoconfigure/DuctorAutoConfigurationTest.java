@@ -94,7 +94,8 @@ class DuctorAutoConfigurationTest {
 	void backsOffWithoutADataSource() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class, DuctorAutoConfiguration.class))
-			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(TickService.class)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(TickService.class)
 				.doesNotHaveBean(DuctorSchema.class));
 	}
 
@@ -106,8 +107,9 @@ class DuctorAutoConfigurationTest {
 
 	@Test
 	void worksWithoutJacksonAutoConfiguration() {
-		this.runner.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, DuctorAutoConfiguration.class))
+		this.runner
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DuctorAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(JsonCodec.class));
 	}
 
@@ -124,8 +126,9 @@ class DuctorAutoConfigurationTest {
 
 	@Test
 	void usesTheApplicationsJsonMapper() {
-		this.runner.withBean(JsonMapper.class,
-				() -> JsonMapper.builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build())
+		this.runner
+			.withBean(JsonMapper.class,
+					() -> JsonMapper.builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build())
 			.run((context) -> {
 				String runId = UUID.randomUUID().toString();
 				context.getBean(TickService.class).start("order", runId, new OrderState("alice", 2));
@@ -145,8 +148,7 @@ class DuctorAutoConfigurationTest {
 			ApplicationContextRunner freshRunner = runnerOn(fresh);
 			freshRunner.withPropertyValues("ductor.schema.mode=validate").run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(messages(context)).contains("ductor.schema.mode=validate")
-					.contains("ductor_schema_history");
+				assertThat(messages(context)).contains("ductor.schema.mode=validate").contains("ductor_schema_history");
 			});
 			freshRunner.run((context) -> assertThat(context).hasNotFailed());
 			freshRunner.withPropertyValues("ductor.schema.mode=validate")
@@ -184,9 +186,11 @@ class DuctorAutoConfigurationTest {
 				withFlyway.run((context) -> {
 					assertThat(context).hasNotFailed().hasSingleBean(org.flywaydb.core.Flyway.class);
 					JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
-					assertThat(jdbc.sql("SELECT version FROM flyway_schema_history WHERE success ORDER BY installed_rank")
-						.query(String.class)
-						.list()).containsExactly("1");
+					assertThat(
+							jdbc.sql("SELECT version FROM flyway_schema_history WHERE success ORDER BY installed_rank")
+								.query(String.class)
+								.list())
+						.containsExactly("1");
 					assertThat(jdbc.sql("SELECT count(*) FROM app_order").query(Long.class).single()).isZero();
 					assertThat(jdbc
 						.sql("SELECT version FROM ductor_schema_history WHERE success AND version IS NOT NULL"

@@ -14,15 +14,18 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * The context runner the auto-configuration tests share: a pool of four connections to the test class's database,
- * transactions, Jackson, and the Ductor auto-configurations under test.
+ * The context runner the auto-configuration tests share: a pool of four connections to
+ * the test class's database, transactions, Jackson, and the Ductor auto-configurations
+ * under test.
  */
 public final class DuctorContextRunners {
 
 	private DuctorContextRunners() {
 	}
 
-	/** A runner on {@code postgres}'s database with the given Ductor auto-configurations. */
+	/**
+	 * A runner on {@code postgres}'s database with the given Ductor auto-configurations.
+	 */
 	public static ApplicationContextRunner onDatabase(PostgresExtension postgres, Class<?>... ductorConfigurations) {
 		return onDatabase(postgres.springProperties(), ductorConfigurations);
 	}
@@ -33,9 +36,9 @@ public final class DuctorContextRunners {
 	}
 
 	private static ApplicationContextRunner onDatabase(String[] datasource, Class<?>[] ductorConfigurations) {
-		List<Class<?>> configurations = new ArrayList<>(List.of(DataSourceAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				JacksonAutoConfiguration.class));
+		List<Class<?>> configurations = new ArrayList<>(
+				List.of(DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+						TransactionAutoConfiguration.class, JacksonAutoConfiguration.class));
 		configurations.addAll(List.of(ductorConfigurations));
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(configurations.toArray(Class<?>[]::new)))

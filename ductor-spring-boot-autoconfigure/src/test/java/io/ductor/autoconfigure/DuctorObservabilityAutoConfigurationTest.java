@@ -32,7 +32,10 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Metrics, health and the endpoint appear with their libraries, back off to user beans, and turn off by property. */
+/**
+ * Metrics, health and the endpoint appear with their libraries, back off to user beans,
+ * and turn off by property.
+ */
 class DuctorObservabilityAutoConfigurationTest {
 
 	@RegisterExtension
@@ -121,11 +124,11 @@ class DuctorObservabilityAutoConfigurationTest {
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
-			.withBean("myEndpoint", DuctorEndpoint.class,
-					() -> new DuctorEndpoint(null, null, java.util.List.of()))
+			.withBean("myEndpoint", DuctorEndpoint.class, () -> new DuctorEndpoint(null, null, java.util.List.of()))
 			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class).hasBean("myEndpoint"));
-		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor",
-				"management.endpoint.ductor.access=NONE")
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=ductor",
+					"management.endpoint.ductor.access=NONE")
 			.run((context) -> assertThat(context).doesNotHaveBean(DuctorEndpoint.class));
 	}
 
@@ -133,11 +136,13 @@ class DuctorObservabilityAutoConfigurationTest {
 	void invalidHealthAndBacklogPropertiesFailStartUp() {
 		this.runner.withPropertyValues("ductor.health.max-parked=-1").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(DuctorAutoConfigurationTest.messages(context)).contains("ductor.health.max-parked must not be negative");
+			assertThat(DuctorAutoConfigurationTest.messages(context))
+				.contains("ductor.health.max-parked must not be negative");
 		});
 		this.runner.withPropertyValues("ductor.backlog.count-limit=0").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(DuctorAutoConfigurationTest.messages(context)).contains("ductor.backlog.count-limit must be between");
+			assertThat(DuctorAutoConfigurationTest.messages(context))
+				.contains("ductor.backlog.count-limit must be between");
 		});
 	}
 

@@ -24,8 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every duration property of Ductor's properties types is bounded at start-up by what
- * PostgreSQL's {@code now() ± interval} and {@link Duration#toNanos()} can hold. The properties are
- * found by walking the records, so a duration added later is checked without touching this test.
+ * PostgreSQL's {@code now() ± interval} and {@link Duration#toNanos()} can hold. The
+ * properties are found by walking the records, so a duration added later is checked
+ * without touching this test.
  */
 class DuctorPropertiesDurationLimitsTest {
 
@@ -48,24 +49,27 @@ class DuctorPropertiesDurationLimitsTest {
 		assertThat(durationProperties()).contains("ductor.ticks.backoff.initial", "ductor.ticks.backoff.max",
 				"ductor.retention.interval", "ductor.effects.retention", "ductor.effects.backoff.initial",
 				"ductor.effects.backoff.max", "ductor.effects.overrides.send.backoff.initial",
-				"ductor.effects.overrides.send.backoff.max", "ductor.effects.drainer.poll-interval", "ductor.effects.drainer.lease",
-				"ductor.effects.drainer.shutdown-timeout", "ductor.idempotency.pending-ttl",
-				"ductor.idempotency.completed-ttl", "ductor.idempotency.retention", "ductor.idempotency.wait-timeout",
-				"ductor.idempotency.poll-interval", "ductor.effects.reconciler.interval", "ductor.idempotency.sweeper.interval",
+				"ductor.effects.overrides.send.backoff.max", "ductor.effects.drainer.poll-interval",
+				"ductor.effects.drainer.lease", "ductor.effects.drainer.shutdown-timeout",
+				"ductor.idempotency.pending-ttl", "ductor.idempotency.completed-ttl", "ductor.idempotency.retention",
+				"ductor.idempotency.wait-timeout", "ductor.idempotency.poll-interval",
+				"ductor.effects.reconciler.interval", "ductor.idempotency.sweeper.interval",
 				"ductor.health.max-oldest-age", "ductor.backlog.cache-ttl");
 	}
 
 	@Test
 	void everyDurationAtTheLargestAcceptedValueStartsUp() {
 		String[] all = durationProperties().stream().map((property) -> property + "=" + LARGEST).toArray(String[]::new);
-		this.runner.withPropertyValues(all).withPropertyValues("ductor.effects.alarms.send.effect=send").run((context) -> {
-			assertThat(context).hasNotFailed();
-			DuctorEffectsProperties effects = context.getBean(DuctorEffectsProperties.class);
-			assertThat(effects.retention()).isEqualTo(DuctorProperties.MAX_DURATION);
-			assertThat(context.getBean(DuctorIdempotencyProperties.class).pendingTtl())
-				.isEqualTo(Duration.ofDays(36_500));
-			assertThat(effects.overrides().get("send").backoff().max()).isEqualTo(Duration.ofDays(36_500));
-		});
+		this.runner.withPropertyValues(all)
+			.withPropertyValues("ductor.effects.alarms.send.effect=send")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				DuctorEffectsProperties effects = context.getBean(DuctorEffectsProperties.class);
+				assertThat(effects.retention()).isEqualTo(DuctorProperties.MAX_DURATION);
+				assertThat(context.getBean(DuctorIdempotencyProperties.class).pendingTtl())
+					.isEqualTo(Duration.ofDays(36_500));
+				assertThat(effects.overrides().get("send").backoff().max()).isEqualTo(Duration.ofDays(36_500));
+			});
 	}
 
 	@ParameterizedTest
@@ -96,17 +100,18 @@ class DuctorPropertiesDurationLimitsTest {
 	void keepingEffectsForEverWithAHugeRetentionFailsStartUpAndSaysHowToKeepThem() {
 		this.runner.withPropertyValues("ductor.effects.retention=3650000d").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(DuctorAutoConfigurationTest.messages(context)).contains(
-					"ductor.effects.retention must be at most 36500d (100 years), the longest duration Ductor"
-							+ " accepts, but was 3650000d; to keep rows for ever, set ductor.retention.enabled=false"
-							+ " instead");
+			assertThat(DuctorAutoConfigurationTest.messages(context))
+				.contains("ductor.effects.retention must be at most 36500d (100 years), the longest duration Ductor"
+						+ " accepts, but was 3650000d; to keep rows for ever, set ductor.retention.enabled=false"
+						+ " instead");
 		});
 	}
 
 	@Test
 	void anIdempotencyTtlBeyondWhatNanosecondsHoldFailsStartUp() {
 		// Duration.toNanos() overflows past 106751 days; the limit is well inside it
-		this.runner.withPropertyValues("ductor.idempotency.completed-ttl=106752d", "ductor.idempotency.retention=106752d")
+		this.runner
+			.withPropertyValues("ductor.idempotency.completed-ttl=106752d", "ductor.idempotency.retention=106752d")
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(DuctorAutoConfigurationTest.messages(context))
@@ -116,8 +121,9 @@ class DuctorPropertiesDurationLimitsTest {
 	}
 
 	/**
-	 * What a property needs beside it to be checked at all: a recurring alarm is one declaration,
-	 * whose duration limits are checked once it names its effect and has one schedule.
+	 * What a property needs beside it to be checked at all: a recurring alarm is one
+	 * declaration, whose duration limits are checked once it names its effect and has one
+	 * schedule.
 	 */
 	private static String[] companions(String property) {
 		if (property.equals("ductor.effects.alarms.send.every")) {

@@ -43,9 +43,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Every duration property at the largest value start-up accepts (36500d), on a real PostgreSQL:
- * the SQL that adds each duration to {@code now()} or subtracts it runs, so a value that passes
- * start-up can never fail at run time with {@code timestamp out of range}.
+ * Every duration property at the largest value start-up accepts (36500d), on a real
+ * PostgreSQL: the SQL that adds each duration to {@code now()} or subtracts it runs, so a
+ * value that passes start-up can never fail at run time with
+ * {@code timestamp out of range}.
  */
 class LargestDurationsOnPostgresTest {
 
@@ -128,16 +129,21 @@ class LargestDurationsOnPostgresTest {
 		assertThat(Effects.leaseYears).containsKey(key);
 		assertThat(Effects.leaseYears.get(key)).isBetween(99.9, 100.1);
 		// the jittered retry waits between half and all of the backoff's ceiling
-		double retryInYears = jdbc.sql("SELECT extract(epoch FROM next_attempt_at - now()) / (365 * 86400)"
-				+ " FROM eec_effect_intent WHERE idempotency_key = ?").param(key).query(Double.class).single();
+		double retryInYears = jdbc
+			.sql("SELECT extract(epoch FROM next_attempt_at - now()) / (365 * 86400)"
+					+ " FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(Double.class)
+			.single();
 		assertThat(retryInYears).isBetween(49.9, 100.1);
 	}
 
 	static void insertFinishedIntent(String key, String finishedAt) {
-		jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
-				                               attempts, created_at, updated_at, finished_at)
-				VALUES ('flaky', ?, '[]'::jsonb, 'fp', 'completed', 1, ?::timestamptz, ?::timestamptz, ?::timestamptz)""")
+		jdbc.sql(
+				"""
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
+						                               attempts, created_at, updated_at, finished_at)
+						VALUES ('flaky', ?, '[]'::jsonb, 'fp', 'completed', 1, ?::timestamptz, ?::timestamptz, ?::timestamptz)""")
 			.params(key, finishedAt, finishedAt, finishedAt)
 			.update();
 	}
@@ -148,14 +154,16 @@ class LargestDurationsOnPostgresTest {
 				                                     request_fingerprint, owner_token, expires_at, created_at,
 				                                     updated_at)
 				VALUES ('tenant', 'pool', ?, 'completed', 'fp', gen_random_uuid(), ?::timestamptz, ?::timestamptz,
-				        ?::timestamptz)""")
-			.params(key, at, at, at)
-			.update();
+				        ?::timestamptz)""").params(key, at, at, at).update();
 	}
 
 	static double yearsUntilExpiry(String key) {
-		return jdbc.sql("SELECT extract(epoch FROM expires_at - now()) / (365 * 86400) FROM eec_routing_idempotency"
-				+ " WHERE idempotency_key = ?").param(key).query(Double.class).single();
+		return jdbc
+			.sql("SELECT extract(epoch FROM expires_at - now()) / (365 * 86400) FROM eec_routing_idempotency"
+					+ " WHERE idempotency_key = ?")
+			.param(key)
+			.query(Double.class)
+			.single();
 	}
 
 	static long count(String sql, Object... params) {

@@ -18,12 +18,13 @@ import io.ductor.effect.internal.AlarmScheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What one scheduler round records of an alarm, against a model that walks every instant of the
- * schedule one by one: for random schedules (periods, and crons in zones with daylight-saving
- * changes), next occurrences, clocks, graces and policies. run-each records every instant from the
- * next occurrence up to now; skip only those within the grace; run-once those within the grace and,
- * when some were missed, the first missed one; the alarm then goes on with the first instant after
- * now; and none is recorded that is not an instant of the schedule.
+ * What one scheduler round records of an alarm, against a model that walks every instant
+ * of the schedule one by one: for random schedules (periods, and crons in zones with
+ * daylight-saving changes), next occurrences, clocks, graces and policies. run-each
+ * records every instant from the next occurrence up to now; skip only those within the
+ * grace; run-once those within the grace and, when some were missed, the first missed
+ * one; the alarm then goes on with the first instant after now; and none is recorded that
+ * is not an instant of the schedule.
  */
 class AlarmPlanPropertyTest {
 
@@ -53,8 +54,8 @@ class AlarmPlanPropertyTest {
 		assertThat(plan.occurrences()).isEqualTo(expected);
 		assertThat(plan.missed()).isEqualTo(!missed.isEmpty() && c.schedule().missed() != MissedOccurrences.RUN_EACH);
 		assertThat(plan.more()).isFalse();
-		assertThat(plan.next()).isAfter(c.now()).isEqualTo(c.schedule().next(due.isEmpty() ? c.nextAt().minusNanos(1)
-				: due.get(due.size() - 1)));
+		assertThat(plan.next()).isAfter(c.now())
+			.isEqualTo(c.schedule().next(due.isEmpty() ? c.nextAt().minusNanos(1) : due.get(due.size() - 1)));
 	}
 
 	@Provide
@@ -69,9 +70,10 @@ class AlarmPlanPropertyTest {
 			.combine(Arbitraries.oneOf(periods, crons), Arbitraries.of(MissedOccurrences.class),
 					Arbitraries.of(0L, 1L, 30L, 600L, 7200L))
 			.as((schedule, missed, grace) -> schedule.withMissed(missed).withGrace(Duration.ofSeconds(grace)));
-		// the alarm's next occurrence somewhere in the 9 days around two DST changes, and now up to a day later
-		return Combinators.combine(schedules, Arbitraries.longs().between(0, 9 * 86_400L),
-				Arbitraries.longs().between(-120, 86_400L))
+		// the alarm's next occurrence somewhere in the 9 days around two DST changes, and
+		// now up to a day later
+		return Combinators
+			.combine(schedules, Arbitraries.longs().between(0, 9 * 86_400L), Arbitraries.longs().between(-120, 86_400L))
 			.as((schedule, from, late) -> {
 				Instant nextAt = schedule.next(BASE.plusSeconds(from));
 				return new Case(schedule, nextAt, nextAt.plusSeconds(late));
@@ -81,8 +83,8 @@ class AlarmPlanPropertyTest {
 
 	private static int countDue(Case c) {
 		int n = 0;
-		for (Instant t = c.nextAt(); !t.isAfter(c.now()) && n < AlarmScheduler.MAX_OCCURRENCES_PER_ROUND;
-				t = c.schedule().next(t)) {
+		for (Instant t = c.nextAt(); !t.isAfter(c.now())
+				&& n < AlarmScheduler.MAX_OCCURRENCES_PER_ROUND; t = c.schedule().next(t)) {
 			n++;
 		}
 		return n;

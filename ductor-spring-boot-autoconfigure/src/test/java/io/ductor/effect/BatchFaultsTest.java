@@ -31,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An alarm rescheduled while its occurrence runs, and rows that break a constraint inside a batch
- * statement: the offender is recorded on its own row and the rest of the batch commits.
+ * An alarm rescheduled while its occurrence runs, and rows that break a constraint inside
+ * a batch statement: the offender is recorded on its own row and the rest of the batch
+ * commits.
  */
 class BatchFaultsTest {
 
@@ -55,7 +56,8 @@ class BatchFaultsTest {
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
 				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.enabled=false");
+				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h",
+				"ductor.retention.enabled=false");
 		outbox = context.getBean(EffectOutbox.class);
 		effects = context.getBean(TestEffects.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
@@ -100,13 +102,14 @@ class BatchFaultsTest {
 		TestEffects.gates.put(running, gate);
 		TestEffects.started.put(running, started);
 		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
-		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
-				EffectRequest.of("scripted", running)));
+		String first = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("scripted", running)));
 		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 		String second = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1),
 				EffectRequest.of("scripted", "next-" + UUID.randomUUID())));
 		gate.countDown();
-		// the running attempt fails retryably: it may not go back to pending beside the newer occurrence
+		// the running attempt fails retryably: it may not go back to pending beside the
+		// newer occurrence
 		EffectIntent superseded = awaitStatus(first, EffectStatus.CANCELLED);
 		assertThat(superseded.lastError()).contains("superseded by a rescheduled occurrence")
 			.contains("receiver timed out");
@@ -127,8 +130,8 @@ class BatchFaultsTest {
 		TestEffects.gates.put(running, gate);
 		TestEffects.started.put(running, started);
 		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
-		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
-				EffectRequest.of("scripted", running)));
+		String first = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("scripted", running)));
 		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 		CountDownLatch rescheduled = new CountDownLatch(1);
 		CountDownLatch commit = new CountDownLatch(1);
@@ -146,7 +149,8 @@ class BatchFaultsTest {
 				return key;
 			}));
 		assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
-		// the attempt fails while the reschedule has not committed: its outcome waits for the reschedule
+		// the attempt fails while the reschedule has not committed: its outcome waits for
+		// the reschedule
 		gate.countDown();
 		Thread.sleep(500);
 		assertThat(outbox.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
@@ -210,8 +214,8 @@ class BatchFaultsTest {
 		TestEffects.gates.put(running, gate);
 		TestEffects.started.put(running, started);
 		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
-		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
-				EffectRequest.of("scripted", running)));
+		String first = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("scripted", running)));
 		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 		tx.executeWithoutResult((status) -> {
 			outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("scripted", "never"));
@@ -231,8 +235,8 @@ class BatchFaultsTest {
 		TestEffects.gates.put(running, gate);
 		TestEffects.started.put(running, started);
 		TestEffects.failNext(running, 1, new IllegalStateException("receiver timed out"));
-		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO,
-				EffectRequest.of("scripted", running)));
+		String first = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("scripted", running)));
 		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 		Boolean cancelled = tx.execute((status) -> outbox.cancelAlarm(alarm));
 		assertThat(cancelled).isEqualTo(Boolean.FALSE);
@@ -301,7 +305,8 @@ class BatchFaultsTest {
 		long superseded = insert("scripted", "superseded-" + tag, "in_flight", "other-" + alarm);
 		long unstarted = insert("scripted", "unstarted-" + tag, "in_flight", null);
 		jdbc.sql("UPDATE eec_effect_intent SET superseded_at = now() WHERE id = ?").param(superseded).update();
-		int handedBack = store.handBack("test-owner", List.of(claimed(offender), claimed(superseded), claimed(unstarted)));
+		int handedBack = store.handBack("test-owner",
+				List.of(claimed(offender), claimed(superseded), claimed(unstarted)));
 		assertThat(handedBack).isEqualTo(2);
 		assertThat(outbox.find(unstarted).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.PENDING);
@@ -320,8 +325,8 @@ class BatchFaultsTest {
 	}
 
 	static IntentStore.ClaimedIntent claimed(long id) {
-		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null, null, null,
-				null);
+		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null,
+				null, null, null);
 	}
 
 	@Test
@@ -337,7 +342,8 @@ class BatchFaultsTest {
 		assertThatThrownBy(() -> outbox.retry(offender)).isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("Intent " + offender + " is an occurrence of alarm '" + alarm + "'")
 			.hasMessageContaining("intent " + newer + " (key 'newer-" + tag + "') is its pending occurrence");
-		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(new DuctorEndpoint(outbox, null, List.of()));
+		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(
+				new DuctorEndpoint(outbox, null, List.of()));
 		assertThat(endpoint.act(offender, "retry", null)).satisfies((response) -> {
 			assertThat(response.getStatus()).isEqualTo(409);
 			assertThat(response.getBody()).asString().contains("intent " + newer);
@@ -392,7 +398,8 @@ class BatchFaultsTest {
 		long referenced = insert(effect, "kept-" + tag, "completed", null);
 		long first = insert(effect, "gone-" + tag, "completed", null);
 		long second = insert(effect, "gone-too-" + tag, "completed", null);
-		jdbc.sql("CREATE TABLE IF NOT EXISTS test_intent_reference (intent_id bigint REFERENCES eec_effect_intent (id))")
+		jdbc.sql(
+				"CREATE TABLE IF NOT EXISTS test_intent_reference (intent_id bigint REFERENCES eec_effect_intent (id))")
 			.update();
 		jdbc.sql("INSERT INTO test_intent_reference VALUES (?)").param(referenced).update();
 		int deleted = store.purge(Duration.ofDays(1), 1000);

@@ -39,18 +39,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Link mode ({@code ductor.effects.tracing.dispatch-relation=link}) with the tracer, propagator
- * and span handling that Spring Boot's Brave auto-configuration makes: every attempt of an effect
- * recorded in a span starts a trace of its own, with one link (Brave keeps links as
- * {@code links[i].*} tags) to that span.
+ * Link mode ({@code ductor.effects.tracing.dispatch-relation=link}) with the tracer,
+ * propagator and span handling that Spring Boot's Brave auto-configuration makes: every
+ * attempt of an effect recorded in a span starts a trace of its own, with one link (Brave
+ * keeps links as {@code links[i].*} tags) to that span.
  */
 class BraveLinkTracingTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
-			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.drainer.concurrency=1", "ductor.effects.backoff.initial=20ms",
+			"ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
 			"management.tracing.sampling.probability=1.0", "ductor.effects.tracing.dispatch-relation=link" };
 
 	static final List<MutableSpan> finished = new CopyOnWriteArrayList<>();
@@ -87,11 +88,12 @@ class BraveLinkTracingTest {
 			}
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> "completed".equals(jdbc.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
-					.param(key)
-					.query(String.class)
-					.optional()
-					.orElse(null)));
+				.until(() -> "completed"
+					.equals(jdbc.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
+						.param(key)
+						.query(String.class)
+						.optional()
+						.orElse(null)));
 			String producerTrace = request.context().traceId();
 			assertThat(jdbc.sql("SELECT trace_context->>'traceparent' FROM eec_effect_intent WHERE idempotency_key = ?")
 				.param(key)
@@ -122,9 +124,9 @@ class BraveLinkTracingTest {
 	}
 
 	/**
-	 * Spring Boot's Brave tracing, tracer, propagator and its observation and tracing handlers,
-	 * as an application with {@code spring-boot-micrometer-tracing-brave} has them; the test adds
-	 * only a span handler that keeps the finished spans.
+	 * Spring Boot's Brave tracing, tracer, propagator and its observation and tracing
+	 * handlers, as an application with {@code spring-boot-micrometer-tracing-brave} has
+	 * them; the test adds only a span handler that keeps the finished spans.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@org.springframework.context.annotation.Import(TracedEffects.Config.class)

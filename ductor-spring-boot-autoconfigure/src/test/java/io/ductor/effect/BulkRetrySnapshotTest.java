@@ -23,10 +23,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * One operator bulk retry acts on the intents parked when it starts. Drainers run what it moved
- * while it is still moving the rest; a receiver that cannot deduplicate fails each call with an
- * unknown outcome, which parks the intent again. A later batch of the same call must not move it
- * back: that would call the receiver a second time with no decision in between.
+ * One operator bulk retry acts on the intents parked when it starts. Drainers run what it
+ * moved while it is still moving the rest; a receiver that cannot deduplicate fails each
+ * call with an unknown outcome, which parks the intent again. A later batch of the same
+ * call must not move it back: that would call the receiver a second time with no decision
+ * in between.
  */
 class BulkRetrySnapshotTest {
 
@@ -42,8 +43,8 @@ class BulkRetrySnapshotTest {
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), Config.class, "ductor.effects.drainer.poll-interval=50ms",
-				"ductor.effects.drainer.batch-size=100", "ductor.effects.drainer.concurrency=8", "ductor.effects.reconciler.interval=1h",
-				"ductor.retention.interval=1h");
+				"ductor.effects.drainer.batch-size=100", "ductor.effects.drainer.concurrency=8",
+				"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
 	}
 
@@ -64,11 +65,13 @@ class BulkRetrySnapshotTest {
 
 		int retried = context.getBean(EffectOutbox.class).retryAll("unknownOutcome", EffectStatus.NEEDS_DECISION);
 
-		await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> jdbc.sql("""
-				SELECT count(*) FROM eec_effect_intent
-				WHERE effect_name = 'unknownOutcome' AND status IN ('pending', 'in_flight')""")
-			.query(Long.class)
-			.single() == 0);
+		await().atMost(Duration.ofMinutes(3))
+			.pollInterval(Duration.ofMillis(200))
+			.until(() -> jdbc.sql("""
+					SELECT count(*) FROM eec_effect_intent
+					WHERE effect_name = 'unknownOutcome' AND status IN ('pending', 'in_flight')""")
+				.query(Long.class)
+				.single() == 0);
 		assertThat(retried).isEqualTo(PARKED);
 		assertThat(UnknownOutcome.calls).hasSize(PARKED);
 		assertThat(UnknownOutcome.calls.values()).allSatisfy((calls) -> assertThat(calls.get()).isOne());
@@ -77,7 +80,9 @@ class BulkRetrySnapshotTest {
 			.single()).isEqualTo(PARKED);
 	}
 
-	/** A receiver that cannot deduplicate, whose every call ends with an unknown outcome. */
+	/**
+	 * A receiver that cannot deduplicate, whose every call ends with an unknown outcome.
+	 */
 	public static class UnknownOutcome {
 
 		static final Map<Long, AtomicInteger> calls = new ConcurrentHashMap<>();

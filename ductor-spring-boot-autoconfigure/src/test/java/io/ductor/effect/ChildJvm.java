@@ -9,7 +9,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.test.TestDatabase;
 
-/** A main class of the test class path in a JVM of its own, for the crash tests that kill it with SIGKILL. */
+/**
+ * A main class of the test class path in a JVM of its own, for the crash tests that kill
+ * it with SIGKILL.
+ */
 final class ChildJvm {
 
 	private ChildJvm() {
@@ -24,8 +27,8 @@ final class ChildJvm {
 	}
 
 	/**
-	 * The arguments the crashing mains read: the JDBC URL, {@code between}, the user, and the
-	 * password when there is one.
+	 * The arguments the crashing mains read: the JDBC URL, {@code between}, the user, and
+	 * the password when there is one.
 	 */
 	static List<String> connection(TestDatabase database, String... between) {
 		List<String> args = new ArrayList<>(List.of(database.jdbcUrl()));

@@ -24,7 +24,10 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What other instances are told when a transaction commits an intent, in both notification modes. */
+/**
+ * What other instances are told when a transaction commits an intent, in both
+ * notification modes.
+ */
 class CommitNotificationTest {
 
 	@RegisterExtension
@@ -33,9 +36,9 @@ class CommitNotificationTest {
 	@ParameterizedTest(name = "notify-in-transaction={0}")
 	@ValueSource(booleans = { false, true })
 	void aCommittedDueIntentNotifiesSignedByTheSenderAndNothingElseDoes(boolean inTransaction) throws Exception {
-		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-in-transaction=" + inTransaction);
-				Connection listening = listen()) {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.enabled=false",
+				"ductor.effects.drainer.notify-in-transaction=" + inTransaction); Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 			String sender = context.getBean(DurableEffects.class).drainer().instanceId();
@@ -58,10 +61,10 @@ class CommitNotificationTest {
 	@ParameterizedTest(name = "notify-in-transaction={0}")
 	@ValueSource(booleans = { false, true })
 	void withNotifyOnCommitOffNothingIsSent(boolean inTransaction) throws Exception {
-		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-on-commit=false",
-				"ductor.effects.drainer.notify-in-transaction=" + inTransaction);
-				Connection listening = listen()) {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.enabled=false",
+				"ductor.effects.drainer.notify-on-commit=false",
+				"ductor.effects.drainer.notify-in-transaction=" + inTransaction); Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
 				.executeWithoutResult((status) -> effects.notify("unannounced"));

@@ -10,9 +10,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.test.TestDatabase;
 
 /**
- * For the crash test: records one intent of an idempotent and one of a non-idempotent receiver in
- * one transaction, and halts the JVM the moment that transaction has committed, before Ductor's
- * own after-commit work can hand them to a worker.
+ * For the crash test: records one intent of an idempotent and one of a non-idempotent
+ * receiver in one transaction, and halts the JVM the moment that transaction has
+ * committed, before Ductor's own after-commit work can hand them to a worker.
  */
 public final class CommitThenHaltMain {
 

@@ -12,13 +12,17 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A declared compensation must name an effect that takes the same arguments, or start-up fails. */
+/**
+ * A declared compensation must name an effect that takes the same arguments, or start-up
+ * fails.
+ */
 class CompensationDeclarationTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+	private final ApplicationContextRunner runner = DuctorContextRunners
+		.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
 		.withPropertyValues("ductor.effects.drainer.enabled=false");
 
 	@Test
@@ -39,8 +43,7 @@ class CompensationDeclarationTest {
 	void aCompensationTakingOtherArgumentsFailsStartUp() {
 		this.runner.withBean(Mismatched.class).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure())
-				.hasMessageContaining("declares compensation 'mismatched.undo'")
+			assertThat(context.getStartupFailure()).hasMessageContaining("declares compensation 'mismatched.undo'")
 				.hasMessageContaining("does not take the same parameters");
 		});
 	}

@@ -27,7 +27,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** A run that fails records the undo of its steps, in its failing transaction, and runs it backwards. */
+/**
+ * A run that fails records the undo of its steps, in its failing transaction, and runs it
+ * backwards.
+ */
 class CompensationTest {
 
 	@RegisterExtension
@@ -61,7 +64,10 @@ class CompensationTest {
 		context.close();
 	}
 
-	/** A run that reserved and charged, both completed: the state its failing tick starts from. */
+	/**
+	 * A run that reserved and charged, both completed: the state its failing tick starts
+	 * from.
+	 */
 	static String reservedAndCharged() {
 		String run = "order-" + UUID.randomUUID();
 		ticks.start("order", run, 0);
@@ -121,7 +127,8 @@ class CompensationTest {
 			assertThat(r.compensation()).isIn(RunCompensation.COMPENSATING, RunCompensation.COMPENSATED);
 		});
 		awaitCompensated(run);
-		List<String> calls = jdbc.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
+		List<String> calls = jdbc
+			.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
 			.param("compensate:%" + run)
 			.query(String.class)
 			.list();
@@ -139,13 +146,15 @@ class CompensationTest {
 	@Test
 	void aFailingTickThatRollsBackRecordsNoCompensation() {
 		String run = reservedAndCharged();
-		// a step that fails the run and then throws: its tick rolls back, and with it the compensations
+		// a step that fails the run and then throws: its tick rolls back, and with it the
+		// compensations
 		assertThatThrownBy(() -> ticks.tick(run, "ship", Integer.class, (state, tick) -> {
 			tick.fail("out of stock at shipping");
 			throw new IllegalStateException("the step breaks after failing the run");
 		})).hasMessage("the step breaks after failing the run");
 		assertThat(outbox.findByRun(run)).hasSize(2);
-		// a tick that fails the run in a caller's transaction that rolls back after the tick
+		// a tick that fails the run in a caller's transaction that rolls back after the
+		// tick
 		String other = reservedAndCharged();
 		TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> {
@@ -263,7 +272,8 @@ class CompensationTest {
 			gate.countDown();
 		}
 		awaitCompensated(run);
-		List<String> calls = jdbc.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
+		List<String> calls = jdbc
+			.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
 			.param("%charge:" + run)
 			.query(String.class)
 			.list();
@@ -286,7 +296,8 @@ class CompensationTest {
 			assertThat(r.failureReason()).contains("an operator decided to compensate");
 		});
 		awaitCompensated(run);
-		List<String> calls = jdbc.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
+		List<String> calls = jdbc
+			.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
 			.param("compensate:%" + run)
 			.query(String.class)
 			.list();
@@ -306,7 +317,8 @@ class CompensationTest {
 		});
 		EffectIntent mail = awaitStatus("mail:" + run, EffectStatus.NEEDS_DECISION);
 		fail(run);
-		// the mail may have gone out, so its retraction is recorded, but it waits for the decision
+		// the mail may have gone out, so its retraction is recorded, but it waits for the
+		// decision
 		assertThat(outbox.findByRun(run)).hasSize(6);
 		Thread.sleep(800);
 		assertThat(outbox.findByKey("compensate:mail:" + run).orElseThrow().attempts()).isZero();
@@ -314,7 +326,8 @@ class CompensationTest {
 		assertThat(outbox.resolve(mail.id(), EffectResolution.COMPENSATE).status()).isEqualTo(EffectStatus.CANCELLED);
 		assertThat(outbox.findByRun(run)).hasSize(6);
 		awaitCompensated(run);
-		List<String> calls = jdbc.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
+		List<String> calls = jdbc
+			.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
 			.param("compensate:%" + run)
 			.query(String.class)
 			.list();
@@ -338,8 +351,8 @@ class CompensationTest {
 		assertThat(undo.payloadJson()).contains("sorry");
 		awaitCompensated(run);
 		TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> outbox
-			.schedule(EffectRequest.of("saga.note", run, "x").withCompensation(EffectRequest.of("saga.note", run, "y")))))
+		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> outbox.schedule(
+				EffectRequest.of("saga.note", run, "x").withCompensation(EffectRequest.of("saga.note", run, "y")))))
 			.isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("outside a tick");
 	}

@@ -11,9 +11,10 @@ import org.springframework.context.annotation.Configuration;
 import io.ductor.test.TestDatabase;
 
 /**
- * A drainer of a receiver that cannot deduplicate, in a JVM of its own, for the crash test. The
- * receiver writes one line per call to a log file before it does anything else, one
- * {@code write} each, so the log survives {@code kill -9} and says exactly which attempts reached it.
+ * A drainer of a receiver that cannot deduplicate, in a JVM of its own, for the crash
+ * test. The receiver writes one line per call to a log file before it does anything else,
+ * one {@code write} each, so the log survives {@code kill -9} and says exactly which
+ * attempts reached it.
  */
 public final class CrashingMailerMain {
 
@@ -26,8 +27,9 @@ public final class CrashingMailerMain {
 	public static void main(String[] args) throws Exception {
 		Letters.log = new FileOutputStream(args[1], true);
 		TestDatabase database = new TestDatabase(args[0], args[2], (args.length > 3) ? args[3] : null, "crash");
-		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s", "ductor.effects.reconciler.interval=300ms",
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20");
+		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s",
+				"ductor.effects.reconciler.interval=300ms", "ductor.effects.drainer.poll-interval=100ms",
+				"ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20");
 		Thread.currentThread().join();
 	}
 

@@ -16,11 +16,12 @@ import org.springframework.context.annotation.Configuration;
 import io.ductor.test.TestDatabase;
 
 /**
- * A drainer of a receiver that cannot deduplicate but keeps a sent log its reconciler reads, in a
- * JVM of its own, for the reconciling crash test. A letter is sent by writing its line to the log
- * (one {@code write}, which survives {@code kill -9}); every third letter's first call loses its
- * confirmation (it throws after the line is written). The reconciler answers from the log, except
- * for letters whose number ends in 0, about which it cannot tell ({@code UNKNOWN}).
+ * A drainer of a receiver that cannot deduplicate but keeps a sent log its reconciler
+ * reads, in a JVM of its own, for the reconciling crash test. A letter is sent by writing
+ * its line to the log (one {@code write}, which survives {@code kill -9}); every third
+ * letter's first call loses its confirmation (it throws after the line is written). The
+ * reconciler answers from the log, except for letters whose number ends in 0, about which
+ * it cannot tell ({@code UNKNOWN}).
  */
 public final class CrashingReconciledMailerMain {
 
@@ -40,14 +41,18 @@ public final class CrashingReconciledMailerMain {
 		}
 		Letters.log = new FileOutputStream(args[1], true);
 		TestDatabase database = new TestDatabase(args[0], args[2], (args.length > 3) ? args[3] : null, "crash");
-		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s", "ductor.effects.reconciler.interval=200ms",
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20",
+		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s",
+				"ductor.effects.reconciler.interval=200ms", "ductor.effects.drainer.poll-interval=100ms",
+				"ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20",
 				"ductor.effects.reconcile.backoff.initial=50ms", "ductor.effects.reconcile.backoff.max=200ms",
 				"ductor.effects.reconcile.max-rounds=3");
 		Thread.currentThread().join();
 	}
 
-	/** Sends letters: a receiver that cannot tell a second call from a first, with a sent log. */
+	/**
+	 * Sends letters: a receiver that cannot tell a second call from a first, with a sent
+	 * log.
+	 */
 	public static class Letters {
 
 		static volatile FileOutputStream log;
@@ -76,7 +81,8 @@ public final class CrashingReconciledMailerMain {
 
 		@EffectReconciler("letter")
 		public ReconcileOutcome wasSent(String key) throws InterruptedException {
-			// reading the sent log takes a while too: crashes land during reconciliation rounds
+			// reading the sent log takes a while too: crashes land during reconciliation
+			// rounds
 			Thread.sleep(10);
 			if (number(key) % 10 == 0) {
 				return ReconcileOutcome.UNKNOWN;

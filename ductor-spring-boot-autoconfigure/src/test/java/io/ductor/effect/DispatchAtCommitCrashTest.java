@@ -23,10 +23,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A JVM that dies right after committing intents it recorded leased to itself, before handing
- * them to its workers: another instance sees ordinary expired leases, and the reconciler redrives
- * them. The idempotent intent runs again as attempt 2; the non-idempotent one, never marked
- * started, goes back to pending uncounted and runs once, without a decision.
+ * A JVM that dies right after committing intents it recorded leased to itself, before
+ * handing them to its workers: another instance sees ordinary expired leases, and the
+ * reconciler redrives them. The idempotent intent runs again as attempt 2; the
+ * non-idempotent one, never marked started, goes back to pending uncounted and runs once,
+ * without a decision.
  */
 class DispatchAtCommitCrashTest {
 
@@ -47,12 +48,14 @@ class DispatchAtCommitCrashTest {
 		assertThat(child.exitValue()).isEqualTo(42);
 
 		try (HikariDataSource dataSource = database.newDataSource(1)) {
-			// committed, claimed by the dead JVM, never started: what any other instance sees is a lease
+			// committed, claimed by the dead JVM, never started: what any other instance
+			// sees is a lease
 			for (String key : List.of(idempotent, mail)) {
 				Map<String, Object> row = JdbcClient.create(dataSource).sql("""
 						SELECT status, attempts, lease_owner, attempt_started_at FROM eec_effect_intent
 						WHERE idempotency_key = ?""").param(key).query().singleRow();
-				assertThat(row).containsEntry("status", "in_flight").containsEntry("attempts", 1)
+				assertThat(row).containsEntry("status", "in_flight")
+					.containsEntry("attempts", 1)
 					.containsEntry("attempt_started_at", null);
 				assertThat(row.get("lease_owner")).isNotNull();
 			}
@@ -64,13 +67,15 @@ class DispatchAtCommitCrashTest {
 				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
 					.query(Long.class)
 					.single() == 2);
-			Map<String, Object> redriven = jdbc.sql("SELECT attempts, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
+			Map<String, Object> redriven = jdbc
+				.sql("SELECT attempts, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
 				.param(idempotent)
 				.query()
 				.singleRow();
 			assertThat(redriven.get("attempts")).isEqualTo(2);
 			assertThat((String) redriven.get("last_error")).contains("expired during attempt 1");
-			Map<String, Object> mailed = jdbc.sql("SELECT attempts, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
+			Map<String, Object> mailed = jdbc
+				.sql("SELECT attempts, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
 				.param(mail)
 				.query()
 				.singleRow();

@@ -28,10 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An intent due at commit is recorded already claimed by the instance that records it and runs
- * right after the commit, with no claim; everything that must not run that way (a rollback, a
- * savepoint rolled back, a full drainer, ordering keys, delays, alarms, another instance with the
- * switch off) is recorded and claimed as before.
+ * An intent due at commit is recorded already claimed by the instance that records it and
+ * runs right after the commit, with no claim; everything that must not run that way (a
+ * rollback, a savepoint rolled back, a full drainer, ordering keys, delays, alarms,
+ * another instance with the switch off) is recorded and claimed as before.
  */
 class DispatchAtCommitTest {
 
@@ -54,9 +54,11 @@ class DispatchAtCommitTest {
 
 	@BeforeAll
 	static void start() {
-		// one worker and batches of one: room for three intents, so saturation is easy to reach
-		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.effects.drainer.concurrency=1",
-				"ductor.effects.drainer.batch-size=1", "ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h",
+		// one worker and batches of one: room for three intents, so saturation is easy to
+		// reach
+		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
+				"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=1",
+				"ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.interval=1h");
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
@@ -79,11 +81,17 @@ class DispatchAtCommitTest {
 	}
 
 	static long intents(String key) {
-		return jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ?").param(key).query(Long.class).single();
+		return jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(Long.class)
+			.single();
 	}
 
 	static long calls(String key) {
-		return jdbc.sql("SELECT count(*) FROM test_call_log WHERE idempotency_key = ?").param(key).query(Long.class).single();
+		return jdbc.sql("SELECT count(*) FROM test_call_log WHERE idempotency_key = ?")
+			.param(key)
+			.query(Long.class)
+			.single();
 	}
 
 	static void awaitCompleted(String key) {
@@ -122,7 +130,8 @@ class DispatchAtCommitTest {
 				status.setRollbackOnly();
 			});
 		}
-		// five places were reserved and given back: with room for three, the next is still handed over
+		// five places were reserved and given back: with room for three, the next is
+		// still handed over
 		String key = key("after-rollbacks");
 		Object status = tx.execute((transaction) -> {
 			effects.scripted(key);
@@ -195,9 +204,10 @@ class DispatchAtCommitTest {
 			effects.ordered(stream, 1);
 			effects.later(delayed);
 			String alarmKey = outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("notify", "alarm"));
-			return List.of(
-					jdbc.sql("SELECT status FROM eec_effect_intent WHERE ordering_key = ?").param(stream).query().singleValue(),
-					row(jdbc, delayed).get("status"), row(jdbc, alarmKey).get("status"));
+			return List.of(jdbc.sql("SELECT status FROM eec_effect_intent WHERE ordering_key = ?")
+				.param(stream)
+				.query()
+				.singleValue(), row(jdbc, delayed).get("status"), row(jdbc, alarmKey).get("status"));
 		});
 
 		assertThat(statuses).containsExactly("pending", "pending", "pending");
@@ -244,10 +254,12 @@ class DispatchAtCommitTest {
 	@Test
 	void severalInstancesEachRunWhatTheyRecordAndAnInstanceWithTheSwitchOffRecordsPending() {
 		try (ConfigurableApplicationContext other = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
-				ConfigurableApplicationContext off = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-						"ductor.effects.drainer.dispatch-at-commit=false", "ductor.effects.drainer.poll-interval=200ms",
-						"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h",
+				"ductor.retention.interval=1h");
+				ConfigurableApplicationContext off = EffectInstances.start(postgres.database(),
+						TestEffects.Config.class, "ductor.effects.drainer.dispatch-at-commit=false",
+						"ductor.effects.drainer.poll-interval=200ms", "ductor.effects.reconciler.interval=1h",
+						"ductor.retention.interval=1h")) {
 			TestEffects otherEffects = other.getBean(TestEffects.class);
 			TransactionTemplate otherTx = new TransactionTemplate(other.getBean(PlatformTransactionManager.class));
 			String otherOwner = other.getBean(EffectDrainer.class).owner();

@@ -25,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An {@code Error} while the arguments are read or the effect runs settles the attempt, keeps the
- * error on the intent and leaves the worker running.
+ * An {@code Error} while the arguments are read or the effect runs settles the attempt,
+ * keeps the error on the intent and leaves the worker running.
  */
 class DispatchErrorTest {
 
@@ -37,7 +37,8 @@ class DispatchErrorTest {
 	void anErrorWhileReadingTheArgumentsFailsTheIntentWithTheErrorAndTheWorkerGoesOn() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Config.class,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+				"ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			// arguments an older release stored, of a type the new code cannot initialise
 			jdbc.sql("""
@@ -54,7 +55,8 @@ class DispatchErrorTest {
 				.sql("SELECT idempotency_key, attempts, last_error FROM eec_effect_intent ORDER BY id")
 				.query()
 				.listOfRows();
-			// the first read initialises the type and fails; later reads cannot even find it
+			// the first read initialises the type and fails; later reads cannot even find
+			// it
 			assertThat(rows).allSatisfy((row) -> assertThat(row.get("attempts")).isEqualTo(1));
 			assertThat(rows.get(0).get("last_error").toString()).contains("ExceptionInInitializerError")
 				.contains("cannot initialise in this release");
@@ -78,15 +80,18 @@ class DispatchErrorTest {
 	void anErrorThrownByTheEffectSettlesTheAttemptWithTheError() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Config.class,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+				"ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			Breaking breaking = context.getBean(Breaking.class);
-			new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).executeWithoutResult((status) -> {
-				breaking.linkage("linkage");
-				breaking.overflowMail("overflow");
-			});
+			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
+				.executeWithoutResult((status) -> {
+					breaking.linkage("linkage");
+					breaking.overflowMail("overflow");
+				});
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('failed', 'needs_decision')")
+				.until(() -> jdbc
+					.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('failed', 'needs_decision')")
 					.query(Long.class)
 					.single() == 2);
 			Map<String, Object> linkage = row(jdbc, "linkage");

@@ -51,20 +51,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code ductor.effects.tracing.dispatch-relation} with Spring Boot's own observation and tracing
- * auto-configuration and a real OpenTelemetry tracer: in child mode every attempt continues the
- * recording's trace; in link mode every attempt starts a trace of its own with a span link to the
- * recording's span; a value that is neither fails the start, naming the property. Spring Boot's
- * {@code management.observations.enable.ductor=false} turns all of Ductor's observations off.
+ * {@code ductor.effects.tracing.dispatch-relation} with Spring Boot's own observation and
+ * tracing auto-configuration and a real OpenTelemetry tracer: in child mode every attempt
+ * continues the recording's trace; in link mode every attempt starts a trace of its own
+ * with a span link to the recording's span; a value that is neither fails the start,
+ * naming the property. Spring Boot's {@code management.observations.enable.ductor=false}
+ * turns all of Ductor's observations off.
  */
 class DispatchRelationTracingTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
-			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
-			"management.tracing.sampling.probability=1.0", "management.opentelemetry.tracing.export.schedule-delay=100ms" };
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.drainer.concurrency=1", "ductor.effects.backoff.initial=20ms",
+			"ductor.effects.backoff.max=50ms", "ductor.retention.enabled=false",
+			"management.tracing.sampling.probability=1.0",
+			"management.opentelemetry.tracing.export.schedule-delay=100ms" };
 
 	private TestDatabase database;
 
@@ -85,20 +88,25 @@ class DispatchRelationTracingTest {
 	}
 
 	/**
-	 * Link mode with the tracer, propagator and span processing that Spring Boot's OpenTelemetry
-	 * tracing auto-configuration makes (no tracer bean of the test's own): one link per attempt.
+	 * Link mode with the tracer, propagator and span processing that Spring Boot's
+	 * OpenTelemetry tracing auto-configuration makes (no tracer bean of the test's own):
+	 * one link per attempt.
 	 */
 	@Test
 	void inLinkModeWithSpringBootsOwnOpenTelemetryTracerEveryAttemptStartsATraceWithOneLink() {
 		try (ConfigurableApplicationContext context = assertLinked(BootOpenTelemetry.class)) {
 			assertThat(context.getBean(Tracer.class)).isInstanceOf(OtelTracer.class);
 			assertThat(context.getBeansOfType(OpenTelemetrySdk.class)).hasSize(1);
-			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
+			assertThat(context
+				.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.hasSize(1);
 		}
 	}
 
-	/** Records an effect that fails once in a span; both attempts start traces linked to that span. */
+	/**
+	 * Records an effect that fails once in a span; both attempts start traces linked to
+	 * that span.
+	 */
 	private ConfigurableApplicationContext assertLinked(Class<?> tracing) {
 		String key = "link-" + UUID.randomUUID();
 		TracedEffects.failures.put(key, 1);
@@ -136,7 +144,8 @@ class DispatchRelationTracingTest {
 		TracedEffects.failures.put(key, 1);
 		try (ConfigurableApplicationContext context = EffectInstances.start(this.database, BootTracing.class,
 				SETTINGS)) {
-			assertThat(context.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
+			assertThat(context
+				.getBeansOfType(io.ductor.observation.internal.LinkingDispatchTracingObservationHandler.class))
 				.isEmpty();
 			TraceContext producer = recordInASpan(context, key);
 			List<SpanData> dispatches = awaitDispatches(key, 2);
@@ -168,12 +177,16 @@ class DispatchRelationTracingTest {
 
 	@Test
 	void aRelationThatIsNeitherFailsTheStartNamingTheProperty() {
-		assertThatThrownBy(() -> EffectInstances.start(this.database, BootTracing.class,
-				concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=sibling")).close())
-			.hasStackTraceContaining("ductor.effects.tracing.dispatch-relation");
+		assertThatThrownBy(() -> EffectInstances
+			.start(this.database, BootTracing.class,
+					concat(SETTINGS, "ductor.effects.tracing.dispatch-relation=sibling"))
+			.close()).hasStackTraceContaining("ductor.effects.tracing.dispatch-relation");
 	}
 
-	/** Records the effect inside a span of the application's tracer; returns that span's context. */
+	/**
+	 * Records the effect inside a span of the application's tracer; returns that span's
+	 * context.
+	 */
 	private static TraceContext recordInASpan(ConfigurableApplicationContext context, String key) {
 		Tracer tracer = context.getBean(Tracer.class);
 		TracedEffects effects = context.getBean(TracedEffects.class);
@@ -220,8 +233,8 @@ class DispatchRelationTracingTest {
 	}
 
 	/**
-	 * A tracer of its own, and Spring Boot's observation registry and tracing handlers around it,
-	 * as an application with {@code micrometer-tracing-bridge-otel} has them.
+	 * A tracer of its own, and Spring Boot's observation registry and tracing handlers
+	 * around it, as an application with {@code micrometer-tracing-bridge-otel} has them.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@org.springframework.context.annotation.Import(TracedEffects.Config.class)
@@ -255,9 +268,10 @@ class DispatchRelationTracingTest {
 	}
 
 	/**
-	 * Spring Boot's OpenTelemetry SDK, tracer and propagator, and its observation and tracing
-	 * handlers, as an application with {@code spring-boot-micrometer-tracing-opentelemetry} has
-	 * them; the test adds only a span exporter, which Boot's span processor picks up.
+	 * Spring Boot's OpenTelemetry SDK, tracer and propagator, and its observation and
+	 * tracing handlers, as an application with
+	 * {@code spring-boot-micrometer-tracing-opentelemetry} has them; the test adds only a
+	 * span exporter, which Boot's span processor picks up.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@org.springframework.context.annotation.Import(TracedEffects.Config.class)

@@ -20,9 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A drainer JVM killed with SIGKILL again and again while it dispatches: every intent still ends
- * completed, the deduplicating receiver applies each exactly once, and the raw receiver saw each
- * at least once.
+ * A drainer JVM killed with SIGKILL again and again while it dispatches: every intent
+ * still ends completed, the deduplicating receiver applies each exactly once, and the raw
+ * receiver saw each at least once.
  */
 class DrainerCrashTest {
 
@@ -41,14 +41,19 @@ class DrainerCrashTest {
 		TestDatabase database = postgres.database();
 		try (HikariDataSource dataSource = database.newDataSource(2)) {
 			JdbcClient jdbc = JdbcClient.create(dataSource);
-			// the first run creates the schema and the receiver's tables; then the backlog arrives
+			// the first run creates the schema and the receiver's tables; then the
+			// backlog arrives
 			this.running = launch(database, 0);
 			await().atMost(Duration.ofMinutes(1))
-				.until(() -> ChildJvm.tableExists(jdbc, "test_applied") && ChildJvm.tableExists(jdbc, "eec_effect_intent"));
-			jdbc.sql("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts)
-					SELECT 'ship', 'ship:crash-' || n, jsonb_build_array('crash-' || n, '[]'::jsonb), 'f', 100
-					FROM generate_series(1, ?::int) AS n""").param(INTENTS).update();
+				.until(() -> ChildJvm.tableExists(jdbc, "test_applied")
+						&& ChildJvm.tableExists(jdbc, "eec_effect_intent"));
+			jdbc.sql(
+					"""
+							INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts)
+							SELECT 'ship', 'ship:crash-' || n, jsonb_build_array('crash-' || n, '[]'::jsonb), 'f', 100
+							FROM generate_series(1, ?::int) AS n""")
+				.param(INTENTS)
+				.update();
 			Random random = new Random(7);
 			int kills = 0;
 			for (int round = 1; round <= KILLS; round++) {
@@ -86,9 +91,9 @@ class DrainerCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		return ChildJvm.start(CrashingDrainerMain.class, "crash-drainer-" + run + ".log", ChildJvm.connection(database));
+		return ChildJvm.start(CrashingDrainerMain.class, "crash-drainer-" + run + ".log",
+				ChildJvm.connection(database));
 	}
-
 
 	private static long calls(JdbcClient jdbc) {
 		return jdbc.sql("SELECT count(*) FROM test_call_log").query(Long.class).single();

@@ -30,16 +30,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The drainer's heartbeat keeps the leases of running effects alive on its own schedule, whatever
- * the claims are doing, and says when it finds a lease lost.
+ * The drainer's heartbeat keeps the leases of running effects alive on its own schedule,
+ * whatever the claims are doing, and says when it finds a lease lost.
  */
 class DrainerHeartbeatTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=3s",
-			"ductor.effects.reconciler.interval=200ms" };
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.drainer.lease=3s", "ductor.effects.reconciler.interval=200ms" };
 
 	@Test
 	void leasesOfRunningEffectsAreExtendedWhileEveryClaimFails() throws Exception {
@@ -49,15 +49,19 @@ class DrainerHeartbeatTest {
 		CountDownLatch started = new CountDownLatch(1);
 		TestEffects.gates.put(slow, gate);
 		TestEffects.started.put(slow, started);
-		// every intent is claimed here, so that the claims the test refuses are what it is about
+		// every intent is claimed here, so that the claims the test refuses are what it
+		// is about
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				java.util.stream.Stream.concat(java.util.Arrays.stream(SETTINGS),
-						java.util.stream.Stream.of("ductor.effects.drainer.dispatch-at-commit=false")).toArray(String[]::new))) {
+				java.util.stream.Stream
+					.concat(java.util.Arrays.stream(SETTINGS),
+							java.util.stream.Stream.of("ductor.effects.drainer.dispatch-at-commit=false"))
+					.toArray(String[]::new))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> effects.scripted(slow));
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
-			// from now on every claim fails (as under a statement timeout), the database otherwise answering
+			// from now on every claim fails (as under a statement timeout), the database
+			// otherwise answering
 			jdbc.sql("""
 					CREATE FUNCTION test_refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $$
 					BEGIN RAISE EXCEPTION 'claims refused by the test'; END $$""").update();
@@ -68,7 +72,8 @@ class DrainerHeartbeatTest {
 			tx(context).executeWithoutResult((status) -> effects.notify("cannot be claimed"));
 			EffectDrainer drainer = context.getBean(EffectDrainer.class);
 			await().atMost(Duration.ofSeconds(20)).until(() -> drainer.status().lastFailedAt() != null);
-			// wait out two whole leases, by the database clock, with the reconciler looking every 200 ms
+			// wait out two whole leases, by the database clock, with the reconciler
+			// looking every 200 ms
 			OffsetDateTime twoLeases = jdbc.sql("SELECT now() + interval '6 seconds'")
 				.query(OffsetDateTime.class)
 				.single();
@@ -80,8 +85,10 @@ class DrainerHeartbeatTest {
 					WHERE idempotency_key = ?""").param(slow).query(Boolean.class).single()).isTrue();
 			gate.countDown();
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> context.getBean(EffectOutbox.class).findByKey(slow).orElseThrow().status()
-						== EffectStatus.COMPLETED);
+				.until(() -> context.getBean(EffectOutbox.class)
+					.findByKey(slow)
+					.orElseThrow()
+					.status() == EffectStatus.COMPLETED);
 			assertThat(context.getBean(RecordingReceiver.class).calls("scripted")).isOne();
 		}
 		finally {
@@ -104,7 +111,8 @@ class DrainerHeartbeatTest {
 		TestEffects.gates.put(keeper, keeperGate);
 		TestEffects.started.put(keeper, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Observed.class,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=2s", "ductor.effects.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=2s",
+				"ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> {
@@ -123,7 +131,8 @@ class DrainerHeartbeatTest {
 			gate.countDown();
 			RecordingReceiver receiver = context.getBean(RecordingReceiver.class);
 			await().atMost(Duration.ofSeconds(20)).until(() -> receiver.calls("scripted") == 1);
-			// the keeper still runs, so the heartbeat goes on: two more rounds count nothing more
+			// the keeper still runs, so the heartbeat goes on: two more rounds count
+			// nothing more
 			int beats = counter.heartbeats.get();
 			await().atMost(Duration.ofSeconds(20)).until(() -> counter.heartbeats.get() >= beats + 2);
 			assertThat(counter.lost).hasValue(1);
@@ -133,8 +142,10 @@ class DrainerHeartbeatTest {
 				.single()).isEqualTo("in_flight another-drainer");
 			keeperGate.countDown();
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> context.getBean(EffectOutbox.class).findByKey(keeper).orElseThrow().status()
-						== EffectStatus.COMPLETED);
+				.until(() -> context.getBean(EffectOutbox.class)
+					.findByKey(keeper)
+					.orElseThrow()
+					.status() == EffectStatus.COMPLETED);
 		}
 		finally {
 			TestEffects.gates.remove(slow);

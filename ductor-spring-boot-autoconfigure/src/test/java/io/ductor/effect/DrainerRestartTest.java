@@ -25,16 +25,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A drainer stopped and started again (a context stop and start, a CRaC restore) starts from
- * nothing: it claims again, and nothing the stop left behind can touch the new run's claims.
+ * A drainer stopped and started again (a context stop and start, a CRaC restore) starts
+ * from nothing: it claims again, and nothing the stop left behind can touch the new run's
+ * claims.
  */
 class DrainerRestartTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
-			"ductor.effects.drainer.batch-size=10", "ductor.effects.reconciler.interval=1h" };
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
+			"ductor.effects.reconciler.interval=1h" };
 
 	@Test
 	void aDrainerStoppedWithClaimsQueuedAndStartedAgainDrainsEverything() throws Exception {
@@ -56,8 +58,10 @@ class DrainerRestartTest {
 				}
 			});
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
-			// one effect runs and two batches wait behind it: the drainer is full (handed over at the commit, all
-			// that fits its concurrency and two batches is in flight; the rest is pending)
+			// one effect runs and two batches wait behind it: the drainer is full (handed
+			// over at the commit, all
+			// that fits its concurrency and two batches is in flight; the rest is
+			// pending)
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "in_flight") == 21);
 			Thread stopper = new Thread(drainer::stop);
 			stopper.start();
@@ -102,7 +106,8 @@ class DrainerRestartTest {
 				effects.mail(mail);
 			});
 			assertThat(slowStarted.await(20, TimeUnit.SECONDS)).isTrue();
-			// the first stop lets the slow effect finish and hands the mail back, unstarted
+			// the first stop lets the slow effect finish and hands the mail back,
+			// unstarted
 			Thread stopper = new Thread(drainer::stop);
 			stopper.start();
 			Thread.sleep(100);
@@ -113,7 +118,8 @@ class DrainerRestartTest {
 			// started again, the drainer claims the mail again and its receiver starts
 			drainer.start();
 			assertThat(mailStarted.await(20, TimeUnit.SECONDS)).isTrue();
-			// the second stop gives up waiting for it: it still runs, and must stay this attempt's
+			// the second stop gives up waiting for it: it still runs, and must stay this
+			// attempt's
 			drainer.stop();
 			assertThat(row(jdbc, mail)).containsEntry("status", "in_flight").containsEntry("attempts", 1);
 			mailGate.countDown();

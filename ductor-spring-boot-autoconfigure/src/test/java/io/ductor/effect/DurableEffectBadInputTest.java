@@ -24,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Bad input to effects gets an exception that names the problem, and nothing is written. */
+/**
+ * Bad input to effects gets an exception that names the problem, and nothing is written.
+ */
 class DurableEffectBadInputTest {
 
 	@RegisterExtension
@@ -83,8 +85,7 @@ class DurableEffectBadInputTest {
 	void aKeyExpressionThatEvaluatesToNullIsRefused() {
 		assertThatThrownBy(() -> inTransaction(() -> inputs.keyed(null))).isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("The key expression '#key' of effect 'keyed' evaluated to null");
-		assertThatThrownBy(() -> inTransaction(() -> inputs.ordered(null)))
-			.isInstanceOf(DurableEffectException.class)
+		assertThatThrownBy(() -> inTransaction(() -> inputs.ordered(null))).isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("The orderingKey expression '#stream' of effect 'ordered' evaluated to null");
 	}
 
@@ -125,16 +126,17 @@ class DurableEffectBadInputTest {
 		assertThatThrownBy(() -> inTransaction(() -> outbox.schedule(EffectRequest.of("keyed", "a", "b"))))
 			.isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("Effect 'keyed' takes 1 argument(s) but was given 2");
-		assertThatThrownBy(() -> inTransaction(() -> outbox.schedule(EffectRequest.of("keyed", 42)
-			.withKey("k-42")))).isInstanceOf(DurableEffectException.class);
-		assertThatIllegalArgumentException().isThrownBy(() -> EffectRequest.of("keyed", "a")
-			.withDelay(java.time.Duration.ofSeconds(-1))).withMessageContaining("delay must not be negative");
+		assertThatThrownBy(() -> inTransaction(() -> outbox.schedule(EffectRequest.of("keyed", 42).withKey("k-42"))))
+			.isInstanceOf(DurableEffectException.class);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> EffectRequest.of("keyed", "a").withDelay(java.time.Duration.ofSeconds(-1)))
+			.withMessageContaining("delay must not be negative");
 		assertThatThrownBy(() -> outbox.schedule(EffectRequest.of("keyed", "outside")))
 			.isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("outside a transaction");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> inTransaction(() -> outbox.scheduleAlarm(" ", java.time.Duration.ZERO,
-					EffectRequest.of("keyed", "a"))))
+			.isThrownBy(() -> inTransaction(
+					() -> outbox.scheduleAlarm(" ", java.time.Duration.ZERO, EffectRequest.of("keyed", "a"))))
 			.withMessage("alarmName must not be blank");
 	}
 
@@ -147,7 +149,10 @@ class DurableEffectBadInputTest {
 			.hasMessageContaining("read-only transaction");
 	}
 
-	/** Jackson cannot construct an interface from the written properties of its implementation. */
+	/**
+	 * Jackson cannot construct an interface from the written properties of its
+	 * implementation.
+	 */
 	public interface Shape {
 
 	}

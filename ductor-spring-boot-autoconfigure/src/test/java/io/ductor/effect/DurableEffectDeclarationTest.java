@@ -16,13 +16,17 @@ import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What can be detected about a @DurableEffect declaration fails start-up, naming the method. */
+/**
+ * What can be detected about a @DurableEffect declaration fails start-up, naming the
+ * method.
+ */
 class DurableEffectDeclarationTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class);
+	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres,
+			DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class);
 
 	@Test
 	void aWellDeclaredEffectStartsAndIsProxied() {
@@ -59,8 +63,7 @@ class DurableEffectDeclarationTest {
 	void duplicateNamesFailStartUp() {
 		this.runner.withBean(Good.class).withBean(SameName.class).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(messages(context)).contains("@DurableEffect name 'good' of")
-				.contains("is already used by");
+			assertThat(messages(context)).contains("@DurableEffect name 'good' of").contains("is already used by");
 		});
 	}
 
@@ -91,14 +94,16 @@ class DurableEffectDeclarationTest {
 
 	@Test
 	void invalidEffectPropertiesFailStartUpNamingTheProperty() {
-		assertPropertyFails("ductor.effects.drainer.concurrency=0", "ductor.effects.drainer.concurrency must be between 1 and 1000");
+		assertPropertyFails("ductor.effects.drainer.concurrency=0",
+				"ductor.effects.drainer.concurrency must be between 1 and 1000");
 		assertPropertyFails("ductor.effects.drainer.lease=10ms", "ductor.effects.drainer.lease must be at least 1s");
 		assertPropertyFails("ductor.effects.max-attempts=0", "ductor.effects.max-attempts must be at least 1");
 		assertPropertyFails("ductor.effects.backoff.max=1ms", "ductor.effects.backoff.max must not be shorter");
 		assertPropertyFails("ductor.effects.overrides.mailer.max-attempts=-1",
 				"ductor.effects.overrides.mailer.max-attempts must be at least 1");
 		assertPropertyFails("ductor.effects.max-payload-size=0B", "ductor.effects.max-payload-size must be between");
-		assertPropertyFails("ductor.effects.reconciler.interval=0s", "ductor.effects.reconciler.interval must be positive");
+		assertPropertyFails("ductor.effects.reconciler.interval=0s",
+				"ductor.effects.reconciler.interval must be positive");
 	}
 
 	private void assertFails(Class<?> bean, String problem) {

@@ -54,8 +54,10 @@ class DurableEffectTest {
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
 				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
-		context.addApplicationListener(ApplicationListener.forPayload((EffectNeedsDecisionEvent event) -> decisions.add(event)));
+				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h",
+				"ductor.retention.interval=1h");
+		context.addApplicationListener(
+				ApplicationListener.forPayload((EffectNeedsDecisionEvent event) -> decisions.add(event)));
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
 		receiver = context.getBean(RecordingReceiver.class);
@@ -74,7 +76,10 @@ class DurableEffectTest {
 	}
 
 	static long intents(String key) {
-		return jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ?").param(key).query(Long.class).single();
+		return jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(Long.class)
+			.single();
 	}
 
 	@Test
@@ -188,8 +193,10 @@ class DurableEffectTest {
 		});
 		EffectIntent failed = outbox.findByKey(key).orElseThrow();
 		assertThat(failed.attempts()).isEqualTo(3);
-		assertThat(failed.lastError()).startsWith("Gave up after 3 attempt(s): java.lang.IllegalStateException: receiver down");
-		// the wait after attempt n is between half and all of min(100ms, 20ms * 2^(n-1)), from the database clock
+		assertThat(failed.lastError())
+			.startsWith("Gave up after 3 attempt(s): java.lang.IllegalStateException: receiver down");
+		// the wait after attempt n is between half and all of min(100ms, 20ms * 2^(n-1)),
+		// from the database clock
 		assertThat(delays).isNotEmpty();
 		delays.forEach((attempt, delay) -> {
 			double ceiling = Math.min(100, 20 * Math.pow(2, attempt - 1));
@@ -263,8 +270,8 @@ class DurableEffectTest {
 			.isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("is completed");
 		assertThat(outbox.find(doneId).orElseThrow().attempts()).isOne();
-		assertThat(receiver.log("mailer")).noneMatch((row) -> row.get("idempotency_key").equals(done)
-				|| row.get("idempotency_key").equals(failed));
+		assertThat(receiver.log("mailer"))
+			.noneMatch((row) -> row.get("idempotency_key").equals(done) || row.get("idempotency_key").equals(failed));
 	}
 
 	@Test
@@ -294,12 +301,15 @@ class DurableEffectTest {
 	@Test
 	void reschedulingAnAlarmCancelsItsPendingOccurrenceAndUsesANewKey() {
 		String alarm = "reminder-" + UUID.randomUUID();
-		String first = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "first")));
-		String second = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("notify", "second")));
+		String first = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "first")));
+		String second = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("notify", "second")));
 		assertThat(first).isNotEqualTo(second).startsWith("alarm:" + alarm + ":");
 		assertThat(outbox.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
 		assertThat(awaitStatus(second, EffectStatus.COMPLETED).alarmName()).isEqualTo(alarm);
-		String third = tx.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "third")));
+		String third = tx
+			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "third")));
 		Boolean cancelled = tx.execute((status) -> outbox.cancelAlarm(alarm));
 		assertThat(cancelled).isEqualTo(Boolean.TRUE);
 		assertThat(outbox.findByKey(third).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
@@ -335,11 +345,13 @@ class DurableEffectTest {
 		CountDownLatch firstStarted = new CountDownLatch(1);
 		TestEffects.gates.put(key, gate);
 		TestEffects.started.put(key, firstStarted);
-		// the first attempt throws once released, after its lease was lost: it must not fail the intent
+		// the first attempt throws once released, after its lease was lost: it must not
+		// fail the intent
 		TestEffects.failingAttempt.put(key, 1);
 		tx.executeWithoutResult((status) -> effects.scripted(key));
 		firstStarted.await();
-		jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = ?")
+		jdbc.sql(
+				"UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = ?")
 			.param(key)
 			.update();
 		TestEffects.gates.remove(key);
@@ -347,9 +359,8 @@ class DurableEffectTest {
 		EffectIntent redriven = awaitStatus(key, EffectStatus.COMPLETED);
 		assertThat(redriven.attempts()).isEqualTo(2);
 		gate.countDown();
-		await().atMost(Duration.ofSeconds(10)).until(() -> receiver.log("scripted")
-			.stream()
-			.anyMatch((row) -> row.get("idempotency_key").equals(key)));
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> receiver.log("scripted").stream().anyMatch((row) -> row.get("idempotency_key").equals(key)));
 		Thread.sleep(500);
 		EffectIntent after = outbox.findByKey(key).orElseThrow();
 		assertThat(after.status()).isEqualTo(EffectStatus.COMPLETED);
@@ -364,7 +375,10 @@ class DurableEffectTest {
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
 				    receiver, status, attempts, lease_owner, lease_expires_at, attempt_started_at)
 				VALUES ('mailer', ?, '["x"]', 'f', 5, 'NOT_IDEMPOTENT', 'in_flight', 1, 'crashed-instance',
-				    now() - interval '1 second', now() - interval '2 seconds') RETURNING id""").param(key).query(Long.class).single();
+				    now() - interval '1 second', now() - interval '2 seconds') RETURNING id""")
+			.param(key)
+			.query(Long.class)
+			.single();
 		context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
 		EffectIntent parked = outbox.find(id).orElseThrow();
 		assertThat(parked.status()).isEqualTo(EffectStatus.NEEDS_DECISION);

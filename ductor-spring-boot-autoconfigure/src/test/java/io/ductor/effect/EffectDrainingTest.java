@@ -37,14 +37,16 @@ class EffectDrainingTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.backoff.initial=20ms",
-			"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
+	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=100ms",
+			"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
 
 	@Test
 	void aCommitWakesTheDrainerWithoutWaitingForAPoll() {
-		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
-				"ductor.effects.drainer.poll-interval=1h")) {
-			// let the drainer's first claim (at start) pass, so only a wake-up can dispatch what follows
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h")) {
+			// let the drainer's first claim (at start) pass, so only a wake-up can
+			// dispatch what follows
 			sleep(300);
 			String order = UUID.randomUUID().toString();
 			tx(context).executeWithoutResult((status) -> context.getBean(TestEffects.class).ship(order, List.of()));
@@ -60,7 +62,8 @@ class EffectDrainingTest {
 			boolean inTransaction) {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext writer = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.effects.drainer.enabled=false", "ductor.effects.drainer.notify-in-transaction=" + inTransaction);
+				"ductor.effects.drainer.enabled=false",
+				"ductor.effects.drainer.notify-in-transaction=" + inTransaction);
 				ConfigurableApplicationContext drainer = EffectInstances.start(database, TestEffects.Config.class,
 						"ductor.effects.drainer.poll-interval=1h",
 						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
@@ -68,17 +71,18 @@ class EffectDrainingTest {
 			sleep(300);
 			EffectOutbox outbox = writer.getBean(EffectOutbox.class);
 			String first = "ship:" + UUID.randomUUID();
-			tx(writer).executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("ship", first, List.of())
-				.withKey(first)));
-			// well within the drainer's heartbeat (a third of its 30s lease): only a notification wakes it
+			tx(writer).executeWithoutResult(
+					(status) -> outbox.schedule(EffectRequest.of("ship", first, List.of()).withKey(first)));
+			// well within the drainer's heartbeat (a third of its 30s lease): only a
+			// notification wakes it
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> outbox.findByKey(first).orElseThrow().status() == EffectStatus.COMPLETED);
 
 			// the drainer instance loses every connection, its listener's included
 			assertThat(TestDatabases.terminateConnections(database, "drainer-instance")).isPositive();
 			String second = "ship:" + UUID.randomUUID();
-			tx(writer).executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("ship", second, List.of())
-				.withKey(second)));
+			tx(writer).executeWithoutResult(
+					(status) -> outbox.schedule(EffectRequest.of("ship", second, List.of()).withKey(second)));
 			await().atMost(Duration.ofSeconds(8))
 				.until(() -> outbox.findByKey(second).orElseThrow().status() == EffectStatus.COMPLETED);
 		}
@@ -95,7 +99,8 @@ class EffectDrainingTest {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = tx(context);
 			AtomicInteger next = new AtomicInteger();
-			// 4 producers interleave 1,000 intents over 10 streams; each intent in its own transaction
+			// 4 producers interleave 1,000 intents over 10 streams; each intent in its
+			// own transaction
 			Concurrently.run(4, (thread) -> {
 				for (int n = next.getAndIncrement(); n < 1000; n = next.getAndIncrement()) {
 					int item = n;
@@ -104,18 +109,23 @@ class EffectDrainingTest {
 				return null;
 			});
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
-			await().atMost(Duration.ofSeconds(60)).until(() -> jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
-				.query(Long.class)
-				.single() == 1000);
-			// per stream, the receiver saw the intents in id order, which is their commit order
-			List<Map<String, Object>> calls = jdbc.sql("""
-					SELECT i.ordering_key, i.id, l.seq FROM test_call_log l JOIN eec_effect_intent i ON i.id = l.intent_id
-					ORDER BY l.seq""").query().listOfRows();
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
+					.query(Long.class)
+					.single() == 1000);
+			// per stream, the receiver saw the intents in id order, which is their commit
+			// order
+			List<Map<String, Object>> calls = jdbc
+				.sql("""
+						SELECT i.ordering_key, i.id, l.seq FROM test_call_log l JOIN eec_effect_intent i ON i.id = l.intent_id
+						ORDER BY l.seq""")
+				.query()
+				.listOfRows();
 			assertThat(calls).hasSize(1000);
 			Map<Object, List<Long>> idsByStream = new HashMap<>();
 			for (Map<String, Object> call : calls) {
-				idsByStream.computeIfAbsent(call.get("ordering_key"), (key) -> new ArrayList<>()).add((Long) call.get("id"));
+				idsByStream.computeIfAbsent(call.get("ordering_key"), (key) -> new ArrayList<>())
+					.add((Long) call.get("id"));
 			}
 			assertThat(idsByStream).hasSize(10);
 			idsByStream.forEach((stream, ids) -> assertThat(ids).as(stream.toString()).hasSize(100).isSorted());
@@ -132,9 +142,11 @@ class EffectDrainingTest {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			EffectOutbox outbox = context.getBean(EffectOutbox.class);
 			// the head of stream "blocked" is an intent whose effect fails for good
-			jdbc.sql("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-					    ordering_key) VALUES ('gone', 'head', '[]', 'f', 1, 'blocked')""").update();
+			jdbc.sql(
+					"""
+							INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+							    ordering_key) VALUES ('gone', 'head', '[]', 'f', 1, 'blocked')""")
+				.update();
 			tx(context).executeWithoutResult((status) -> {
 				for (int i = 0; i < 3; i++) {
 					context.getBean(TestEffects.class).ordered("blocked", i);
@@ -174,10 +186,10 @@ class EffectDrainingTest {
 				return null;
 			});
 			JdbcClient jdbc = JdbcClient.create(instances.get(0).getBean(DataSource.class));
-			await().atMost(Duration.ofMinutes(3)).until(() -> jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
-				.query(Long.class)
-				.single() == 10_000);
+			await().atMost(Duration.ofMinutes(3))
+				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'")
+					.query(Long.class)
+					.single() == 10_000);
 			Map<String, Object> totals = jdbc.sql("""
 					SELECT (SELECT count(*) FROM eec_effect_intent) AS intents,
 					       (SELECT count(*) FROM test_call_log) AS calls,
@@ -216,17 +228,21 @@ class EffectDrainingTest {
 			});
 			started.await();
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
-			// stop the drainer as the context's shutdown does, while the slow effect still runs
+			// stop the drainer as the context's shutdown does, while the slow effect
+			// still runs
 			Thread stopper = new Thread(context.getBean(EffectDrainer.class)::stop);
 			stopper.start();
 			sleep(200);
 			gate.countDown();
 			stopper.join();
-			Map<String, Object> row = jdbc.sql("""
-					SELECT count(*) FILTER (WHERE status = 'completed') AS completed,
-					       count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND lease_owner IS NULL) AS handed_back,
-					       count(*) FILTER (WHERE status = 'in_flight') AS in_flight
-					FROM eec_effect_intent""").query().singleRow();
+			Map<String, Object> row = jdbc
+				.sql("""
+						SELECT count(*) FILTER (WHERE status = 'completed') AS completed,
+						       count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND lease_owner IS NULL) AS handed_back,
+						       count(*) FILTER (WHERE status = 'in_flight') AS in_flight
+						FROM eec_effect_intent""")
+				.query()
+				.singleRow();
 			assertThat(row).containsEntry("in_flight", 0L);
 			assertThat((Long) row.get("completed") + (Long) row.get("handed_back")).isEqualTo(6L);
 			assertThat(jdbc.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
@@ -245,31 +261,39 @@ class EffectDrainingTest {
 	void retentionPurgesOldFinishedIntentsInBatchesAndKeepsWhatNeedsAnOperator() {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(FAST, "ductor.effects.drainer.enabled=false", "ductor.effects.retention=1d", "ductor.retention.batch-size=400"))) {
+				concat(FAST, "ductor.effects.drainer.enabled=false", "ductor.effects.retention=1d",
+						"ductor.retention.batch-size=400"))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
-			jdbc.sql("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-					    status, finished_at)
-					SELECT 'notify', 'old-' || n, '["x"]', 'f', 1,
-					       (ARRAY['completed', 'cancelled', 'failed', 'needs_decision'])[n % 4 + 1],
-					       CASE WHEN n % 4 < 3 THEN now() - interval '2 days' END
-					FROM generate_series(1, 2000) AS n""").update();
-			jdbc.sql("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-					    status, finished_at)
-					SELECT 'notify', 'recent-' || n, '["x"]', 'f', 1, 'completed', now() - interval '1 hour'
-					FROM generate_series(1, 100) AS n""").update();
+			jdbc.sql(
+					"""
+							INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+							    status, finished_at)
+							SELECT 'notify', 'old-' || n, '["x"]', 'f', 1,
+							       (ARRAY['completed', 'cancelled', 'failed', 'needs_decision'])[n % 4 + 1],
+							       CASE WHEN n % 4 < 3 THEN now() - interval '2 days' END
+							FROM generate_series(1, 2000) AS n""")
+				.update();
+			jdbc.sql(
+					"""
+							INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+							    status, finished_at)
+							SELECT 'notify', 'recent-' || n, '["x"]', 'f', 1, 'completed', now() - interval '1 hour'
+							FROM generate_series(1, 100) AS n""")
+				.update();
 			PeriodicWorker retention = context.getBean("ductorRetentionWorker", PeriodicWorker.class);
 			int rounds = 0;
 			while (retention.runRound()) {
 				rounds++;
 			}
 			assertThat(rounds).isEqualTo(2);
-			Map<String, Object> left = jdbc.sql("""
-					SELECT count(*) FILTER (WHERE idempotency_key LIKE 'recent-%') AS recent,
-					       count(*) FILTER (WHERE status IN ('completed', 'cancelled') AND idempotency_key LIKE 'old-%') AS old_done,
-					       count(*) FILTER (WHERE status IN ('failed', 'needs_decision')) AS parked
-					FROM eec_effect_intent""").query().singleRow();
+			Map<String, Object> left = jdbc
+				.sql("""
+						SELECT count(*) FILTER (WHERE idempotency_key LIKE 'recent-%') AS recent,
+						       count(*) FILTER (WHERE status IN ('completed', 'cancelled') AND idempotency_key LIKE 'old-%') AS old_done,
+						       count(*) FILTER (WHERE status IN ('failed', 'needs_decision')) AS parked
+						FROM eec_effect_intent""")
+				.query()
+				.singleRow();
 			assertThat(left).containsEntry("recent", 100L).containsEntry("old_done", 0L).containsEntry("parked", 1000L);
 		}
 		finally {

@@ -27,7 +27,8 @@ final class EffectInstances {
 	/**
 	 * Start an instance with Ductor, the given user configuration and properties.
 	 */
-	static ConfigurableApplicationContext start(TestDatabase database, Class<?> userConfiguration, String... properties) {
+	static ConfigurableApplicationContext start(TestDatabase database, Class<?> userConfiguration,
+			String... properties) {
 		List<String> all = new ArrayList<>(List.of(database.springProperties()));
 		all.addAll(List.of("spring.datasource.hikari.maximum-pool-size=12", "spring.main.banner-mode=off",
 				"logging.level.io.zonky=warn"));

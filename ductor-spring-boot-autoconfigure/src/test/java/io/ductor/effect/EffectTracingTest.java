@@ -46,18 +46,19 @@ import static org.awaitility.Awaitility.await;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 
 /**
- * One trace from the HTTP request that records an effect, through the tick and the commit, to
- * every attempt of the effect on a drainer thread: on retries, and after a crash on a fresh
- * instance with a tracer of its own. Without a tracer nothing is stored. The MDC names the attempt
- * in the effect's own log lines.
+ * One trace from the HTTP request that records an effect, through the tick and the
+ * commit, to every attempt of the effect on a drainer thread: on retries, and after a
+ * crash on a fresh instance with a tracer of its own. Without a tracer nothing is stored.
+ * The MDC names the attempt in the effect's own log lines.
  */
 class EffectTracingTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
-			"ductor.effects.backoff.initial=20ms", "ductor.effects.backoff.max=50ms", "ductor.effects.reconciler.interval=100ms",
+	private static final String[] SETTINGS = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.drainer.concurrency=1", "ductor.effects.backoff.initial=20ms",
+			"ductor.effects.backoff.max=50ms", "ductor.effects.reconciler.interval=100ms",
 			"ductor.retention.enabled=false" };
 
 	private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -103,7 +104,8 @@ class EffectTracingTest {
 			// the recording is no span of its own: the intent stored the tick's context
 			assertThat(spans(requestTrace, "ductor schedule")).isEmpty();
 			SpanData tick = spans(requestTrace, "ductor tick").get(0);
-			// each attempt is a child of the tick that recorded it, and names its intent and attempt
+			// each attempt is a child of the tick that recorded it, and names its intent
+			// and attempt
 			assertThat(spans(requestTrace, "ductor dispatch traced")).allSatisfy((dispatch) -> {
 				assertThat(dispatch.getParentSpanId()).isEqualTo(tick.getSpanId());
 				assertThat(dispatch.getAttributes().asMap().toString()).contains("ductor.key=" + order);
@@ -112,7 +114,8 @@ class EffectTracingTest {
 				.map((span) -> span.getAttributes().asMap().toString())
 				.filter((attributes) -> attributes.contains("outcome=retry"))).hasSize(1);
 
-			// the effect's own log lines name the intent, effect, key, run and attempt; never the payload
+			// the effect's own log lines name the intent, effect, key, run and attempt;
+			// never the payload
 			long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = ?")
 				.param(order)
 				.query(Long.class)
@@ -123,15 +126,16 @@ class EffectTracingTest {
 			assertThat(lines).hasSize(2);
 			assertThat(lines).extracting((event) -> event.getMDCPropertyMap().get("ductor.attempt"))
 				.containsExactly("1", "2");
-			assertThat(lines).allSatisfy((event) -> assertThat(event.getMDCPropertyMap())
-				.containsEntry("ductor.intent", Long.toString(id))
-				.containsEntry("ductor.effect", "traced")
-				.containsEntry("ductor.key", order)
-				.containsEntry("ductor.run", order)
-				.doesNotContainValue("card-4242"));
+			assertThat(lines).allSatisfy(
+					(event) -> assertThat(event.getMDCPropertyMap()).containsEntry("ductor.intent", Long.toString(id))
+						.containsEntry("ductor.effect", "traced")
+						.containsEntry("ductor.key", order)
+						.containsEntry("ductor.run", order)
+						.doesNotContainValue("card-4242"));
 			assertThat(lines).noneMatch((event) -> event.getThreadName().equals(Thread.currentThread().getName()));
 
-			// the next attempt on the same drainer thread, of an intent no run recorded, inherits nothing
+			// the next attempt on the same drainer thread, of an intent no run recorded,
+			// inherits nothing
 			String plain = "plain-" + UUID.randomUUID();
 			recordAndAwait(context, plain);
 			ILoggingEvent next = this.logs.list.stream()
@@ -169,7 +173,8 @@ class EffectTracingTest {
 	@Test
 	void aReconciliationRoundContinuesTheIntentsStoredTrace() {
 		String key = "mail-" + UUID.randomUUID();
-		// the attempt throws at a receiver that cannot deduplicate: its reconciler is asked
+		// the attempt throws at a receiver that cannot deduplicate: its reconciler is
+		// asked
 		TracedEffects.failures.put(key, 1);
 		try (ConfigurableApplicationContext context = start(concat(SETTINGS,
 				"ductor.effects.reconcile.backoff.initial=20ms", "ductor.effects.reconcile.backoff.max=50ms"))) {
@@ -187,7 +192,8 @@ class EffectTracingTest {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			await().atMost(Duration.ofSeconds(20)).until(() -> "completed".equals(status(jdbc, key)));
 			assertThat(TracedEffects.traceIds.get(key)).containsExactly(trace);
-			// the reconciler ran in the request's trace, in a span of its own beside the attempt's
+			// the reconciler ran in the request's trace, in a span of its own beside the
+			// attempt's
 			assertThat(TracedEffects.reconciledIn.get(key)).containsExactly(trace);
 			await().atMost(Duration.ofSeconds(5)).until(() -> spans(trace, "ductor reconcile traced.mail").size() == 1);
 			SpanData round = spans(trace, "ductor reconcile traced.mail").get(0);
@@ -201,9 +207,11 @@ class EffectTracingTest {
 				.param(key)
 				.query(Long.class)
 				.single();
-			assertThat(this.logs.list.stream().filter((event) -> event.getFormattedMessage().equals("reconciling " + key)))
+			assertThat(
+					this.logs.list.stream().filter((event) -> event.getFormattedMessage().equals("reconciling " + key)))
 				.singleElement()
-				.satisfies((event) -> assertThat(event.getMDCPropertyMap()).containsEntry("ductor.intent", Long.toString(id))
+				.satisfies((event) -> assertThat(event.getMDCPropertyMap())
+					.containsEntry("ductor.intent", Long.toString(id))
 					.containsEntry("ductor.effect", "traced.mail")
 					.containsEntry("ductor.attempt", "1"));
 		}
@@ -233,9 +241,10 @@ class EffectTracingTest {
 		String notAnObject = "order-" + UUID.randomUUID();
 		String garbage = "order-" + UUID.randomUUID();
 		String requestTrace;
-		// the instance that records the intent crashes during its attempt (its lease is left to expire)
-		try (ConfigurableApplicationContext writer = start(concat(SETTINGS, "ductor.effects.drainer.enabled=false",
-				"ductor.effects.reconciler.enabled=false"))) {
+		// the instance that records the intent crashes during its attempt (its lease is
+		// left to expire)
+		try (ConfigurableApplicationContext writer = start(
+				concat(SETTINGS, "ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false"))) {
 			requestTrace = placeOrder(writer, order);
 			JdbcClient.create(writer.getBean(DataSource.class)).sql("""
 					UPDATE eec_effect_intent SET status = 'in_flight', attempts = 1, lease_owner = 'crashed',
@@ -245,11 +254,14 @@ class EffectTracingTest {
 			placeOrder(writer, notAnObject);
 			placeOrder(writer, garbage);
 			JdbcClient jdbc = JdbcClient.create(writer.getBean(DataSource.class));
-			jdbc.sql("UPDATE eec_effect_intent SET trace_context = '[\"not\", \"an\", \"object\"]' WHERE idempotency_key = ?")
+			jdbc.sql(
+					"UPDATE eec_effect_intent SET trace_context = '[\"not\", \"an\", \"object\"]' WHERE idempotency_key = ?")
 				.param(notAnObject)
 				.update();
 			jdbc.sql("UPDATE eec_effect_intent SET trace_context = '{\"traceparent\": \"00-zz-yy-01\", \"x\": 1}' "
-					+ "WHERE idempotency_key = ?").param(garbage).update();
+					+ "WHERE idempotency_key = ?")
+				.param(garbage)
+				.update();
 		}
 		// another instance, with a tracer of its own, redrives and dispatches it
 		try (ConfigurableApplicationContext restarted = start(SETTINGS)) {
@@ -258,9 +270,11 @@ class EffectTracingTest {
 			assertThat(TracedEffects.traceIds.get(order)).containsExactly(requestTrace);
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> spans(requestTrace, "ductor dispatch traced").size() == 1);
-			// an unreadable context costs its trace, never its attempt: it runs in a fresh trace
+			// an unreadable context costs its trace, never its attempt: it runs in a
+			// fresh trace
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> "completed".equals(status(jdbc, notAnObject)) && "completed".equals(status(jdbc, garbage)));
+				.until(() -> "completed".equals(status(jdbc, notAnObject))
+						&& "completed".equals(status(jdbc, garbage)));
 			assertThat(TracedEffects.traceIds.get(notAnObject)).singleElement().isNotIn("none", requestTrace);
 			assertThat(TracedEffects.traceIds.get(garbage)).singleElement().isNotIn("none", requestTrace);
 		}
@@ -283,7 +297,8 @@ class EffectTracingTest {
 				.tags("effect", "traced", "outcome", "completed", "receiver", "IDEMPOTENT")
 				.timer()
 				.count()).isEqualTo(1);
-			// a recording is no observation of its own unless the application asks for one
+			// a recording is no observation of its own unless the application asks for
+			// one
 			assertThat(meters.find("ductor.effect.schedule").timer()).isNull();
 		}
 		String observed = "observed-" + UUID.randomUUID();
@@ -322,7 +337,10 @@ class EffectTracingTest {
 		return context;
 	}
 
-	/** Sends the request that starts the order's run and ticks it; returns the request's trace id. */
+	/**
+	 * Sends the request that starts the order's run and ticks it; returns the request's
+	 * trace id.
+	 */
 	private static String placeOrder(ConfigurableApplicationContext context, String order) throws Exception {
 		MockMvc mvc = MockMvcBuilders.standaloneSetup(context.getBean(OrderController.class))
 			.addFilters(new ServerHttpObservationFilter(context.getBean(ObservationRegistry.class)))
@@ -385,8 +403,7 @@ class EffectTracingTest {
 	@Configuration(proxyBeanMethods = false)
 	@org.springframework.context.annotation.Import({ TracedEffects.Config.class, TracedEffects.Tracing.class,
 			OrderController.class })
-	@org.springframework.boot.autoconfigure.ImportAutoConfiguration(
-			io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration.class)
+	@org.springframework.boot.autoconfigure.ImportAutoConfiguration(io.ductor.observation.autoconfigure.DuctorTracingAutoConfiguration.class)
 	static class Traced {
 
 	}

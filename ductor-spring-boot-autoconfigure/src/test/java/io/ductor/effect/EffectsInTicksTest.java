@@ -37,7 +37,8 @@ class EffectsInTicksTest {
 
 	@BeforeAll
 	static void start() {
-		context = EffectInstances.start(postgres.database(), TestEffects.Config.class, "ductor.effects.drainer.poll-interval=100ms");
+		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
+				"ductor.effects.drainer.poll-interval=100ms");
 		ticks = context.getBean(TickService.class);
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
@@ -85,7 +86,8 @@ class EffectsInTicksTest {
 			TickOutcome<Integer> outcome = ticks.tick(run, "contested", Integer.class, (state, tick) -> {
 				effects.notify(run + " at state " + state);
 				if (tick.attempt() == 1) {
-					// a concurrent tick commits first: this attempt rolls back, its intent with it
+					// a concurrent tick commits first: this attempt rolls back, its
+					// intent with it
 					try {
 						other.submit(() -> ticks.tick(run, "interloper", Integer.class, (s, t) -> s + 10)).get();
 					}

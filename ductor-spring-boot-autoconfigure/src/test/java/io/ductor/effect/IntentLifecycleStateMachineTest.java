@@ -63,28 +63,30 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The life of an effect intent against a model, on real PostgreSQL: random sequences of
- * scheduling (plain, delayed, alarm occurrences, rescheduling and cancelling alarms), drainers
- * claiming, starting (the real {@link EffectDispatcher} with the durable start mark), recording
- * outcomes in batches (success, retryable failure, unknown outcome at the mailer, "not applied",
- * refusal), stopping (hand-back), starting again under a new lease owner, crashing (everything
- * held is forgotten), the heartbeat, leases expiring, clock advances, the reconciler, operator
- * retry / resolve / cancel / retryAll, and retention.
+ * scheduling (plain, delayed, alarm occurrences, rescheduling and cancelling alarms),
+ * drainers claiming, starting (the real {@link EffectDispatcher} with the durable start
+ * mark), recording outcomes in batches (success, retryable failure, unknown outcome at
+ * the mailer, "not applied", refusal), stopping (hand-back), starting again under a new
+ * lease owner, crashing (everything held is forgotten), the heartbeat, leases expiring,
+ * clock advances, the reconciler, operator retry / resolve / cancel / retryAll, and
+ * retention.
  * <p>
  * Two drainers share one database; each step is one call of the real {@link IntentStore},
- * {@link EffectOutbox}, {@link LeaseReconciler} or retention purger. Some intents are poisoned:
- * a trigger stands for an application constraint that refuses to let them leave {@code in_flight}
- * for {@code pending}, {@code completed} or {@code needs_decision}, or to be deleted, so every
- * batch statement meets rows that break it.
+ * {@link EffectOutbox}, {@link LeaseReconciler} or retention purger. Some intents are
+ * poisoned: a trigger stands for an application constraint that refuses to let them leave
+ * {@code in_flight} for {@code pending}, {@code completed} or {@code needs_decision}, or
+ * to be deleted, so every batch statement meets rows that break it.
  * <p>
- * After every step every row is what the model says, and: at most one pending occurrence per
- * alarm; at most one running attempt per intent; no {@code NOT_IDEMPOTENT} attempt runs again
- * without a decision (an operator's, or the receiver's own "not applied"); a parked mail started;
- * after a reconciler round no intent is in flight beyond its lease; each recorded outcome is the
- * one of the attempt holding the lease (fencing); and a batch with a bad row settles all the
- * others.
+ * After every step every row is what the model says, and: at most one pending occurrence
+ * per alarm; at most one running attempt per intent; no {@code NOT_IDEMPOTENT} attempt
+ * runs again without a decision (an operator's, or the receiver's own "not applied"); a
+ * parked mail started; after a reconciler round no intent is in flight beyond its lease;
+ * each recorded outcome is the one of the attempt holding the lease (fencing); and a
+ * batch with a bad row settles all the others.
  * <p>
- * Time is the database's: a clock advance moves every timestamp back by 65 minutes, with a lease
- * of 5 minutes, a retry backoff of 30 to 60 minutes, a delay of one hour and a retention of one hour.
+ * Time is the database's: a clock advance moves every timestamp back by 65 minutes, with
+ * a lease of 5 minutes, a retry backoff of 30 to 60 minutes, a delay of one hour and a
+ * retention of one hour.
  */
 class IntentLifecycleStateMachineTest {
 
@@ -108,7 +110,10 @@ class IntentLifecycleStateMachineTest {
 
 	static EffectDispatcher dispatcher;
 
-	/** The lifecycle's effects have no reconcilers: the reconcile settings only complete the wiring. */
+	/**
+	 * The lifecycle's effects have no reconcilers: the reconcile settings only complete
+	 * the wiring.
+	 */
 	static final Backoff RECONCILE_BACKOFF = new Backoff(Duration.ofHours(1), Duration.ofHours(1), 1.0);
 
 	static EffectRegistry registry;
@@ -139,8 +144,8 @@ class IntentLifecycleStateMachineTest {
 	static void start() {
 		database = TestDatabases.create();
 		context = EffectInstances.start(database, LifecycleEffects.Config.class, "ductor.effects.drainer.enabled=false",
-				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.effects.retention=1h",
-				"ductor.effects.backoff.initial=1h", "ductor.effects.backoff.max=1h",
+				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false",
+				"ductor.effects.retention=1h", "ductor.effects.backoff.initial=1h", "ductor.effects.backoff.max=1h",
 				"ductor.effects.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
@@ -207,25 +212,38 @@ class IntentLifecycleStateMachineTest {
 	@Provide
 	Arbitrary<ActionChain<World>> sequences() {
 		return ActionChain.<World>startWith(World::new)
-			.withAction(5, action("schedule", Combinators.combine(Arbitraries.of(true, false),
-					Arbitraries.integers().between(0, 5), Arbitraries.integers().between(0, 4))
-				.as((mail, poison, delayed) -> (world) -> world.schedule(mail, poison == 0, delayed == 0))))
-			.withAction(2, action("schedule alarm", Combinators.combine(Arbitraries.integers().between(0, 1),
-					Arbitraries.of(true, false), Arbitraries.integers().between(0, 3))
+			.withAction(5,
+					action("schedule", Combinators
+						.combine(Arbitraries.of(true, false), Arbitraries.integers().between(0, 5),
+								Arbitraries.integers().between(0, 4))
+						.as((mail, poison, delayed) -> (world) -> world.schedule(mail, poison == 0, delayed == 0))))
+			.withAction(2, action("schedule alarm", Combinators
+				.combine(Arbitraries.integers().between(0, 1), Arbitraries.of(true, false),
+						Arbitraries.integers().between(0, 3))
 				.as((alarm, mail, delayed) -> (world) -> world.scheduleAlarm(ALARMS.get(alarm), mail, delayed == 0))))
-			.withAction(1, action("cancel alarm",
-					Arbitraries.integers().between(0, 1).map((alarm) -> (world) -> world.cancelAlarm(ALARMS.get(alarm)))))
-			.withAction(5, action("claim", Combinators.combine(drainer(), Arbitraries.integers().between(1, 3))
-				.as((drainer, limit) -> (world) -> world.claim(drainer, limit))))
-			.withAction(6, action("start", Combinators.combine(drainer(), index(), Arbitraries.of(Behavior.class),
-					Arbitraries.integers().between(1, 3))
-				.as((drainer, claim, behavior, count) -> (world) -> {
-					for (int i = 0; i < count; i++) {
-						world.start(drainer, claim, behavior);
-					}
-				})))
-			.withAction(5, action("record outcomes", Combinators.combine(drainer(), Arbitraries.integers().between(1, 3))
-				.as((drainer, count) -> (world) -> world.recordOutcomes(drainer, count))))
+			.withAction(1,
+					action("cancel alarm",
+							Arbitraries.integers()
+								.between(0, 1)
+								.map((alarm) -> (world) -> world.cancelAlarm(ALARMS.get(alarm)))))
+			.withAction(5,
+					action("claim",
+							Combinators.combine(drainer(), Arbitraries.integers().between(1, 3))
+								.as((drainer, limit) -> (world) -> world.claim(drainer, limit))))
+			.withAction(6,
+					action("start",
+							Combinators
+								.combine(drainer(), index(), Arbitraries.of(Behavior.class),
+										Arbitraries.integers().between(1, 3))
+								.as((drainer, claim, behavior, count) -> (world) -> {
+									for (int i = 0; i < count; i++) {
+										world.start(drainer, claim, behavior);
+									}
+								})))
+			.withAction(5,
+					action("record outcomes",
+							Combinators.combine(drainer(), Arbitraries.integers().between(1, 3))
+								.as((drainer, count) -> (world) -> world.recordOutcomes(drainer, count))))
 			.withAction(1, action("stop drainer", drainer().map((drainer) -> (world) -> world.stopDrainer(drainer))))
 			.withAction(3, action("start drainer", drainer().map((drainer) -> (world) -> world.startDrainer(drainer))))
 			.withAction(1, action("crash drainer", drainer().map((drainer) -> (world) -> world.crash(drainer))))
@@ -234,12 +252,15 @@ class IntentLifecycleStateMachineTest {
 			.withAction(1, action("advance the clock", Arbitraries.just(World::advance)))
 			.withAction(2, action("reconcile", Arbitraries.just(World::reconcile)))
 			.withAction(1, action("operator retry", index().map((intent) -> (world) -> world.retry(intent))))
-			.withAction(1, action("operator resolve", Combinators.combine(index(), Arbitraries.of(EffectResolution.class))
-				.as((intent, resolution) -> (world) -> world.resolve(intent, resolution))))
+			.withAction(1,
+					action("operator resolve",
+							Combinators.combine(index(), Arbitraries.of(EffectResolution.class))
+								.as((intent, resolution) -> (world) -> world.resolve(intent, resolution))))
 			.withAction(1, action("operator cancel", index().map((intent) -> (world) -> world.cancel(intent))))
-			.withAction(1, action("operator retryAll", Combinators.combine(Arbitraries.of(true, false),
-					Arbitraries.of(PARKED))
-				.as((mail, status) -> (world) -> world.retryAll(mail, status))))
+			.withAction(1,
+					action("operator retryAll",
+							Combinators.combine(Arbitraries.of(true, false), Arbitraries.of(PARKED))
+								.as((mail, status) -> (world) -> world.retryAll(mail, status))))
 			.withAction(1, action("retention purge", Arbitraries.just(World::purge)))
 			.withMaxTransformations(maxSteps());
 	}
@@ -268,8 +289,8 @@ class IntentLifecycleStateMachineTest {
 	}
 
 	/**
-	 * A crashed drainer's mail that had been claimed but not started: the reconciler returns it to
-	 * pending uncounted, and it is sent once.
+	 * A crashed drainer's mail that had been claimed but not started: the reconciler
+	 * returns it to pending uncounted, and it is sent once.
 	 */
 	@Example
 	void aMailClaimedByACrashedDrainerIsSentOnceAfterTheReconcilerReturnsIt() {
@@ -291,8 +312,9 @@ class IntentLifecycleStateMachineTest {
 	}
 
 	/**
-	 * An alarm rescheduled while its occurrence runs: the retryable failure of that attempt cancels
-	 * it, and the poisoned intent in the same batch is failed while the others settle.
+	 * An alarm rescheduled while its occurrence runs: the retryable failure of that
+	 * attempt cancels it, and the poisoned intent in the same batch is failed while the
+	 * others settle.
 	 */
 	@Example
 	void aSupersededOccurrenceAndAPoisonedIntentInOneBatchLeaveTheOthersSettled() {
@@ -312,9 +334,9 @@ class IntentLifecycleStateMachineTest {
 	}
 
 	/**
-	 * Found by the property with the attempt fence of completions removed: a drainer's attempt
-	 * whose lease expired is redriven and claimed again by the same drainer; the old attempt's
-	 * outcome, recorded at stop, must not settle the new attempt.
+	 * Found by the property with the attempt fence of completions removed: a drainer's
+	 * attempt whose lease expired is redriven and claimed again by the same drainer; the
+	 * old attempt's outcome, recorded at stop, must not settle the new attempt.
 	 */
 	@Example
 	void theOutcomeOfARedrivenAttemptDoesNotSettleTheAttemptThatReplacedIt() {
@@ -332,10 +354,11 @@ class IntentLifecycleStateMachineTest {
 	}
 
 	/**
-	 * Found by the property's model: an operator retries an alarm's old, failed occurrence while the
-	 * newer one runs (no pending occurrence refuses it). The retried one is the alarm's live
-	 * occurrence, so the running one is superseded: its retryable failure cancels it, where it was
-	 * failed with a unique violation of the one-pending-occurrence index.
+	 * Found by the property's model: an operator retries an alarm's old, failed
+	 * occurrence while the newer one runs (no pending occurrence refuses it). The retried
+	 * one is the alarm's live occurrence, so the running one is superseded: its retryable
+	 * failure cancels it, where it was failed with a unique violation of the
+	 * one-pending-occurrence index.
 	 */
 	@Example
 	void retryingAnOldOccurrenceWhileTheNewerRunsSupersedesTheNewer() {
@@ -388,7 +411,10 @@ class IntentLifecycleStateMachineTest {
 		/** Clock advances since it finished. */
 		int finishedAge;
 
-		/** Whether the mailer may be called again: a decision (or "not applied") since its last call. */
+		/**
+		 * Whether the mailer may be called again: a decision (or "not applied") since its
+		 * last call.
+		 */
 		boolean mayCall = true;
 
 		boolean isLive() {
@@ -402,7 +428,9 @@ class IntentLifecycleStateMachineTest {
 
 	}
 
-	/** One attempt a drainer claimed; dispatched once started, with the outcome to record. */
+	/**
+	 * One attempt a drainer claimed; dispatched once started, with the outcome to record.
+	 */
 	static final class Claim {
 
 		final Intent intent;
@@ -420,7 +448,10 @@ class IntentLifecycleStateMachineTest {
 
 	}
 
-	/** One drainer instance: a process that claims under the lease owner of its current start. */
+	/**
+	 * One drainer instance: a process that claims under the lease owner of its current
+	 * start.
+	 */
 	static final class Drainer {
 
 		String instance = UUID.randomUUID().toString().substring(0, 8);
@@ -475,8 +506,9 @@ class IntentLifecycleStateMachineTest {
 		}
 
 		void scheduleAlarm(String alarm, boolean mail, boolean delayed) {
-			String key = tx.execute((status) -> outbox.scheduleAlarm(alarm, delayed ? Duration.ofHours(1) : Duration.ZERO,
-					EffectRequest.of(mail ? "lc.mail" : "lc.hotel", alarm)));
+			String key = tx
+				.execute((status) -> outbox.scheduleAlarm(alarm, delayed ? Duration.ofHours(1) : Duration.ZERO,
+						EffectRequest.of(mail ? "lc.mail" : "lc.hotel", alarm)));
 			supersede(alarm);
 			Intent intent = add(key, mail, alarm);
 			intent.due = !delayed;
@@ -487,7 +519,9 @@ class IntentLifecycleStateMachineTest {
 			assertThat(cancelled).as("a pending occurrence was cancelled").isEqualTo(supersede(alarm));
 		}
 
-		/** @return whether a pending occurrence was cancelled */
+		/**
+		 * @return whether a pending occurrence was cancelled
+		 */
 		private boolean supersede(String alarm) {
 			boolean cancelled = false;
 			for (Intent intent : this.intents) {
@@ -533,13 +567,17 @@ class IntentLifecycleStateMachineTest {
 				intent.owner = drainer.owner;
 				intent.leaseExpired = false;
 				intent.started = false;
-				// as DrainSession does: an earlier unstarted claim of the same intent is dropped
+				// as DrainSession does: an earlier unstarted claim of the same intent is
+				// dropped
 				drainer.claims.removeIf((held) -> held.intent == intent && !held.dispatched);
 				drainer.claims.add(new Claim(intent, c));
 			}
 		}
 
-		/** Runs one claimed attempt with the real dispatcher: the start mark, the receiver, the outcome. */
+		/**
+		 * Runs one claimed attempt with the real dispatcher: the start mark, the
+		 * receiver, the outcome.
+		 */
 		void start(int d, int index, Behavior behavior) {
 			Drainer drainer = busy(d, (c) -> !c.dispatched);
 			List<Claim> unstarted = drainer.claims.stream().filter((c) -> !c.dispatched).toList();
@@ -558,7 +596,8 @@ class IntentLifecycleStateMachineTest {
 			receiverCalls.addAndGet(called);
 			assertThat(called).as("receiver calls of " + intent).isEqualTo(mayStart ? 1 : 0);
 			if (!mayStart) {
-				// the lease was lost before the start: nothing to record, the claim is forgotten
+				// the lease was lost before the start: nothing to record, the claim is
+				// forgotten
 				assertThat(completion).isNull();
 				drainer.claims.remove(claim);
 				return;
@@ -580,7 +619,10 @@ class IntentLifecycleStateMachineTest {
 			record(drainer, done);
 		}
 
-		/** Drainer {@code d}, or the other one when only the other has a claim {@code wanted} accepts. */
+		/**
+		 * Drainer {@code d}, or the other one when only the other has a claim
+		 * {@code wanted} accepts.
+		 */
 		private Drainer busy(int d, java.util.function.Predicate<Claim> wanted) {
 			Drainer chosen = this.drainers[d];
 			Drainer other = this.drainers[1 - d];
@@ -592,7 +634,8 @@ class IntentLifecycleStateMachineTest {
 		private void record(Drainer drainer, List<Claim> done) {
 			Map<Long, String> expected = new HashMap<>();
 			boolean faulty = false;
-			// predicted in order: a row's outcome may free or take an alarm's pending place for the next one
+			// predicted in order: a row's outcome may free or take an alarm's pending
+			// place for the next one
 			for (Claim claim : done) {
 				Intent intent = claim.intent;
 				if (!intent.status.equals("in_flight") || !drainer.owner.equals(intent.owner)
@@ -632,7 +675,8 @@ class IntentLifecycleStateMachineTest {
 			if (drainer.owner == null) {
 				return;
 			}
-			// running effects finish and their outcomes are recorded; the unstarted are handed back
+			// running effects finish and their outcomes are recorded; the unstarted are
+			// handed back
 			List<Claim> done = drainer.claims.stream().filter((c) -> c.dispatched).toList();
 			if (!done.isEmpty()) {
 				record(drainer, done);
@@ -654,8 +698,7 @@ class IntentLifecycleStateMachineTest {
 				intent.attempts--;
 				settle(intent, to);
 			}
-			int handedBack = store.handBack(drainer.owner,
-					unstarted.stream().map((c) -> c.claimed).toList());
+			int handedBack = store.handBack(drainer.owner, unstarted.stream().map((c) -> c.claimed).toList());
 			assertThat(handedBack).as("handed back").isEqualTo(expected);
 			drainer.claims.clear();
 			drainer.owner = null;
@@ -669,7 +712,10 @@ class IntentLifecycleStateMachineTest {
 			}
 		}
 
-		/** The process dies: every claim, running or not, is forgotten; it comes back as a new instance. */
+		/**
+		 * The process dies: every claim, running or not, is forgotten; it comes back as a
+		 * new instance.
+		 */
 		void crash(int d) {
 			Drainer crashed = this.drainers[d];
 			this.drainers[d] = new Drainer();
@@ -766,7 +812,8 @@ class IntentLifecycleStateMachineTest {
 				// a full batch: run another round
 			}
 			assertThat(redriven.stream().collect(Collectors.toMap(Settled::id, (s) -> s.status().dbValue())))
-				.as("redriven").isEqualTo(expected);
+				.as("redriven")
+				.isEqualTo(expected);
 			this.reconciled = true;
 		}
 
@@ -812,7 +859,8 @@ class IntentLifecycleStateMachineTest {
 			if (intent == null) {
 				return;
 			}
-			// no intent of this model is recorded by a run's tick, so there is never a run to compensate
+			// no intent of this model is recorded by a run's tick, so there is never a
+			// run to compensate
 			if (!intent.status.equals("needs_decision") || resolution == EffectResolution.COMPENSATE
 					|| (resolution == EffectResolution.RETRY && takenAlarm(intent))) {
 				assertThatThrownBy(() -> outbox.resolve(intent.id, resolution))
@@ -855,7 +903,8 @@ class IntentLifecycleStateMachineTest {
 				}
 			}
 			int retried = outbox.retryAll(mail ? "lc.mail" : "lc.hotel", EffectStatus.fromDb(status));
-			// which of several parked occurrences of one alarm takes its pending place is the database's choice
+			// which of several parked occurrences of one alarm takes its pending place is
+			// the database's choice
 			int expected = 0;
 			List<Intent> left = new ArrayList<>();
 			for (Intent intent : candidates) {
@@ -880,7 +929,10 @@ class IntentLifecycleStateMachineTest {
 			assertThat(retried).isEqualTo(expected);
 		}
 
-		/** An occurrence run again by an operator supersedes the other live occurrences of its alarm. */
+		/**
+		 * An occurrence run again by an operator supersedes the other live occurrences of
+		 * its alarm.
+		 */
 		private void supersedeOthers(Intent retried) {
 			for (Intent intent : this.intents) {
 				if (intent != retried && retried.alarm != null && retried.alarm.equals(intent.alarm)
@@ -901,13 +953,19 @@ class IntentLifecycleStateMachineTest {
 
 		// model rules
 
-		/** Whether another occurrence of the intent's alarm holds the alarm's pending place. */
+		/**
+		 * Whether another occurrence of the intent's alarm holds the alarm's pending
+		 * place.
+		 */
 		private boolean takenAlarm(Intent intent) {
 			return intent.alarm != null && this.intents.stream()
 				.anyMatch((i) -> i != intent && intent.alarm.equals(i.alarm) && i.status.equals("pending"));
 		}
 
-		/** Whether moving an in-flight intent to {@code to} breaks a constraint (a poisoned intent, an alarm's place). */
+		/**
+		 * Whether moving an in-flight intent to {@code to} breaks a constraint (a
+		 * poisoned intent, an alarm's place).
+		 */
 		private boolean breaks(Intent intent, String to) {
 			return (intent.poison && List.of("pending", "completed", "needs_decision").contains(to))
 					|| (to.equals("pending") && takenAlarm(intent));

@@ -24,10 +24,11 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The outbox's batch statements at 1,000,000 finished and 100,000 live intents find their rows
- * through indexes for every batch size a property allows, with the plan the server picks for one
- * call and with the generic plan a prepared statement may settle on. Joined on their batch with
- * {@code IN (subquery)} or {@code FROM cte}, large batches turned into scans of the whole table.
+ * The outbox's batch statements at 1,000,000 finished and 100,000 live intents find their
+ * rows through indexes for every batch size a property allows, with the plan the server
+ * picks for one call and with the generic plan a prepared statement may settle on. Joined
+ * on their batch with {@code IN (subquery)} or {@code FROM cte}, large batches turned
+ * into scans of the whole table.
  */
 class IntentStorePlansTest {
 
@@ -41,11 +42,13 @@ class IntentStorePlansTest {
 		dataSource = postgres.newDataSource(2);
 		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
 		JdbcClient jdbc = JdbcClient.create(dataSource);
-		jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-				    status, finished_at, next_attempt_at)
-				SELECT 'bulk', 'done-' || n, '[]', 'f', 1, 'completed', now() - interval '30 days', now() - interval '30 days'
-				FROM generate_series(1, 1000000) AS n""").update();
+		jdbc.sql(
+				"""
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+						    status, finished_at, next_attempt_at)
+						SELECT 'bulk', 'done-' || n, '[]', 'f', 1, 'completed', now() - interval '30 days', now() - interval '30 days'
+						FROM generate_series(1, 1000000) AS n""")
+			.update();
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
 				    next_attempt_at)
@@ -74,7 +77,8 @@ class IntentStorePlansTest {
 	void theClaimReadsTheDueIndexAndThePrimaryKey(int batch) throws SQLException {
 		String plans = plans(IntentStore.claimSql(false, batch), null, "text, bigint", "'planner', 30000", "owner",
 				"leaseMs");
-		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_due_idx")
+		assertThat(plans).doesNotContain("Seq Scan")
+			.contains("eec_effect_intent_due_idx")
 			.contains("eec_effect_intent_pkey");
 	}
 
@@ -88,7 +92,8 @@ class IntentStorePlansTest {
 			.list();
 		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
 		String values = idArray + ", array_fill(1, ARRAY[" + batch + "]), array_fill('completed'::text, ARRAY[" + batch
-				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch + "]), 'gone'";
+				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch
+				+ "]), 'gone'";
 		String plans = plans(IntentStore.COMPLETE_SQL, IntentStore.COMPLETION_SETTINGS,
 				"bigint[], int[], text[], text[], bigint[], text", values);
 		assertThat(plans).doesNotContain("Seq Scan").doesNotContain("Nested Loop").contains("rows=" + batch);
@@ -151,11 +156,11 @@ class IntentStorePlansTest {
 	}
 
 	/**
-	 * The custom plan, then the generic plan, of {@code sql} run with {@code values}, each in a
-	 * transaction that is rolled back.
+	 * The custom plan, then the generic plan, of {@code sql} run with {@code values},
+	 * each in a transaction that is rolled back.
 	 * @param settings what the statement's transaction sets first, or {@code null}
-	 * @param parameters the named parameters of {@code sql}, in the order of {@code types}; none when
-	 * it has positional ones
+	 * @param parameters the named parameters of {@code sql}, in the order of
+	 * {@code types}; none when it has positional ones
 	 */
 	private static String plans(String sql, String settings, String types, String values, String... parameters)
 			throws SQLException {
@@ -177,7 +182,8 @@ class IntentStorePlansTest {
 						statement.execute(settings);
 					}
 					lines.add("-- " + mode);
-					try (ResultSet plan = statement.executeQuery("EXPLAIN (ANALYZE) EXECUTE under_test(" + values + ")")) {
+					try (ResultSet plan = statement
+						.executeQuery("EXPLAIN (ANALYZE) EXECUTE under_test(" + values + ")")) {
 						while (plan.next()) {
 							lines.add(plan.getString(1));
 						}

@@ -7,9 +7,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The two receivers of the intent lifecycle's property test: a hotel that deduplicates by key
- * ({@code IDEMPOTENT}) and a mailer that cannot ({@code NOT_IDEMPOTENT}). Each call is logged
- * before it does what the test scripted for it.
+ * The two receivers of the intent lifecycle's property test: a hotel that deduplicates by
+ * key ({@code IDEMPOTENT}) and a mailer that cannot ({@code NOT_IDEMPOTENT}). Each call
+ * is logged before it does what the test scripted for it.
  */
 public class LifecycleEffects {
 
@@ -22,7 +22,10 @@ public class LifecycleEffects {
 		/** Fails retryably; at the mailer the outcome is unknown. */
 		FAILS,
 
-		/** The receiver says it did not apply the call ({@link EffectNotAppliedException}). */
+		/**
+		 * The receiver says it did not apply the call
+		 * ({@link EffectNotAppliedException}).
+		 */
 		NOT_APPLIED,
 
 		/** Fails for good ({@code noRetryFor}). */

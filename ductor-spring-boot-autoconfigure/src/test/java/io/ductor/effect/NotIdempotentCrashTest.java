@@ -28,10 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A backlog for a receiver that cannot deduplicate, drained by JVMs killed with SIGKILL again and
- * again: after recovery every intent is either completed or parked for a decision, the parked ones
- * are exactly the attempts the receiver saw start without a recorded outcome (never one it did not
- * see), and no letter reached the receiver twice.
+ * A backlog for a receiver that cannot deduplicate, drained by JVMs killed with SIGKILL
+ * again and again: after recovery every intent is either completed or parked for a
+ * decision, the parked ones are exactly the attempts the receiver saw start without a
+ * recorded outcome (never one it did not see), and no letter reached the receiver twice.
  */
 class NotIdempotentCrashTest {
 
@@ -73,11 +73,12 @@ class NotIdempotentCrashTest {
 				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				this.running = launch(database, round);
 			}
-			// the last drainer and its reconciler recover what the killed ones left in flight
-			await().atMost(Duration.ofMinutes(3)).until(() -> jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
-				.query(Long.class)
-				.single() == 0);
+			// the last drainer and its reconciler recover what the killed ones left in
+			// flight
+			await().atMost(Duration.ofMinutes(3))
+				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+					.query(Long.class)
+					.single() == 0);
 			this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 
 			List<String> lines = received();
@@ -92,16 +93,19 @@ class NotIdempotentCrashTest {
 				.allSatisfy((key, calls) -> assertThat(calls).as(key).isOne());
 			assertThat(completed.size() + parked.size()).isEqualTo(INTENTS);
 			assertThat(callsPerKey.keySet()).containsAll(completed);
-			// every attempt the receiver saw start and whose outcome was not recorded waits for a decision
+			// every attempt the receiver saw start and whose outcome was not recorded
+			// waits for a decision
 			Set<String> startedNotCompleted = new HashSet<>(callsPerKey.keySet());
 			startedNotCompleted.removeAll(completed);
 			assertThat(parked).containsAll(startedNotCompleted);
-			// and a parked attempt the receiver never saw can only be one a kill caught between its durable
-			// started mark and the call: at most one per worker and kill, never a claimed-but-unstarted one
+			// and a parked attempt the receiver never saw can only be one a kill caught
+			// between its durable
+			// started mark and the call: at most one per worker and kill, never a
+			// claimed-but-unstarted one
 			Set<String> parkedUnseen = new HashSet<>(parked);
 			parkedUnseen.removeAll(callsPerKey.keySet());
-			System.out.println("Not-idempotent crash test: parked without a call (killed between mark and call): "
-					+ parkedUnseen);
+			System.out.println(
+					"Not-idempotent crash test: parked without a call (killed between mark and call): " + parkedUnseen);
 			assertThat(parkedUnseen.size()).isLessThanOrEqualTo(KILLS * CONCURRENCY);
 			assertThat(parkedUnseen).allSatisfy((key) -> assertThat(startedMark(jdbc, key)).as(key).isTrue());
 		}
@@ -119,7 +123,10 @@ class NotIdempotentCrashTest {
 		if (!Files.exists(RECEIVER_LOG)) {
 			return List.of();
 		}
-		return Files.readAllLines(RECEIVER_LOG, StandardCharsets.UTF_8).stream().filter((line) -> !line.isEmpty()).toList();
+		return Files.readAllLines(RECEIVER_LOG, StandardCharsets.UTF_8)
+			.stream()
+			.filter((line) -> !line.isEmpty())
+			.toList();
 	}
 
 	private static boolean startedMark(JdbcClient jdbc, String key) {
@@ -137,8 +144,8 @@ class NotIdempotentCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		return ChildJvm.start(CrashingMailerMain.class, "crash-mailer-" + run + ".log", ChildJvm.connection(database, RECEIVER_LOG.toAbsolutePath().toString()));
+		return ChildJvm.start(CrashingMailerMain.class, "crash-mailer-" + run + ".log",
+				ChildJvm.connection(database, RECEIVER_LOG.toAbsolutePath().toString()));
 	}
-
 
 }

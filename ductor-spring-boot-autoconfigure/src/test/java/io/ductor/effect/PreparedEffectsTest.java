@@ -28,9 +28,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * What the recording path prepares once per effect (the resolved method, the parsed key
- * expressions and their parameter names, the payload writers) gives every call what it gave when
- * everything was resolved per call: each effect its own key, variables that do not outlive the
- * call, failures that name the expression, nulls stored and dispatched as nulls.
+ * expressions and their parameter names, the payload writers) gives every call what it
+ * gave when everything was resolved per call: each effect its own key, variables that do
+ * not outlive the call, failures that name the expression, nulls stored and dispatched as
+ * nulls.
  */
 class PreparedEffectsTest {
 
@@ -49,8 +50,9 @@ class PreparedEffectsTest {
 
 	@BeforeAll
 	static void start() {
-		context = EffectInstances.start(postgres.database(), Keyed.Config.class, "ductor.effects.drainer.poll-interval=100ms",
-				"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h");
+		context = EffectInstances.start(postgres.database(), Keyed.Config.class,
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.reconciler.interval=1h",
+				"ductor.retention.interval=1h");
 		keyed = context.getBean(Keyed.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
@@ -149,8 +151,9 @@ class PreparedEffectsTest {
 	}
 
 	/**
-	 * One interface method, implemented by two beans, each an effect of its own: without Boot's AOP
-	 * auto-configuration they get JDK proxies, so both calls arrive as the same interface method.
+	 * One interface method, implemented by two beans, each an effect of its own: without
+	 * Boot's AOP auto-configuration they get JDK proxies, so both calls arrive as the
+	 * same interface method.
 	 */
 	public interface Channel {
 

@@ -15,13 +15,17 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** An @EffectReconciler declaration that cannot work fails start-up with a message naming it. */
+/**
+ * An @EffectReconciler declaration that cannot work fails start-up with a message naming
+ * it.
+ */
 class ReconcilerDeclarationTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+	private final ApplicationContextRunner runner = DuctorContextRunners
+		.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
 		.withBean(Letters.class);
 
 	@Test
@@ -49,7 +53,8 @@ class ReconcilerDeclarationTest {
 	@Test
 	void wrongSignaturesFailStartUp() {
 		assertFails(ReturnsBoolean.class, ReturnsBoolean.class.getName(), "must return ReconcileOutcome");
-		assertFails(NoKey.class, NoKey.class.getName(), "must take the idempotency key (String) or the EffectContext first");
+		assertFails(NoKey.class, NoKey.class.getName(),
+				"must take the idempotency key (String) or the EffectContext first");
 		assertFails(WrongArguments.class, WrongArguments.class.getName(),
 				"optionally followed by exactly the parameters of");
 		assertFails(NotPublic.class, NotPublic.class.getName(), "must be public");
@@ -60,7 +65,8 @@ class ReconcilerDeclarationTest {
 	void aBadReconcilePropertyFailsStartUp() {
 		this.runner.withPropertyValues("ductor.effects.reconcile.max-rounds=0").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(messages(context)).contains("ductor.effects.reconcile.max-rounds must be between 1 and 1000 but was 0");
+			assertThat(messages(context))
+				.contains("ductor.effects.reconcile.max-rounds must be between 1 and 1000 but was 0");
 		});
 		this.runner.withPropertyValues("ductor.effects.reconcile.backoff.multiplier=0.5").run((context) -> {
 			assertThat(context).hasFailed();

@@ -36,19 +36,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An attempt whose outcome is unknown, of an effect with an {@link EffectReconciler}, is settled by
- * asking the reconciler: applied completes it without another call, not applied retries it once
- * with the same key, an answer that never comes (unknown, or a throwing reconciler) parks it after
- * the configured rounds, and a round interrupted by a crash is asked again, never dispatched blindly.
+ * An attempt whose outcome is unknown, of an effect with an {@link EffectReconciler}, is
+ * settled by asking the reconciler: applied completes it without another call, not
+ * applied retries it once with the same key, an answer that never comes (unknown, or a
+ * throwing reconciler) parks it after the configured rounds, and a round interrupted by a
+ * crash is asked again, never dispatched blindly.
  */
 class ReconcilerTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.reconciler.interval=100ms",
-			"ductor.effects.reconcile.backoff.initial=50ms", "ductor.effects.reconcile.backoff.max=100ms",
-			"ductor.effects.reconcile.max-rounds=3", "ductor.effects.drainer.lease=1s" };
+	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms",
+			"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=50ms",
+			"ductor.effects.reconcile.backoff.max=100ms", "ductor.effects.reconcile.max-rounds=3",
+			"ductor.effects.drainer.lease=1s" };
 
 	private TestDatabase database;
 
@@ -80,7 +82,8 @@ class ReconcilerTest {
 			.contains("confirmation lost");
 		assertThat(row.get("finished_at")).isNotNull();
 		MeterRegistry meters = this.context.getBean(MeterRegistry.class);
-		assertThat(meters.get("ductor.effects.reconciled").tags("effect", "mail", "outcome", "applied").counter().count())
+		assertThat(
+				meters.get("ductor.effects.reconciled").tags("effect", "mail", "outcome", "applied").counter().count())
 			.isEqualTo(1.0);
 		assertThat(this.context.getBean(EffectOutbox.class).find(((Number) row.get("id")).longValue()))
 			.hasValueSatisfying((intent) -> {
@@ -95,7 +98,8 @@ class ReconcilerTest {
 		Mailer.refuseFirst.add("refused");
 		send("refused");
 		Map<String, Object> row = awaitStatus("refused", "completed");
-		// attempt 1 threw before the mail went out, the reconciler found no mail, attempt 2 sent it
+		// attempt 1 threw before the mail went out, the reconciler found no mail, attempt
+		// 2 sent it
 		assertThat(Mailer.calls("refused")).containsExactly(1, 2);
 		assertThat(Mailer.sent).containsOnlyOnce("refused");
 		assertThat(row.get("attempts")).isEqualTo(2);
@@ -139,31 +143,36 @@ class ReconcilerTest {
 		assertThat(Mailer.asked.get("flaky")).hasValue(3);
 		assertThat(Mailer.calls("flaky")).containsExactly(1);
 		MeterRegistry meters = this.context.getBean(MeterRegistry.class);
-		assertThat(meters.get("ductor.effects.reconciled").tags("effect", "mail", "outcome", "failed").counter().count())
+		assertThat(
+				meters.get("ductor.effects.reconciled").tags("effect", "mail", "outcome", "failed").counter().count())
 			.isEqualTo(2.0);
 	}
 
 	@Test
 	void aRoundInterruptedByACrashIsAskedAgainAfterItsLeaseAndNeverDispatchedBlindly() {
 		this.database = TestDatabases.create();
-		// what a reconciler killed in its first round leaves: the round counted, its lease still live
+		// what a reconciler killed in its first round leaves: the round counted, its
+		// lease still live
 		this.context = EffectInstances.start(this.database, Config.class, FAST);
 		JdbcClient jdbc = jdbc();
-		jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-				    max_attempts, status, attempts, attempt_started_at, reconcile_rounds, lease_owner, lease_expires_at,
-				    last_error)
-				VALUES ('mail', 'crashed-sent', '["crashed-sent"]', 'f', 'NOT_IDEMPOTENT', 5, 'reconciling', 1, now(), 1,
-				        'reconciler/dead', now() + interval '2 seconds', 'Outcome unknown after attempt 1'),
-				       ('mail', 'crashed-unsent', '["crashed-unsent"]', 'f', 'NOT_IDEMPOTENT', 5, 'reconciling', 1, now(), 1,
-				        'reconciler/dead', now() + interval '2 seconds', 'Outcome unknown after attempt 1')""").update();
+		jdbc.sql(
+				"""
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
+						    max_attempts, status, attempts, attempt_started_at, reconcile_rounds, lease_owner, lease_expires_at,
+						    last_error)
+						VALUES ('mail', 'crashed-sent', '["crashed-sent"]', 'f', 'NOT_IDEMPOTENT', 5, 'reconciling', 1, now(), 1,
+						        'reconciler/dead', now() + interval '2 seconds', 'Outcome unknown after attempt 1'),
+						       ('mail', 'crashed-unsent', '["crashed-unsent"]', 'f', 'NOT_IDEMPOTENT', 5, 'reconciling', 1, now(), 1,
+						        'reconciler/dead', now() + interval '2 seconds', 'Outcome unknown after attempt 1')""")
+			.update();
 		Mailer.sent.add("crashed-sent");
 		long start = System.nanoTime();
 		Map<String, Object> sent = awaitStatus("crashed-sent", "completed");
 		Map<String, Object> unsent = awaitStatus("crashed-unsent", "completed");
 		// nobody took the round over while its lease was live
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofMillis(1500));
-		// the mail that went out is never sent again; the one that did not is sent once, after the answer
+		// the mail that went out is never sent again; the one that did not is sent once,
+		// after the answer
 		assertThat(Mailer.calls("crashed-sent")).isEmpty();
 		assertThat(Mailer.calls("crashed-unsent")).containsExactly(2);
 		assertThat(sent.get("reconcile_rounds")).isEqualTo(2);
@@ -186,15 +195,19 @@ class ReconcilerTest {
 				    max_attempts, status, attempts, attempt_started_at, reconcile_rounds, lease_owner, lease_expires_at)
 				VALUES ('mail', 'fenced', '["fenced"]', 'f', 'NOT_IDEMPOTENT', 5, 'reconciling', 1, now(), 1,
 				        'stalled', now())""").update();
-		long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'fenced'").query(Long.class).single();
+		long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'fenced'")
+			.query(Long.class)
+			.single();
 		IntentStore.ReconcileClaim stalled = new IntentStore.ReconcileClaim(id, "mail", "fenced", "[\"fenced\"]", 1,
 				Receiver.NOT_IDEMPOTENT, null, 1, null, null);
-		// the reconciler takes the round over: round 2 answers unknown, round 3 comes seconds later
+		// the reconciler takes the round over: round 2 answers unknown, round 3 comes
+		// seconds later
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> "UNKNOWN".equals(jdbc.sql("SELECT COALESCE(reconcile_outcome, '') FROM eec_effect_intent WHERE id = ?")
-				.param(id)
-				.query(String.class)
-				.single()));
+			.until(() -> "UNKNOWN"
+				.equals(jdbc.sql("SELECT COALESCE(reconcile_outcome, '') FROM eec_effect_intent WHERE id = ?")
+					.param(id)
+					.query(String.class)
+					.single()));
 		// the stalled round's answer comes late and changes nothing
 		IntentStore store = new IntentStore(this.context.getBean(DataSource.class));
 		assertThat(store.settleReconciling("stalled", stalled, "complete", "APPLIED", "late", null)).isEmpty();
@@ -211,7 +224,8 @@ class ReconcilerTest {
 	void anExpiredLeaseOfAStartedAttemptIsReconciledInsteadOfParked() {
 		start();
 		JdbcClient jdbc = jdbc();
-		// what a drainer killed during the call leaves: the attempt marked started, its lease expired
+		// what a drainer killed during the call leaves: the attempt marked started, its
+		// lease expired
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 				    max_attempts, status, attempts, attempt_started_at, lease_owner, lease_expires_at)
@@ -299,7 +313,10 @@ class ReconcilerTest {
 	/** A mail server that cannot deduplicate, with a sent log its reconciler reads. */
 	public static class Mailer {
 
-		/** Keys whose mail goes out and then the acknowledgement is lost (the call throws). */
+		/**
+		 * Keys whose mail goes out and then the acknowledgement is lost (the call
+		 * throws).
+		 */
 		static final Set<String> loseAcknowledgement = ConcurrentHashMap.newKeySet();
 
 		/** Keys whose first call throws before the mail goes out. */
@@ -314,7 +331,10 @@ class ReconcilerTest {
 		/** How often the reconciler was asked, by key. */
 		static final Map<String, AtomicInteger> asked = new ConcurrentHashMap<>();
 
-		/** Scripted answers (outcomes, or exceptions to throw), by key; then the sent log decides. */
+		/**
+		 * Scripted answers (outcomes, or exceptions to throw), by key; then the sent log
+		 * decides.
+		 */
 		static final Map<String, Deque<Object>> answers = new ConcurrentHashMap<>();
 
 		static void reset() {

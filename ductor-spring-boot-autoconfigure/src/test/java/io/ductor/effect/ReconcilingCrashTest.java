@@ -26,11 +26,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The outside check of reconcilers: a backlog for a receiver that cannot deduplicate, drained by
- * JVMs killed with SIGKILL again and again (during calls and during reconciliation rounds), some
- * calls losing their confirmation. Every letter whose reconciler can answer ends completed, never
- * in {@code needs_decision}, and reached the receiver exactly once; a letter whose reconciler cannot
- * tell reached it at most once and is completed or waits for a decision.
+ * The outside check of reconcilers: a backlog for a receiver that cannot deduplicate,
+ * drained by JVMs killed with SIGKILL again and again (during calls and during
+ * reconciliation rounds), some calls losing their confirmation. Every letter whose
+ * reconciler can answer ends completed, never in {@code needs_decision}, and reached the
+ * receiver exactly once; a letter whose reconciler cannot tell reached it at most once
+ * and is completed or waits for a decision.
  */
 class ReconcilingCrashTest {
 
@@ -68,10 +69,11 @@ class ReconcilingCrashTest {
 				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				this.running = launch(database, round);
 			}
-			await().atMost(Duration.ofMinutes(3)).until(() -> jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight', 'reconciling')")
-				.query(Long.class)
-				.single() == 0);
+			await().atMost(Duration.ofMinutes(3))
+				.until(() -> jdbc.sql(
+						"SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight', 'reconciling')")
+					.query(Long.class)
+					.single() == 0);
 			this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 
 			Map<String, Integer> callsPerKey = new HashMap<>();
@@ -88,8 +90,10 @@ class ReconcilingCrashTest {
 				.single();
 			System.out.println("Reconciling crash test: " + KILLS + " kills, " + sent().size() + " calls, " + reconciled
 					+ " reconciled, " + interrupted + " asked more than once, statuses "
-					+ statusPerKey.values().stream().collect(java.util.stream.Collectors.groupingBy((s) -> s,
-							java.util.stream.Collectors.counting())));
+					+ statusPerKey.values()
+						.stream()
+						.collect(java.util.stream.Collectors.groupingBy((s) -> s,
+								java.util.stream.Collectors.counting())));
 
 			assertThat(statusPerKey).hasSize(INTENTS);
 			assertThat(callsPerKey).as("letters sent more than once")
@@ -126,8 +130,8 @@ class ReconcilingCrashTest {
 	}
 
 	private static Process launch(TestDatabase database, int run) throws Exception {
-		return ChildJvm.start(CrashingReconciledMailerMain.class, "crash-reconciled-mailer-" + run + ".log", ChildJvm.connection(database, SENT_LOG.toAbsolutePath().toString()));
+		return ChildJvm.start(CrashingReconciledMailerMain.class, "crash-reconciled-mailer-" + run + ".log",
+				ChildJvm.connection(database, SENT_LOG.toAbsolutePath().toString()));
 	}
-
 
 }

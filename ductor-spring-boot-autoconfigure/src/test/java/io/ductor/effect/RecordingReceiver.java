@@ -8,8 +8,8 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * A receiver for tests that keeps, in the database, every call it gets (the raw log) and one row
- * per idempotency key (what a deduplicating receiver applies).
+ * A receiver for tests that keeps, in the database, every call it gets (the raw log) and
+ * one row per idempotency key (what a deduplicating receiver applies).
  */
 class RecordingReceiver {
 
@@ -17,23 +17,29 @@ class RecordingReceiver {
 
 	RecordingReceiver(DataSource dataSource) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.jdbc.sql("""
-				CREATE TABLE IF NOT EXISTS test_call_log (
-				    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, effect text NOT NULL, idempotency_key text NOT NULL,
-				    attempt int NOT NULL, intent_id bigint NOT NULL, payload text, received_at timestamptz NOT NULL DEFAULT clock_timestamp())""")
+		this.jdbc
+			.sql("""
+					CREATE TABLE IF NOT EXISTS test_call_log (
+					    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, effect text NOT NULL, idempotency_key text NOT NULL,
+					    attempt int NOT NULL, intent_id bigint NOT NULL, payload text, received_at timestamptz NOT NULL DEFAULT clock_timestamp())""")
 			.update();
 		this.jdbc.sql("""
 				CREATE TABLE IF NOT EXISTS test_applied (
 				    idempotency_key text PRIMARY KEY, effect text NOT NULL, payload text)""").update();
 	}
 
-	/** Records the call in the raw log and applies it once per key, both outside any transaction. */
+	/**
+	 * Records the call in the raw log and applies it once per key, both outside any
+	 * transaction.
+	 */
 	void receive(String payload) {
 		EffectContext context = EffectContext.current();
-		this.jdbc.sql("INSERT INTO test_call_log (effect, idempotency_key, attempt, intent_id, payload) VALUES (?, ?, ?, ?, ?)")
+		this.jdbc.sql(
+				"INSERT INTO test_call_log (effect, idempotency_key, attempt, intent_id, payload) VALUES (?, ?, ?, ?, ?)")
 			.params(context.effectName(), context.idempotencyKey(), context.attempt(), context.intentId(), payload)
 			.update();
-		this.jdbc.sql("INSERT INTO test_applied (idempotency_key, effect, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+		this.jdbc
+			.sql("INSERT INTO test_applied (idempotency_key, effect, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
 			.params(context.idempotencyKey(), context.effectName(), payload)
 			.update();
 	}
@@ -43,11 +49,17 @@ class RecordingReceiver {
 	}
 
 	long calls(String effect) {
-		return this.jdbc.sql("SELECT count(*) FROM test_call_log WHERE effect = ?").param(effect).query(Long.class).single();
+		return this.jdbc.sql("SELECT count(*) FROM test_call_log WHERE effect = ?")
+			.param(effect)
+			.query(Long.class)
+			.single();
 	}
 
 	List<Map<String, Object>> log(String effect) {
-		return this.jdbc.sql("SELECT * FROM test_call_log WHERE effect = ? ORDER BY seq").param(effect).query().listOfRows();
+		return this.jdbc.sql("SELECT * FROM test_call_log WHERE effect = ? ORDER BY seq")
+			.param(effect)
+			.query()
+			.listOfRows();
 	}
 
 	long applied() {

@@ -32,17 +32,18 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.awaitility.Awaitility.await;
 
 /**
- * Recurring alarms on real PostgreSQL: one intent per occurrence across instances that restart,
- * the missed-occurrence policies, daylight-saving changes, and the outbox's schedule, reschedule,
- * pause, resume and cancel in the caller's transaction.
+ * Recurring alarms on real PostgreSQL: one intent per occurrence across instances that
+ * restart, the missed-occurrence policies, daylight-saving changes, and the outbox's
+ * schedule, reschedule, pause, resume and cancel in the caller's transaction.
  */
 class RecurringAlarmTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private static final String[] QUIET = { "ductor.effects.drainer.enabled=false", "ductor.effects.alarm-scheduler.enabled=false",
-			"ductor.effects.reconciler.interval=1h", "ductor.retention.interval=1h" };
+	private static final String[] QUIET = { "ductor.effects.drainer.enabled=false",
+			"ductor.effects.alarm-scheduler.enabled=false", "ductor.effects.reconciler.interval=1h",
+			"ductor.retention.interval=1h" };
 
 	@AfterEach
 	void forgetAlarmsAndIntents() {
@@ -64,7 +65,8 @@ class RecurringAlarmTest {
 				instances.add(EffectInstances.start(database, Beeps.Config.class, instance));
 			}
 			Thread.sleep(2500);
-			// a rolling restart of two of the three, one after the other, while the alarm fires
+			// a rolling restart of two of the three, one after the other, while the alarm
+			// fires
 			for (int i = 0; i < 2; i++) {
 				instances.get(i).close();
 				Thread.sleep(1500);
@@ -78,8 +80,11 @@ class RecurringAlarmTest {
 		}
 		JdbcClient jdbc = JdbcClient.create(database.newDataSource(1));
 		try {
-			List<String> keys = jdbc.sql("SELECT idempotency_key FROM eec_effect_intent WHERE idempotency_key LIKE "
-					+ "'alarm:beep@%' ORDER BY idempotency_key").query(String.class).list();
+			List<String> keys = jdbc
+				.sql("SELECT idempotency_key FROM eec_effect_intent WHERE idempotency_key LIKE "
+						+ "'alarm:beep@%' ORDER BY idempotency_key")
+				.query(String.class)
+				.list();
 			List<Instant> instants = keys.stream()
 				.map((key) -> Instant.parse(key.substring("alarm:beep@".length())))
 				.toList();
@@ -94,8 +99,11 @@ class RecurringAlarmTest {
 				.single()
 				.toInstant()).isEqualTo(last);
 			// each ran, once per key (graceful restarts: no attempt was interrupted)
-			assertThat(jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE 'alarm:beep@%' "
-					+ "AND status <> 'completed'").query(Long.class).single()).isZero();
+			assertThat(jdbc
+				.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE 'alarm:beep@%' "
+						+ "AND status <> 'completed'")
+				.query(Long.class)
+				.single()).isZero();
 			assertThat(Beeps.calls.keySet()).containsExactlyInAnyOrderElementsOf(keys);
 			assertThat(Beeps.calls.values()).allSatisfy((count) -> assertThat(count.get()).isEqualTo(1));
 		}
@@ -115,13 +123,16 @@ class RecurringAlarmTest {
 			tx.executeWithoutResult((status) -> {
 				outbox.scheduleRecurring("each", everySecond.withMissed(MissedOccurrences.RUN_EACH),
 						EffectRequest.of("beep"));
-				outbox.scheduleRecurring("skip", everySecond.withMissed(MissedOccurrences.SKIP), EffectRequest.of("beep"));
+				outbox.scheduleRecurring("skip", everySecond.withMissed(MissedOccurrences.SKIP),
+						EffectRequest.of("beep"));
 				outbox.scheduleRecurring("once", everySecond, EffectRequest.of("beep"));
 			});
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
-			// every instance was down for ten seconds: the alarms' next occurrence is ten seconds old
+			// every instance was down for ten seconds: the alarms' next occurrence is ten
+			// seconds old
 			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = date_trunc('second', now()) - interval '10 seconds' "
-					+ "WHERE name IN ('each', 'skip', 'once')").update();
+					+ "WHERE name IN ('each', 'skip', 'once')")
+				.update();
 			Instant start = jdbc.sql("SELECT next_at FROM eec_recurring_alarm WHERE name = 'each'")
 				.query(java.time.OffsetDateTime.class)
 				.single()
@@ -144,7 +155,8 @@ class RecurringAlarmTest {
 			assertThat(skip).hasSizeLessThanOrEqualTo(3);
 			// run once: the first missed one stands for all of them, then those on time
 			assertThat(once.get(0)).isEqualTo(start);
-			assertThat(once.subList(1, once.size())).allSatisfy((instant) -> assertThat(instant).isAfterOrEqualTo(onTimeFrom));
+			assertThat(once.subList(1, once.size()))
+				.allSatisfy((instant) -> assertThat(instant).isAfterOrEqualTo(onTimeFrom));
 			// every alarm goes on after now, and a second round records nothing more
 			int recorded = count(jdbc);
 			round.runOnce();
@@ -163,7 +175,8 @@ class RecurringAlarmTest {
 					AlarmSchedule.cron("0 30 2 * * *", berlin).withMissed(MissedOccurrences.RUN_EACH),
 					EffectRequest.of("beep")));
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
-			// the last spring-forward and fall-back before now, whatever the date of the run
+			// the last spring-forward and fall-back before now, whatever the date of the
+			// run
 			Instant now = Instant.now();
 			ZoneOffsetTransition fallBack = berlin.getRules().previousTransition(now);
 			while (!fallBack.isOverlap()) {
@@ -171,7 +184,8 @@ class RecurringAlarmTest {
 			}
 			ZoneOffsetTransition springForward = berlin.getRules().previousTransition(fallBack.getInstant());
 			assertThat(springForward.isGap()).isTrue();
-			// the scheduler was away since two days before the spring-forward: every occurrence since is due
+			// the scheduler was away since two days before the spring-forward: every
+			// occurrence since is due
 			Instant from = springForward.getInstant().minus(Duration.ofDays(2));
 			Instant first = AlarmSchedule.cron("0 30 2 * * *", berlin).next(from);
 			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = ? WHERE name = 'dst'")
@@ -188,7 +202,8 @@ class RecurringAlarmTest {
 			assertThat(occurrences).noneMatch((instant) -> instant.atZone(berlin).toLocalDate().equals(gapDay));
 			assertThat(occurrences).contains(gapDay.minusDays(1).atTime(2, 30).atZone(berlin).toInstant(),
 					gapDay.plusDays(1).atTime(2, 30).atZone(berlin).toInstant());
-			// two on the day 02:00-03:00 happens twice: 02:30 summer time and 02:30 winter time, one hour apart
+			// two on the day 02:00-03:00 happens twice: 02:30 summer time and 02:30
+			// winter time, one hour apart
 			List<Instant> onOverlapDay = occurrences.stream()
 				.filter((instant) -> instant.atZone(berlin).toLocalDate().equals(overlapDay))
 				.toList();
@@ -196,7 +211,8 @@ class RecurringAlarmTest {
 			assertThat(Duration.between(onOverlapDay.get(0), onOverlapDay.get(1))).isEqualTo(Duration.ofHours(1));
 			assertThat(onOverlapDay).allSatisfy((instant) -> assertThat(instant.atZone(berlin).toLocalTime())
 				.isEqualTo(java.time.LocalTime.of(2, 30)));
-			// every other day once: one missing on the gap day, one more on the overlap day
+			// every other day once: one missing on the gap day, one more on the overlap
+			// day
 			long days = java.time.temporal.ChronoUnit.DAYS.between(first.atZone(berlin).toLocalDate(),
 					occurrences.get(occurrences.size() - 1).atZone(berlin).toLocalDate()) + 1;
 			assertThat(occurrences).hasSize((int) days);
@@ -217,21 +233,25 @@ class RecurringAlarmTest {
 				status.setRollbackOnly();
 			});
 			assertThat(outbox.recurringAlarms()).isEmpty();
-			assertThatIllegalArgumentException().isThrownBy(() -> tx.executeWithoutResult((status) -> outbox
-				.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep").withKey("k"))));
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> tx.executeWithoutResult((status) -> outbox.scheduleRecurring("api",
+						AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep").withKey("k"))));
 			assertThat(assertThatThrows(() -> outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
-					EffectRequest.of("beep")))).contains("outside a transaction");
+					EffectRequest.of("beep"))))
+				.contains("outside a transaction");
 
 			Instant hourly = tx.execute((status) -> outbox.scheduleRecurring("api",
 					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep")));
 			assertThat(hourly.getEpochSecond() % 3600).isZero();
-			// the same schedule again keeps its next occurrence; another one starts after now
-			Instant again = tx.execute((status) -> outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
-					EffectRequest.of("beep")));
+			// the same schedule again keeps its next occurrence; another one starts after
+			// now
+			Instant again = tx.execute((status) -> outbox.scheduleRecurring("api",
+					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep")));
 			assertThat(again).isEqualTo(hourly);
 			Instant minutely = tx.execute((status) -> outbox.scheduleRecurring("api",
 					AlarmSchedule.every(Duration.ofMinutes(1)), EffectRequest.of("beep")));
-			// the first whole minute after now (the top of the hour, when it is a minute away)
+			// the first whole minute after now (the top of the hour, when it is a minute
+			// away)
 			assertThat(minutely.getEpochSecond() % 60).isZero();
 			assertThat(minutely).isBeforeOrEqualTo(hourly).isAfter(Instant.now().minusSeconds(5));
 			assertThat(outbox.recurringAlarms()).singleElement().satisfies((alarm) -> {
@@ -242,7 +262,8 @@ class RecurringAlarmTest {
 
 			// paused: due, but nothing is recorded
 			assertThat(inTx(tx, () -> outbox.pauseRecurring("api"))).isTrue();
-			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = now() - interval '1 minute' WHERE name = 'api'").update();
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = now() - interval '1 minute' WHERE name = 'api'")
+				.update();
 			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).isEmpty();
@@ -252,8 +273,10 @@ class RecurringAlarmTest {
 			assertThat(occurrences(jdbc, "api")).isEmpty();
 			assertThat(outbox.recurringAlarms().get(0).nextAt().toInstant()).isAfter(Instant.now().minusSeconds(5));
 
-			// due now: one occurrence, dispatched like any intent, with the alarm's last key
-			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = date_trunc('minute', now()) WHERE name = 'api'").update();
+			// due now: one occurrence, dispatched like any intent, with the alarm's last
+			// key
+			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = date_trunc('minute', now()) WHERE name = 'api'")
+				.update();
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).hasSize(1);
 			RecurringAlarm alarm = outbox.recurringAlarms().get(0);

@@ -22,37 +22,40 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Bad declarations of recurring alarms and concurrency limits fail start-up naming the property (or
- * the method), and nothing is written; good ones are declared at start-up, redeclared without change,
- * and deleted once the properties no longer name them.
+ * Bad declarations of recurring alarms and concurrency limits fail start-up naming the
+ * property (or the method), and nothing is written; good ones are declared at start-up,
+ * redeclared without change, and deleted once the properties no longer name them.
  */
 class RecurringAndLimitDeclarationTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
-		.withPropertyValues("ductor.effects.alarm-scheduler.enabled=false",
-				"ductor.effects.drainer.enabled=false")
+	private final ApplicationContextRunner runner = DuctorContextRunners
+		.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+		.withPropertyValues("ductor.effects.alarm-scheduler.enabled=false", "ductor.effects.drainer.enabled=false")
 		.withBean(Reminders.class);
 
 	@Test
 	void anInvalidCronFailsStartUpNamingTheProperty() {
-		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression", "ductor.effects.alarms.nightly.cron=0 0 25 * * *",
-				"ductor.effects.alarms.nightly.effect=remind", "ductor.effects.alarms.nightly.arguments[0]=x");
+		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression",
+				"ductor.effects.alarms.nightly.cron=0 0 25 * * *", "ductor.effects.alarms.nightly.effect=remind",
+				"ductor.effects.alarms.nightly.arguments[0]=x");
 	}
 
 	@Test
 	void aFiveFieldCronFailsStartUpNamingTheProperty() {
-		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression", "ductor.effects.alarms.nightly.cron=0 9 * * *",
-				"ductor.effects.alarms.nightly.effect=remind");
+		assertFails("ductor.effects.alarms.nightly.cron is not a valid cron expression",
+				"ductor.effects.alarms.nightly.cron=0 9 * * *", "ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
 	void bothCronAndEveryFailStartUp() {
-		assertFails("ductor.effects.alarms.nightly must set exactly one of ductor.effects.alarms.nightly.cron and "
-				+ "ductor.effects.alarms.nightly.every but set both", "ductor.effects.alarms.nightly.cron=0 0 9 * * *",
-				"ductor.effects.alarms.nightly.every=1h", "ductor.effects.alarms.nightly.effect=remind");
+		assertFails(
+				"ductor.effects.alarms.nightly must set exactly one of ductor.effects.alarms.nightly.cron and "
+						+ "ductor.effects.alarms.nightly.every but set both",
+				"ductor.effects.alarms.nightly.cron=0 0 9 * * *", "ductor.effects.alarms.nightly.every=1h",
+				"ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
@@ -62,8 +65,9 @@ class RecurringAndLimitDeclarationTest {
 
 	@Test
 	void anUnknownZoneFailsStartUpNamingTheProperty() {
-		assertFails("ductor.effects.alarms.nightly.zone is not a known time zone id", "ductor.effects.alarms.nightly.cron=0 0 9 * * *",
-				"ductor.effects.alarms.nightly.zone=Mars/Olympus", "ductor.effects.alarms.nightly.effect=remind");
+		assertFails("ductor.effects.alarms.nightly.zone is not a known time zone id",
+				"ductor.effects.alarms.nightly.cron=0 0 9 * * *", "ductor.effects.alarms.nightly.zone=Mars/Olympus",
+				"ductor.effects.alarms.nightly.effect=remind");
 	}
 
 	@Test
@@ -101,7 +105,8 @@ class RecurringAndLimitDeclarationTest {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class))
+					JacksonAutoConfiguration.class, DuctorAutoConfiguration.class,
+					DuctorEffectsAutoConfiguration.class))
 			.withPropertyValues(postgres.springProperties())
 			.withPropertyValues("ductor.effects.drainer.enabled=false")
 			.withBean(NegativeLimit.class)
@@ -126,9 +131,10 @@ class RecurringAndLimitDeclarationTest {
 
 	@Test
 	void alarmsDeclaredInPropertiesAreUpsertedAndDeletedWhenNoLongerDeclared() {
-		String[] nightly = { "ductor.effects.alarms.nightly.cron=0 0 2 * * *", "ductor.effects.alarms.nightly.zone=Europe/Berlin",
-				"ductor.effects.alarms.nightly.effect=remind", "ductor.effects.alarms.nightly.arguments[0]=ops",
-				"ductor.effects.alarms.nightly.arguments[1]=3", "ductor.effects.alarms.nightly.missed=run-each" };
+		String[] nightly = { "ductor.effects.alarms.nightly.cron=0 0 2 * * *",
+				"ductor.effects.alarms.nightly.zone=Europe/Berlin", "ductor.effects.alarms.nightly.effect=remind",
+				"ductor.effects.alarms.nightly.arguments[0]=ops", "ductor.effects.alarms.nightly.arguments[1]=3",
+				"ductor.effects.alarms.nightly.missed=run-each" };
 		this.runner.withPropertyValues(nightly).run((context) -> {
 			assertThat(context).hasNotFailed();
 			RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
@@ -146,12 +152,15 @@ class RecurringAndLimitDeclarationTest {
 			.query(String.class)
 			.single()).isEqualTo(updated);
 		// a changed schedule takes effect at the next start
-		this.runner.withPropertyValues(nightly).withPropertyValues("ductor.effects.alarms.nightly.cron=0 30 3 * * *").run((context) -> {
-			assertThat(context).hasNotFailed();
-			RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
-			assertThat(alarm.nextAt().atZoneSameInstant(java.time.ZoneId.of("Europe/Berlin")).getMinute()).isEqualTo(30);
-			assertThat(alarm.schedule().cronExpression()).isEqualTo("0 30 3 * * *");
-		});
+		this.runner.withPropertyValues(nightly)
+			.withPropertyValues("ductor.effects.alarms.nightly.cron=0 30 3 * * *")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
+				assertThat(alarm.nextAt().atZoneSameInstant(java.time.ZoneId.of("Europe/Berlin")).getMinute())
+					.isEqualTo(30);
+				assertThat(alarm.schedule().cronExpression()).isEqualTo("0 30 3 * * *");
+			});
 		// no longer declared: deleted
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();

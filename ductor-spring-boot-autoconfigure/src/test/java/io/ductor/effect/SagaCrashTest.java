@@ -25,11 +25,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A saga under crashes: runs that fail after two completed steps (reserve, charge), while the JVM
- * that drains their compensations is killed with SIGKILL again and again. Every compensation is
- * recorded exactly once, dispatched at least once with its stable key, the refund always before
- * the release (every call of the one before any call of the other), the deduplicating receiver
- * applies each exactly once, and every run ends compensated.
+ * A saga under crashes: runs that fail after two completed steps (reserve, charge), while
+ * the JVM that drains their compensations is killed with SIGKILL again and again. Every
+ * compensation is recorded exactly once, dispatched at least once with its stable key,
+ * the refund always before the release (every call of the one before any call of the
+ * other), the deduplicating receiver applies each exactly once, and every run ends
+ * compensated.
  */
 class SagaCrashTest {
 
@@ -38,7 +39,10 @@ class SagaCrashTest {
 
 	private static final int RUNS = 300;
 
-	/** Kills of the drainer JVM: two by default (at least two are asserted), four under {@code -Pchaos}. */
+	/**
+	 * Kills of the drainer JVM: two by default (at least two are asserted), four under
+	 * {@code -Pchaos}.
+	 */
 	private static final int KILLS = TestProfile.size(2, 4);
 
 	private Process running;
@@ -67,9 +71,10 @@ class SagaCrashTest {
 					return state + 1;
 				});
 			}
-			await().atMost(Duration.ofMinutes(2)).until(() -> count(jdbc,
-					"SELECT count(*) FROM eec_effect_intent WHERE status = 'completed' AND compensation_of IS NULL")
-					== 2L * RUNS);
+			await().atMost(Duration.ofMinutes(2))
+				.until(() -> count(jdbc,
+						"SELECT count(*) FROM eec_effect_intent WHERE status = 'completed' AND compensation_of IS NULL") == 2L
+								* RUNS);
 			for (String run : runs) {
 				ticks.tick(run, "ship", Integer.class, (state, tick) -> {
 					tick.fail("out of stock at shipping");
@@ -89,25 +94,27 @@ class SagaCrashTest {
 			await().atMost(Duration.ofMinutes(3)).until(() -> compensated(jdbc) == RUNS);
 			this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 
-			Map<String, Object> result = jdbc.sql("""
-					SELECT (SELECT count(*) FROM eec_effect_intent WHERE compensation_of IS NOT NULL) AS recorded,
-					       (SELECT count(DISTINCT idempotency_key) FROM eec_effect_intent
-					        WHERE idempotency_key LIKE 'compensate:%') AS distinct_recorded,
-					       (SELECT count(*) FROM eec_effect_intent
-					        WHERE compensation_of IS NOT NULL AND status = 'completed') AS completed,
-					       (SELECT count(*) FROM test_applied WHERE idempotency_key LIKE 'compensate:%') AS applied,
-					       (SELECT count(DISTINCT idempotency_key) FROM test_call_log
-					        WHERE idempotency_key LIKE 'compensate:%') AS distinct_calls,
-					       (SELECT count(*) FROM test_call_log WHERE idempotency_key LIKE 'compensate:%') AS calls,
-					       (SELECT count(*) FROM eec_effect_intent c JOIN eec_effect_intent o ON o.id = c.compensation_of
-					        WHERE c.idempotency_key <> 'compensate:' || o.idempotency_key) AS wrong_keys""")
+			Map<String, Object> result = jdbc
+				.sql("""
+						SELECT (SELECT count(*) FROM eec_effect_intent WHERE compensation_of IS NOT NULL) AS recorded,
+						       (SELECT count(DISTINCT idempotency_key) FROM eec_effect_intent
+						        WHERE idempotency_key LIKE 'compensate:%') AS distinct_recorded,
+						       (SELECT count(*) FROM eec_effect_intent
+						        WHERE compensation_of IS NOT NULL AND status = 'completed') AS completed,
+						       (SELECT count(*) FROM test_applied WHERE idempotency_key LIKE 'compensate:%') AS applied,
+						       (SELECT count(DISTINCT idempotency_key) FROM test_call_log
+						        WHERE idempotency_key LIKE 'compensate:%') AS distinct_calls,
+						       (SELECT count(*) FROM test_call_log WHERE idempotency_key LIKE 'compensate:%') AS calls,
+						       (SELECT count(*) FROM eec_effect_intent c JOIN eec_effect_intent o ON o.id = c.compensation_of
+						        WHERE c.idempotency_key <> 'compensate:' || o.idempotency_key) AS wrong_keys""")
 				.query()
 				.singleRow();
 			// per run: every call of the refund comes before any call of the release
-			long outOfOrder = count(jdbc, """
-					SELECT count(*) FROM eec_run r
-					WHERE (SELECT max(seq) FROM test_call_log WHERE idempotency_key = 'compensate:charge:' || r.id)
-					   >= (SELECT min(seq) FROM test_call_log WHERE idempotency_key = 'compensate:reserve:' || r.id)""");
+			long outOfOrder = count(jdbc,
+					"""
+							SELECT count(*) FROM eec_run r
+							WHERE (SELECT max(seq) FROM test_call_log WHERE idempotency_key = 'compensate:charge:' || r.id)
+							   >= (SELECT min(seq) FROM test_call_log WHERE idempotency_key = 'compensate:reserve:' || r.id)""");
 			System.out.println("Saga crash test: " + kills + " kills, " + result + ", out of order " + outOfOrder);
 			assertThat(result).containsEntry("recorded", 2L * RUNS)
 				.containsEntry("distinct_recorded", 2L * RUNS)

@@ -12,8 +12,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The steps of a saga for the compensation tests: each forward effect declares its undo, and
- * every call of any of them lands in a {@link RecordingReceiver} (which deduplicates by key).
+ * The steps of a saga for the compensation tests: each forward effect declares its undo,
+ * and every call of any of them lands in a {@link RecordingReceiver} (which deduplicates
+ * by key).
  */
 public class SagaEffects {
 
@@ -23,10 +24,16 @@ public class SagaEffects {
 	/** Keys whose next call fails for good (the intent is failed at once). */
 	static final Set<String> refuse = ConcurrentHashMap.newKeySet();
 
-	/** Keys whose next call throws: for a receiver that cannot deduplicate, the outcome is unknown. */
+	/**
+	 * Keys whose next call throws: for a receiver that cannot deduplicate, the outcome is
+	 * unknown.
+	 */
 	static final Set<String> lose = ConcurrentHashMap.newKeySet();
 
-	/** How long a compensation's answer takes after the receiver applied it, so that crashes lose some. */
+	/**
+	 * How long a compensation's answer takes after the receiver applied it, so that
+	 * crashes lose some.
+	 */
 	static volatile long callMillis;
 
 	private final RecordingReceiver receiver;
@@ -100,7 +107,8 @@ public class SagaEffects {
 		}
 		this.receiver.receive(payload);
 		if (callMillis > 0 && key.startsWith("compensate:")) {
-			// after the receiver applied it: a kill now loses the answer, and the call is made again
+			// after the receiver applied it: a kill now loses the answer, and the call is
+			// made again
 			sleep(callMillis);
 		}
 	}

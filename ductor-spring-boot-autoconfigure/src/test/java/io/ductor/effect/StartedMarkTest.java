@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Only an attempt that may have reached a receiver that cannot deduplicate is parked for a
- * decision: claims that never started go back to {@code pending} uncounted, and a claim whose lease
- * was lost before it started never calls its receiver.
+ * Only an attempt that may have reached a receiver that cannot deduplicate is parked for
+ * a decision: claims that never started go back to {@code pending} uncounted, and a claim
+ * whose lease was lost before it started never calls its receiver.
  */
 class StartedMarkTest {
 
@@ -54,10 +54,13 @@ class StartedMarkTest {
 
 			context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
 
-			Map<String, Object> rows = jdbc.sql("""
-					SELECT count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND lease_owner IS NULL) AS returned,
-					       count(*) FILTER (WHERE status = 'needs_decision') AS parked
-					FROM eec_effect_intent""").query().singleRow();
+			Map<String, Object> rows = jdbc
+				.sql("""
+						SELECT count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND lease_owner IS NULL) AS returned,
+						       count(*) FILTER (WHERE status = 'needs_decision') AS parked
+						FROM eec_effect_intent""")
+				.query()
+				.singleRow();
 			assertThat(rows).containsEntry("returned", 10L).containsEntry("parked", 0L);
 			assertThat(context.getBean(RecordingReceiver.class).calls()).isZero();
 		}
@@ -112,11 +115,12 @@ class StartedMarkTest {
 		TestEffects.gates.put(blocker, gate);
 		TestEffects.started.put(blocker, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
-				"ductor.effects.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+				"ductor.effects.drainer.batch-size=10", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
-			// one transaction, so one claim takes all three; with one worker they run in this order
+			// one transaction, so one claim takes all three; with one worker they run in
+			// this order
 			tx(context).executeWithoutResult((status) -> {
 				effects.mail(blocker);
 				effects.mail(queued);
@@ -124,10 +128,14 @@ class StartedMarkTest {
 			});
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 			assertThat(status(jdbc, queued)).containsEntry("status", "in_flight");
-			// while the queued claim waits for the worker, its lease passes to another drainer
-			assertThat(jdbc.sql("""
-					UPDATE eec_effect_intent SET lease_owner = 'another-drainer', lease_expires_at = now() + interval '1 hour'
-					WHERE idempotency_key = ?""").param(queued).update()).isOne();
+			// while the queued claim waits for the worker, its lease passes to another
+			// drainer
+			assertThat(jdbc
+				.sql("""
+						UPDATE eec_effect_intent SET lease_owner = 'another-drainer', lease_expires_at = now() + interval '1 hour'
+						WHERE idempotency_key = ?""")
+				.param(queued)
+				.update()).isOne();
 			gate.countDown();
 
 			RecordingReceiver receiver = context.getBean(RecordingReceiver.class);
@@ -156,8 +164,8 @@ class StartedMarkTest {
 		TestEffects.gates.put(blocker, gate);
 		TestEffects.started.put(blocker, started);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
-				"ductor.effects.reconciler.interval=1h")) {
+				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=1",
+				"ductor.effects.drainer.batch-size=10", "ductor.effects.reconciler.interval=1h")) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			tx(context).executeWithoutResult((status) -> {
@@ -165,12 +173,15 @@ class StartedMarkTest {
 				effects.mail(queued);
 			});
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
-			// the queued claim's lease ends before a worker takes it; the reconciler returns it uncounted
-			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = ?")
+			// the queued claim's lease ends before a worker takes it; the reconciler
+			// returns it uncounted
+			jdbc.sql(
+					"UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = ?")
 				.param(queued)
 				.update();
 			context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
-			// the same drainer claims it again, with the same attempt number, behind its stale claim
+			// the same drainer claims it again, with the same attempt number, behind its
+			// stale claim
 			await().atMost(Duration.ofSeconds(20)).until(() -> "in_flight".equals(status(jdbc, queued).get("status")));
 			assertThat(status(jdbc, queued)).containsEntry("attempts", 1);
 			gate.countDown();

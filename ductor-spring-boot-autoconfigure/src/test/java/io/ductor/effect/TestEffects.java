@@ -26,13 +26,18 @@ public class TestEffects {
 	/** Latches an effect keyed by the map key waits on before it returns. */
 	static final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
 
-	/** The attempt number at which an effect keyed by the map key throws, after its gate. */
+	/**
+	 * The attempt number at which an effect keyed by the map key throws, after its gate.
+	 */
 	static final Map<String, Integer> failingAttempt = new ConcurrentHashMap<>();
 
 	/** Counted down when an effect keyed by the map key starts. */
 	static final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
 
-	/** How long ship() takes, to keep dispatches in flight when a crash test kills the JVM. */
+	/**
+	 * How long ship() takes, to keep dispatches in flight when a crash test kills the
+	 * JVM.
+	 */
 	static volatile long shipMillis;
 
 	private final RecordingReceiver receiver;

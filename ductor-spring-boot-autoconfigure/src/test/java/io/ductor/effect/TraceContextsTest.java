@@ -10,9 +10,9 @@ import io.ductor.effect.internal.TraceContexts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code trace_context} column's hand-written JSON: what it writes reads back, whatever the
- * values hold; PostgreSQL's own printing of a {@code jsonb} value reads; anything else falls back
- * to a JSON parser, and what no parser reads is no context.
+ * The {@code trace_context} column's hand-written JSON: what it writes reads back,
+ * whatever the values hold; PostgreSQL's own printing of a {@code jsonb} value reads;
+ * anything else falls back to a JSON parser, and what no parser reads is no context.
  */
 class TraceContextsTest {
 

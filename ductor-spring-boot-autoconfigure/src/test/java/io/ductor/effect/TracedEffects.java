@@ -37,9 +37,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Effects that note the trace they run in and log a line, and a real tracer (Micrometer Tracing's
- * OpenTelemetry bridge, exporting to memory) wired into an observation registry as Spring Boot
- * wires it: propagating sender and receiver handlers before the default one.
+ * Effects that note the trace they run in and log a line, and a real tracer (Micrometer
+ * Tracing's OpenTelemetry bridge, exporting to memory) wired into an observation registry
+ * as Spring Boot wires it: propagating sender and receiver handlers before the default
+ * one.
  */
 public class TracedEffects {
 
@@ -76,8 +77,8 @@ public class TracedEffects {
 	static final Map<String, List<String>> reconciledIn = new ConcurrentHashMap<>();
 
 	/**
-	 * A receiver that cannot deduplicate: an attempt that throws leaves its outcome unknown, for
-	 * {@link #wasMailed} to settle.
+	 * A receiver that cannot deduplicate: an attempt that throws leaves its outcome
+	 * unknown, for {@link #wasMailed} to settle.
 	 */
 	@DurableEffect(name = "traced.mail", key = "#key", receiver = Receiver.NOT_IDEMPOTENT, maxAttempts = 3)
 	public void mailed(String key) {
@@ -107,7 +108,10 @@ public class TracedEffects {
 
 	}
 
-	/** Exports to {@link #spans}, which outlives the tracer of every context (a closed tracer shuts its exporter). */
+	/**
+	 * Exports to {@link #spans}, which outlives the tracer of every context (a closed
+	 * tracer shuts its exporter).
+	 */
 	static final class KeptOpen implements SpanExporter {
 
 		@Override
@@ -127,15 +131,19 @@ public class TracedEffects {
 
 	}
 
-	/** A tracer of its own per context, as a fresh JVM would have, exporting to {@link #spans}. */
+	/**
+	 * A tracer of its own per context, as a fresh JVM would have, exporting to
+	 * {@link #spans}.
+	 */
 	@Configuration(proxyBeanMethods = false)
 	static class Tracing {
 
 		@Bean(destroyMethod = "close")
 		OpenTelemetrySdk openTelemetry() {
 			return OpenTelemetrySdk.builder()
-				.setTracerProvider(
-						SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(new KeptOpen())).build())
+				.setTracerProvider(SdkTracerProvider.builder()
+					.addSpanProcessor(SimpleSpanProcessor.create(new KeptOpen()))
+					.build())
 				.setPropagators(ContextPropagators.create(TextMapPropagator
 					.composite(W3CTraceContextPropagator.getInstance(), W3CBaggagePropagator.getInstance())))
 				.build();

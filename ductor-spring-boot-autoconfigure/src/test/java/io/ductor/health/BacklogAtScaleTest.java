@@ -20,9 +20,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * With 1,000,000 completed and 100,000 pending intents, the health and gauge query reads only
- * partial indexes of live rows, bounded by the count limit: its plan never scans the table.
- * (Its database time is printed here and measured in the benchmark, never asserted.)
+ * With 1,000,000 completed and 100,000 pending intents, the health and gauge query reads
+ * only partial indexes of live rows, bounded by the count limit: its plan never scans the
+ * table. (Its database time is printed here and measured in the benchmark, never
+ * asserted.)
  */
 class BacklogAtScaleTest {
 

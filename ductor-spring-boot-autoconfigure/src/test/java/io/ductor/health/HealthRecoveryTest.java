@@ -29,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The health contributor follows the database and the workers without an application restart: a
- * PostgreSQL server of the test's own is stopped and started again under a running application.
+ * The health contributor follows the database and the workers without an application
+ * restart: a PostgreSQL server of the test's own is stopped and started again under a
+ * running application.
  */
 class HealthRecoveryTest {
 
@@ -89,8 +90,8 @@ class HealthRecoveryTest {
 		System.arraycopy(more, 0, sources, 1, more.length);
 		return new SpringApplicationBuilder(sources).web(WebApplicationType.NONE)
 			.properties("spring.datasource.url=" + url, "spring.datasource.username=postgres",
-					"spring.datasource.hikari.connection-timeout=2000", "spring.datasource.hikari.validation-timeout=1000",
-					"ductor.effects.drainer.poll-interval=200ms")
+					"spring.datasource.hikari.connection-timeout=2000",
+					"spring.datasource.hikari.validation-timeout=1000", "ductor.effects.drainer.poll-interval=200ms")
 			.run();
 	}
 

@@ -115,7 +115,12 @@ class OperationsTest {
 		double completed = count("ductor.effects.dispatched", "effect", "send", "outcome", "completed");
 		double retried = count("ductor.effects.dispatched", "effect", "send", "outcome", "retry");
 		double failedSends = count("ductor.effects.dispatched", "effect", "send", "outcome", "failed");
-		long lags = meters.find("ductor.effects.lag").tag("effect", "send").timers().stream().mapToLong((t) -> t.count()).sum();
+		long lags = meters.find("ductor.effects.lag")
+			.tag("effect", "send")
+			.timers()
+			.stream()
+			.mapToLong((t) -> t.count())
+			.sum();
 		double parkedFailed = meters.get("ductor.effects.parked").tag("status", "failed").gauge().value();
 		tx.executeWithoutResult((status) -> {
 			effects.send(ok);
@@ -126,13 +131,16 @@ class OperationsTest {
 		await().atMost(Duration.ofSeconds(20)).until(() -> settled(ok, flaky, doomed, unsure));
 		assertThat(count("ductor.effects.scheduled", "effect", "send")).isEqualTo(scheduled + 3);
 		assertThat(count("ductor.effects.scheduled", "effect", "mail")).isEqualTo(1);
-		assertThat(count("ductor.effects.dispatched", "effect", "send", "outcome", "completed")).isEqualTo(completed + 2);
+		assertThat(count("ductor.effects.dispatched", "effect", "send", "outcome", "completed"))
+			.isEqualTo(completed + 2);
 		assertThat(count("ductor.effects.dispatched", "effect", "send", "outcome", "retry")).isEqualTo(retried + 1);
-		assertThat(count("ductor.effects.dispatched", "effect", "send", "outcome", "failed")).isEqualTo(failedSends + 1);
+		assertThat(count("ductor.effects.dispatched", "effect", "send", "outcome", "failed"))
+			.isEqualTo(failedSends + 1);
 		assertThat(count("ductor.effects.dispatched", "effect", "mail", "outcome", "needs_decision")).isEqualTo(1);
 		assertThat(meters.get("ductor.effects.lag").tag("effect", "send").timer().count()).isEqualTo(lags + 3);
 		assertThat(meters.get("ductor.effects.dispatch.duration").tag("effect", "send").timers()).isNotEmpty();
-		assertThat(meters.get("ductor.effects.parked").tag("status", "failed").gauge().value()).isEqualTo(parkedFailed + 1);
+		assertThat(meters.get("ductor.effects.parked").tag("status", "failed").gauge().value())
+			.isEqualTo(parkedFailed + 1);
 		assertThat(meters.get("ductor.effects.parked").tag("status", "needs_decision").gauge().value()).isEqualTo(1);
 		assertThat(meters.get("ductor.effects.backlog").gauge().value()).isZero();
 		assertThat(count("ductor.worker.runs", "worker", "drainer", "outcome", "success")).isPositive();
@@ -151,8 +159,11 @@ class OperationsTest {
 		Health details = health.health(true);
 		assertThat(details.getStatus().getCode()).isEqualTo("UP");
 		assertThat(details.getDetails().get("backlog")).asString().contains("needsDecision=1");
-		assertThat(details.getDetails().get("workers")).asString().contains("drainer").contains("reconciler")
-			.contains("retention").contains("sweeper");
+		assertThat(details.getDetails().get("workers")).asString()
+			.contains("drainer")
+			.contains("reconciler")
+			.contains("retention")
+			.contains("sweeper");
 
 		// the endpoint acts on what health reported, and says what it changed
 		DuctorEndpoint endpoint = context.getBean(DuctorEndpoint.class);
@@ -170,7 +181,8 @@ class OperationsTest {
 
 	@Test
 	void healthTurnsDownWhenParkedIntentsPassTheirThreshold() {
-		DuctorHealthIndicator strict = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(), null, 0);
+		DuctorHealthIndicator strict = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(), null,
+				0);
 		String doomed = "threshold-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.send(doomed));
 		await().atMost(Duration.ofSeconds(20))
@@ -180,18 +192,20 @@ class OperationsTest {
 		assertThat(down.getDetails().get("reasons")).asString().contains("ductor.health.max-parked (0)");
 		DuctorHealthIndicator doublyStrict = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
 				Duration.ofNanos(1), 0);
-		// a due intent that waits makes the age threshold trip too: both reasons are reported, neither hides the other
+		// a due intent that waits makes the age threshold trip too: both reasons are
+		// reported, neither hides the other
 		String late = "threshold-late-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.send(late));
 		String waiting = "ok-waiting-" + UUID.randomUUID();
 		context.getBean(io.ductor.effect.internal.EffectDrainer.class).stop();
 		try {
 			tx.executeWithoutResult((status) -> effects.send(waiting));
-			await().atMost(Duration.ofSeconds(10)).until(() -> doublyStrict.health(true)
-				.getDetails()
-				.getOrDefault("reasons", List.of())
-				.toString()
-				.contains("ductor.health.max-oldest-age"));
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> doublyStrict.health(true)
+					.getDetails()
+					.getOrDefault("reasons", List.of())
+					.toString()
+					.contains("ductor.health.max-oldest-age"));
 			assertThat(doublyStrict.health(true).getDetails().get("reasons")).asString()
 				.contains("ductor.health.max-oldest-age")
 				.contains("ductor.health.max-parked (0)");
@@ -199,7 +213,8 @@ class OperationsTest {
 		finally {
 			context.getBean(io.ductor.effect.internal.EffectDrainer.class).start();
 		}
-		// the other test counts the dispatches of send from a baseline: these two must not land after it
+		// the other test counts the dispatches of send from a baseline: these two must
+		// not land after it
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> outbox.findByKey("send:" + late).orElseThrow().status() == EffectStatus.FAILED
 					&& outbox.findByKey("send:" + waiting).orElseThrow().status() == EffectStatus.COMPLETED);

@@ -50,15 +50,18 @@ class IdempotencyRetentionTest {
 	void purgesAHundredThousandRowBacklogInBatchesWhileReservesKeepSucceeding() throws Exception {
 		JdbcClient jdbc = JdbcClient.create(dataSource);
 		// 100,000 settled rows eight days old, past their TTL: the backlog
-		jdbc.sql("""
-				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status,
-				    request_fingerprint, owner_token, decision_id, response_status, response_body,
-				    expires_at, created_at, updated_at)
-				SELECT '', 'backlog', 'old-' || i, CASE WHEN i % 10 = 0 THEN 'failed_before_commit' ELSE 'completed' END,
-				       'fp', gen_random_uuid(), 'd-' || i, 200, '\\x7b7d'::bytea,
-				       now() - interval '7 days', now() - interval '8 days', now() - interval '8 days'
-				FROM generate_series(1, 100000) AS i""").update();
-		// rows retention must keep: young settled rows, a completed row still replayed, an old pending row
+		jdbc.sql(
+				"""
+						INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status,
+						    request_fingerprint, owner_token, decision_id, response_status, response_body,
+						    expires_at, created_at, updated_at)
+						SELECT '', 'backlog', 'old-' || i, CASE WHEN i % 10 = 0 THEN 'failed_before_commit' ELSE 'completed' END,
+						       'fp', gen_random_uuid(), 'd-' || i, 200, '\\x7b7d'::bytea,
+						       now() - interval '7 days', now() - interval '8 days', now() - interval '8 days'
+						FROM generate_series(1, 100000) AS i""")
+			.update();
+		// rows retention must keep: young settled rows, a completed row still replayed,
+		// an old pending row
 		jdbc.sql("""
 				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status,
 				    request_fingerprint, owner_token, expires_at, created_at, updated_at)
@@ -69,8 +72,7 @@ class IdempotencyRetentionTest {
 				       ('', 'keep', 'old-pending', 'pending', 'fp', gen_random_uuid(), now() - interval '8 days',
 				        now() - interval '9 days', now() - interval '9 days')""").update();
 
-		IdempotencyService service = IdempotencyServiceTest.service(dataSource,
-				IdempotencySettings.defaults(), null);
+		IdempotencyService service = IdempotencyServiceTest.service(dataSource, IdempotencySettings.defaults(), null);
 		IdempotencyRetentionPurger purger = new IdempotencyRetentionPurger(dataSource, Duration.ofDays(7));
 		List<Integer> batches = new ArrayList<>();
 		RetentionTask task = new RetentionTask(List.of((batchSize) -> {
@@ -83,7 +85,8 @@ class IdempotencyRetentionTest {
 		CompletableFuture<List<ReserveOutcome>> reserving = CompletableFuture.supplyAsync(() -> {
 			List<ReserveOutcome> results = new ArrayList<>();
 			for (int i = 1; purging.get() || i <= 200; i++) {
-				// fresh keys, and keys of the backlog (expired: reclaimed) while they are being purged
+				// fresh keys, and keys of the backlog (expired: reclaimed) while they are
+				// being purged
 				String key = (i % 2 == 0) ? "new-" + UUID.randomUUID() : "old-" + (i * 97 % 100000 + 1);
 				String pool = (i % 2 == 0) ? "fresh" : "backlog";
 				results.add(service.reserve("", pool, key, "fp-new"));
@@ -100,8 +103,7 @@ class IdempotencyRetentionTest {
 		assertThat(batches).hasSizeGreaterThanOrEqualTo(50).allMatch((purged) -> purged <= 1000);
 		assertThat(rows.count("pool_id = 'backlog' AND status <> 'pending'")).isZero();
 		assertThat(rows.count("pool_id = 'keep'")).isEqualTo(3);
-		assertThat(rows.count("pool_id IN ('fresh', 'backlog') AND status = 'pending'"))
-			.isEqualTo(results.size());
+		assertThat(rows.count("pool_id IN ('fresh', 'backlog') AND status = 'pending'")).isEqualTo(results.size());
 	}
 
 }

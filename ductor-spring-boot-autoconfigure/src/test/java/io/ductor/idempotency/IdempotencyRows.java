@@ -6,7 +6,10 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-/** Reads and ages {@code eec_routing_idempotency} rows for assertions, straight from the table. */
+/**
+ * Reads and ages {@code eec_routing_idempotency} rows for assertions, straight from the
+ * table.
+ */
 public final class IdempotencyRows {
 
 	private final JdbcClient jdbc;
@@ -15,14 +18,18 @@ public final class IdempotencyRows {
 		this.jdbc = JdbcClient.create(dataSource);
 	}
 
-	/** @return the row's columns (status, owner_token, decision_id, response_status, ttl_millis, ...), or an empty map */
+	/**
+	 * @return the row's columns (status, owner_token, decision_id, response_status,
+	 * ttl_millis, ...), or an empty map
+	 */
 	public Map<String, Object> row(String scope, String pool, String key) {
-		return this.jdbc.sql("""
-				SELECT status, owner_token::text AS owner_token, decision_id, response_status,
-				       convert_from(response_body, 'UTF8') AS body, request_fingerprint,
-				       (extract(epoch FROM expires_at - updated_at) * 1000)::bigint AS ttl_millis, expires_at <= now() AS expired
-				FROM eec_routing_idempotency
-				WHERE tenant_scope = ? AND pool_id = ? AND idempotency_key = ?""")
+		return this.jdbc
+			.sql("""
+					SELECT status, owner_token::text AS owner_token, decision_id, response_status,
+					       convert_from(response_body, 'UTF8') AS body, request_fingerprint,
+					       (extract(epoch FROM expires_at - updated_at) * 1000)::bigint AS ttl_millis, expires_at <= now() AS expired
+					FROM eec_routing_idempotency
+					WHERE tenant_scope = ? AND pool_id = ? AND idempotency_key = ?""")
 			.params(scope, pool, key)
 			.query()
 			.listOfRows()
@@ -42,7 +49,10 @@ public final class IdempotencyRows {
 			.single();
 	}
 
-	/** Time passes for one key: its timestamps move back by {@code interval} (a PostgreSQL interval literal). */
+	/**
+	 * Time passes for one key: its timestamps move back by {@code interval} (a PostgreSQL
+	 * interval literal).
+	 */
 	public void age(String scope, String pool, String key, String interval) {
 		this.jdbc.sql("""
 				UPDATE eec_routing_idempotency

@@ -154,7 +154,8 @@ class IdempotencyServiceTest {
 		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
 		otherListener.start();
 		try {
-			// polls once an hour: only the NOTIFY from this instance's completion can wake it in time
+			// polls once an hour: only the NOTIFY from this instance's completion can
+			// wake it in time
 			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
 					Duration.ofSeconds(30), Duration.ofHours(1)), otherListener);
 			String key = newKey();
@@ -224,7 +225,8 @@ class IdempotencyServiceTest {
 		assertThat(rows.row("", "orders", key)).containsEntry("ttl_millis", 200L);
 		assertThat(shortLived.reserve(request(key))).isInstanceOf(ReserveOutcome.InFlight.class);
 
-		// a duplicate waits for it; the sweeper releases the key once the database clock passes its TTL
+		// a duplicate waits for it; the sweeper releases the key once the database clock
+		// passes its TTL
 		var retry = java.util.concurrent.CompletableFuture.supplyAsync(() -> shortLived.execute(request(key),
 				Placed.class, () -> new Placed("retried", runsOfRetry.incrementAndGet())));
 		awaitTrue(() -> Boolean.TRUE.equals(rows.row("", "orders", key).get("expired")));
@@ -253,8 +255,9 @@ class IdempotencyServiceTest {
 	void aCompletedKeyReplaysWithinItsTtlAndRunsAgainAfterIt() {
 		String key = newKey();
 		AtomicInteger runs = new AtomicInteger();
-		assertThat(service.execute(request(key), Placed.class, () -> new Placed("a", runs.incrementAndGet()))
-			.replayed()).isFalse();
+		assertThat(
+				service.execute(request(key), Placed.class, () -> new Placed("a", runs.incrementAndGet())).replayed())
+			.isFalse();
 		assertThat(rows.row("", "orders", key)).containsEntry("ttl_millis", 600_000L);
 		IdempotentResult<Placed> replay = service.execute(request(key), Placed.class,
 				() -> new Placed("b", runs.incrementAndGet()));
@@ -399,16 +402,16 @@ class IdempotencyServiceTest {
 		String key = newKey();
 		CountDownLatch holding = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		var first = java.util.concurrent.CompletableFuture.supplyAsync(() -> impatient
-			.executeInTransaction(request(key), Placed.class, () -> {
+		var first = java.util.concurrent.CompletableFuture
+			.supplyAsync(() -> impatient.executeInTransaction(request(key), Placed.class, () -> {
 				holding.countDown();
 				await(release);
 				return new Placed("first", 1);
 			}));
 		await(holding);
 		try {
-			assertThatThrownBy(() -> impatient.executeInTransaction(request(key), Placed.class,
-					() -> new Placed("second", 2)))
+			assertThatThrownBy(
+					() -> impatient.executeInTransaction(request(key), Placed.class, () -> new Placed("second", 2)))
 				.isInstanceOf(IdempotencyKeyInFlightException.class)
 				.hasMessageContaining("still being processed by an earlier request after waiting PT0.2S")
 				.hasMessageContaining("ductor.idempotency.wait-timeout");
@@ -417,14 +420,19 @@ class IdempotencyServiceTest {
 			release.countDown();
 		}
 		assertThat(first.get(20, TimeUnit.SECONDS).value()).isEqualTo(new Placed("first", 1));
-		// the wait touched no session setting: the caller's own work runs with the default lock_timeout
+		// the wait touched no session setting: the caller's own work runs with the
+		// default lock_timeout
 		assertThat(impatient.executeInTransaction(request(key), Placed.class, () -> new Placed("third", 3)).value())
 			.isEqualTo(new Placed("first", 1));
-		// and the caller's own work after the reservation, in the same transaction, runs without it
-		assertThat(impatient.executeInTransaction(request(newKey()), String.class, () -> JdbcClient.create(dataSource)
-			.sql("SELECT current_setting('lock_timeout')")
-			.query(String.class)
-			.single()).value()).isEqualTo("0");
+		// and the caller's own work after the reservation, in the same transaction, runs
+		// without it
+		assertThat(impatient
+			.executeInTransaction(request(newKey()), String.class,
+					() -> JdbcClient.create(dataSource)
+						.sql("SELECT current_setting('lock_timeout')")
+						.query(String.class)
+						.single())
+			.value()).isEqualTo("0");
 	}
 
 	@Test
@@ -438,10 +446,11 @@ class IdempotencyServiceTest {
 			.executeWithoutResult((status) -> {
 				assertThat(rejecting.executeInTransaction(request(key), Placed.class, () -> new Placed("again", 2))
 					.value()).isEqualTo(first);
-				// the transaction that replayed is still open: another one replays at once, not "in flight"
-				var other = java.util.concurrent.CompletableFuture.supplyAsync(() -> rejecting
-					.executeInTransaction(request(key), Placed.class, () -> new Placed("other", 3))
-					.value());
+				// the transaction that replayed is still open: another one replays at
+				// once, not "in flight"
+				var other = java.util.concurrent.CompletableFuture.supplyAsync(
+						() -> rejecting.executeInTransaction(request(key), Placed.class, () -> new Placed("other", 3))
+							.value());
 				try {
 					assertThat(other.get(20, TimeUnit.SECONDS)).isEqualTo(first);
 				}

@@ -40,8 +40,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The one-transaction form of {@link IdempotencyService} on a pool of 10 connections: duplicates
- * of an open transaction wait without a connection, and a lost connection leaves no trace.
+ * The one-transaction form of {@link IdempotencyService} on a pool of 10 connections:
+ * duplicates of an open transaction wait without a connection, and a lost connection
+ * leaves no trace.
  */
 class OneTransactionServiceTest {
 
@@ -113,14 +114,14 @@ class OneTransactionServiceTest {
 
 			@Override
 			public void onStop(io.micrometer.observation.Observation.Context context) {
-				observed.add(context.getName() + " outcome="
-						+ context.getLowCardinalityKeyValue("outcome").getValue());
+				observed.add(context.getName() + " outcome=" + context.getLowCardinalityKeyValue("outcome").getValue());
 			}
 
 		});
 		IdempotencyService service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
-						Duration.ofMinutes(10), DuplicatePolicy.REJECT, Duration.ofSeconds(5), Duration.ofSeconds(1)),
+				new JsonCodec(JsonMapper.builder().build()),
+				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), DuplicatePolicy.REJECT,
+						Duration.ofSeconds(5), Duration.ofSeconds(1)),
 				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null));
 		IdempotentRequest request = request(UUID.randomUUID().toString());
 		TransactionalDecision<String> decision = new TransactionalDecision<>() {
@@ -163,9 +164,11 @@ class OneTransactionServiceTest {
 					return "placed " + key;
 				})));
 			}
-			// one runs its action in its transaction; every other caller is parked, holding no connection
+			// one runs its action in its transaction; every other caller is parked,
+			// holding no connection
 			awaitTrue(() -> runs.get() == 1 && service.parkedDuplicates() == duplicates);
-			// only the holder's connection is in use (a duplicate looking again takes one for a moment)
+			// only the holder's connection is in use (a duplicate looking again takes one
+			// for a moment)
 			assertThat(fewestActiveWithin(Duration.ofSeconds(1))).isLessThanOrEqualTo(1);
 			// other work gets connections at once (the pool's connection timeout is 2 s)
 			for (int i = 0; i < 20; i++) {
@@ -196,9 +199,14 @@ class OneTransactionServiceTest {
 		assertThatThrownBy(() -> service.executeInTransaction(request(key), String.class, () -> {
 			jdbc.sql("INSERT INTO placed (id) VALUES (?)").param(key).update();
 			int backend = jdbc.sql("SELECT pg_backend_pid()").query(Integer.class).single();
-			// as a crash or a database failover would: the connection goes before the commit
+			// as a crash or a database failover would: the connection goes before the
+			// commit
 			try (HikariDataSource other = postgres.newDataSource(1)) {
-				JdbcClient.create(other).sql("SELECT pg_terminate_backend(?)").param(backend).query(Boolean.class).single();
+				JdbcClient.create(other)
+					.sql("SELECT pg_terminate_backend(?)")
+					.param(backend)
+					.query(Boolean.class)
+					.single();
 			}
 			return "placed";
 		})).isInstanceOf(RuntimeException.class);
@@ -258,8 +266,8 @@ class OneTransactionServiceTest {
 			}));
 		await(holding);
 		AtomicReference<IdempotentResult<String>> duplicate = new AtomicReference<>();
-		CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> duplicate
-			.set(second.executeInTransaction(request(key), String.class, () -> "second")));
+		CompletableFuture<Void> waiting = CompletableFuture
+			.runAsync(() -> duplicate.set(second.executeInTransaction(request(key), String.class, () -> "second")));
 		awaitTrue(() -> second.parkedDuplicates() == 1);
 		release.countDown();
 		holder.get(20, TimeUnit.SECONDS);
@@ -281,7 +289,8 @@ class OneTransactionServiceTest {
 			IdempotencyService second = service(DuplicatePolicy.WAIT, Duration.ofSeconds(90), Duration.ofSeconds(60),
 					secondListener);
 			awaitTrue(() -> firstListener.isConnected() && secondListener.isConnected());
-			Thread.sleep(1000); // new subscriptions take effect within the listeners' receive timeout (500 ms)
+			Thread.sleep(1000); // new subscriptions take effect within the listeners'
+								// receive timeout (500 ms)
 			String key = UUID.randomUUID().toString();
 			CountDownLatch holding = new CountDownLatch(1);
 			CountDownLatch release = new CountDownLatch(1);
@@ -320,10 +329,11 @@ class OneTransactionServiceTest {
 		assertThatThrownBy(() -> service.execute(request(UUID.randomUUID().toString()), String.class, () -> {
 			throw new IllegalStateException("down");
 		})).hasMessage("down");
-		assertThatThrownBy(() -> service.executeInTransaction(request(UUID.randomUUID().toString()), String.class,
-				() -> {
+		assertThatThrownBy(
+				() -> service.executeInTransaction(request(UUID.randomUUID().toString()), String.class, () -> {
 					throw new IllegalStateException("down");
-				})).hasMessage("down");
+				}))
+			.hasMessage("down");
 		assertThat(count("handler_failed")).isEqualTo(failedBefore + 2);
 
 		String abandoned = UUID.randomUUID().toString();

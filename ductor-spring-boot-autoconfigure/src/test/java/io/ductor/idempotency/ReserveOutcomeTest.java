@@ -46,7 +46,8 @@ class ReserveOutcomeTest {
 	@Test
 	void aFingerprintMismatchIsAKeyReuse() {
 		IdempotencyKeyReuseException reuse = new ReserveOutcome.FingerprintMismatch(
-				new IdempotentRequest("", "orders", "k-1", "fp")).exception();
+				new IdempotentRequest("", "orders", "k-1", "fp"))
+			.exception();
 		assertThat(reuse).isInstanceOf(DuctorException.class)
 			.hasMessage("Idempotency key 'k-1' (pool 'orders') was already used for a different request; a new"
 					+ " request needs a new key");

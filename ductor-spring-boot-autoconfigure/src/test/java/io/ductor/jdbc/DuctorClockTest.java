@@ -24,10 +24,11 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Ductor reads the time only through {@code ductor_now()} and {@code ductor_clock()} (migration
- * V11), so that a test can move Ductor's clock: no plain {@code now()} or {@code clock_timestamp()}
- * in its SQL, its column defaults or its functions, and the two functions are inlined by the
- * planner, so that a statement plans as it did with {@code now()}.
+ * Ductor reads the time only through {@code ductor_now()} and {@code ductor_clock()}
+ * (migration V11), so that a test can move Ductor's clock: no plain {@code now()} or
+ * {@code clock_timestamp()} in its SQL, its column defaults or its functions, and the two
+ * functions are inlined by the planner, so that a statement plans as it did with
+ * {@code now()}.
  */
 class DuctorClockTest {
 
@@ -66,12 +67,13 @@ class DuctorClockTest {
 
 	@Test
 	void noColumnDefaultOfDuctorsTablesReadsTheServersClock() {
-		List<String> defaults = JdbcClient.create(dataSource).sql("""
-				SELECT c.relname || '.' || a.attname || ' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid)
-				FROM pg_attrdef d
-				JOIN pg_class c ON c.oid = d.adrelid
-				JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-				WHERE c.relname LIKE 'eec\\_%' AND c.relnamespace = current_schema()::regnamespace""")
+		List<String> defaults = JdbcClient.create(dataSource)
+			.sql("""
+					SELECT c.relname || '.' || a.attname || ' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid)
+					FROM pg_attrdef d
+					JOIN pg_class c ON c.oid = d.adrelid
+					JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+					WHERE c.relname LIKE 'eec\\_%' AND c.relnamespace = current_schema()::regnamespace""")
 			.query(String.class)
 			.list();
 		assertThat(defaults).anyMatch((column) -> column.contains("ductor_now()"))
@@ -80,9 +82,10 @@ class DuctorClockTest {
 
 	@Test
 	void noFunctionOfDuctorsSchemaReadsTheServersClockButTheClockItself() {
-		List<String> functions = JdbcClient.create(dataSource).sql("""
-				SELECT proname || ': ' || prosrc FROM pg_proc
-				WHERE pronamespace = current_schema()::regnamespace AND proname NOT IN ('ductor_now', 'ductor_clock')""")
+		List<String> functions = JdbcClient.create(dataSource)
+			.sql("""
+					SELECT proname || ': ' || prosrc FROM pg_proc
+					WHERE pronamespace = current_schema()::regnamespace AND proname NOT IN ('ductor_now', 'ductor_clock')""")
 			.query(String.class)
 			.list();
 		assertThat(functions).isNotEmpty().noneMatch((function) -> SERVER_CLOCK.matcher(function).find());
@@ -91,10 +94,12 @@ class DuctorClockTest {
 	@Test
 	void ductorsClockIsInlinedSoAStatementPlansAsItDidWithNow() {
 		JdbcClient jdbc = JdbcClient.create(dataSource);
-		String withClock = plan(jdbc, "SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= ductor_now()"
-				+ " ORDER BY next_attempt_at, id LIMIT 10");
-		String withNow = plan(jdbc, "SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= now()"
-				+ " ORDER BY next_attempt_at, id LIMIT 10");
+		String withClock = plan(jdbc,
+				"SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= ductor_now()"
+						+ " ORDER BY next_attempt_at, id LIMIT 10");
+		String withNow = plan(jdbc,
+				"SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= now()"
+						+ " ORDER BY next_attempt_at, id LIMIT 10");
 		assertThat(withClock).isEqualTo(withNow).doesNotContain("ductor_now");
 		assertThat(plan(jdbc, "SELECT ductor_clock() - ductor_now()")).doesNotContain("ductor_");
 	}

@@ -7,7 +7,9 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-/** Reads what tests assert on: row counts and a run's history, straight from the tables. */
+/**
+ * Reads what tests assert on: row counts and a run's history, straight from the tables.
+ */
 final class RunTables {
 
 	private final JdbcClient jdbc;
@@ -23,12 +25,13 @@ final class RunTables {
 				"eec_routing_idempotency", "test_side_table" }) {
 			snapshot.put(table, count("SELECT count(*) FROM " + table));
 		}
-		snapshot.put("versions", this.jdbc
-			.sql("SELECT string_agg(id || ':' || record_version || ':' || last_transition_seq || ':' || status"
-					+ " || ':' || updated_at, ',' ORDER BY id) FROM eec_run")
-			.query(String.class)
-			.optional()
-			.orElse(""));
+		snapshot.put("versions",
+				this.jdbc
+					.sql("SELECT string_agg(id || ':' || record_version || ':' || last_transition_seq || ':' || status"
+							+ " || ':' || updated_at, ',' ORDER BY id) FROM eec_run")
+					.query(String.class)
+					.optional()
+					.orElse(""));
 		return snapshot;
 	}
 
@@ -37,8 +40,8 @@ final class RunTables {
 	}
 
 	/**
-	 * Asserts the history of one run is exactly 1..n without gaps or repeats, each transition
-	 * carrying the version it produced, and the run row agreeing with it.
+	 * Asserts the history of one run is exactly 1..n without gaps or repeats, each
+	 * transition carrying the version it produced, and the run row agreeing with it.
 	 */
 	void assertContiguousHistory(String runId, long n) {
 		Map<String, Object> row = this.jdbc.sql("""
@@ -53,8 +56,7 @@ final class RunTables {
 			.containsEntry("min_seq", n == 0 ? null : 1L)
 			.containsEntry("max_seq", n == 0 ? null : n)
 			.containsEntry("bad_versions", 0L);
-		Map<String, Object> run = this.jdbc
-			.sql("SELECT record_version, last_transition_seq FROM eec_run WHERE id = ?")
+		Map<String, Object> run = this.jdbc.sql("SELECT record_version, last_transition_seq FROM eec_run WHERE id = ?")
 			.param(runId)
 			.query()
 			.singleRow();

@@ -22,7 +22,9 @@ import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Two application instances, each with its own connection pool, ticking the same runs. */
+/**
+ * Two application instances, each with its own connection pool, ticking the same runs.
+ */
 class TickServiceAcrossInstancesTest {
 
 	@RegisterExtension
@@ -47,7 +49,8 @@ class TickServiceAcrossInstancesTest {
 						.isEqualTo(StartOutcome.ALREADY_STARTED);
 				}
 				AtomicInteger duplicates = new AtomicInteger();
-				// 16 threads, 8 per instance; every stamp is delivered once by each instance
+				// 16 threads, 8 per instance; every stamp is delivered once by each
+				// instance
 				Concurrently.run(16, (thread) -> {
 					TickService ticks = services.get(thread % 2);
 					List<String> order = new ArrayList<>();

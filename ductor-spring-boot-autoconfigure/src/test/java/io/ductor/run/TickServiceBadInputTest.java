@@ -71,7 +71,8 @@ class TickServiceBadInputTest {
 	@NullAndEmptySource
 	@ValueSource(strings = { " ", "\t\n" })
 	void nullOrBlankRunIdIsRefused(String bad) {
-		assertThatIllegalArgumentException().isThrownBy(() -> addOne(bad, "stamp")).withMessageStartingWith("runId must not be");
+		assertThatIllegalArgumentException().isThrownBy(() -> addOne(bad, "stamp"))
+			.withMessageStartingWith("runId must not be");
 		assertThatIllegalArgumentException().isThrownBy(() -> ticks.start("counter", bad, new Counter(0)))
 			.withMessageStartingWith("runId must not be");
 	}
@@ -80,7 +81,8 @@ class TickServiceBadInputTest {
 	@NullAndEmptySource
 	@ValueSource(strings = { " ", "\t\n" })
 	void nullOrBlankStampIsRefused(String bad) {
-		assertThatIllegalArgumentException().isThrownBy(() -> addOne(runId, bad)).withMessageStartingWith("stamp must not be");
+		assertThatIllegalArgumentException().isThrownBy(() -> addOne(runId, bad))
+			.withMessageStartingWith("stamp must not be");
 	}
 
 	@Test
@@ -161,10 +163,12 @@ class TickServiceBadInputTest {
 
 	@Test
 	void failingARunWithoutAReasonIsRefused() {
-		assertThatIllegalArgumentException().isThrownBy(() -> ticks.tick(runId, "fail", Counter.class, (state, tick) -> {
-			tick.fail(" ");
-			return state;
-		})).withMessage("reason must not be blank");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> ticks.tick(runId, "fail", Counter.class, (state, tick) -> {
+				tick.fail(" ");
+				return state;
+			}))
+			.withMessage("reason must not be blank");
 	}
 
 	private static TickOutcome<Counter> addOne(String runId, String stamp) {

@@ -269,8 +269,7 @@ class TickServiceTest {
 	@Test
 	void inputIsRecordedWithItsTransition() {
 		String runId = newRun();
-		ticks.tick(runId, "payment-attempt-1", Map.of("charged", 42), Counter.class,
-				(state, tick) -> state.plus(42));
+		ticks.tick(runId, "payment-attempt-1", Map.of("charged", 42), Counter.class, (state, tick) -> state.plus(42));
 		assertThat(ticks.transitions(runId)).singleElement().satisfies((transition) -> {
 			assertThat(transition.seq()).isOne();
 			assertThat(transition.stamp()).isEqualTo("payment-attempt-1");

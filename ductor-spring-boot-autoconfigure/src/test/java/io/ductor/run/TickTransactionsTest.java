@@ -25,7 +25,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Which transaction a tick runs in: its own, the caller's, an enclosing tick's; and ticks from steps. */
+/**
+ * Which transaction a tick runs in: its own, the caller's, an enclosing tick's; and ticks
+ * from steps.
+ */
 class TickTransactionsTest {
 
 	@RegisterExtension
@@ -33,7 +36,10 @@ class TickTransactionsTest {
 
 	static HikariDataSource dataSource;
 
-	/** Another DataSource, with a transaction manager of its own; Ductor's tables are not its business. */
+	/**
+	 * Another DataSource, with a transaction manager of its own; Ductor's tables are not
+	 * its business.
+	 */
 	static HikariDataSource otherDataSource;
 
 	static TickService ticks;
@@ -73,7 +79,10 @@ class TickTransactionsTest {
 		return service.tick(runId, stamp, Counter.class, (state, tick) -> state.plus(1));
 	}
 
-	/** Ticks {@code runId} from another thread, so that it commits while the caller's tick computes. */
+	/**
+	 * Ticks {@code runId} from another thread, so that it commits while the caller's tick
+	 * computes.
+	 */
 	void interlope(String runId) {
 		TickServiceTest.await(this.other.submit(() -> addOne(ticks, runId, "interloper-" + UUID.randomUUID())));
 	}
@@ -190,9 +199,12 @@ class TickTransactionsTest {
 		String runId = newRun();
 		List<Integer> attempts = new ArrayList<>();
 		JdbcClient otherJdbc = JdbcClient.create(otherDataSource);
-		TransactionTemplate otherTransaction = new TransactionTemplate(new DataSourceTransactionManager(otherDataSource));
+		TransactionTemplate otherTransaction = new TransactionTemplate(
+				new DataSourceTransactionManager(otherDataSource));
 		TickOutcome<Counter> outcome = otherTransaction.execute((status) -> {
-			otherJdbc.sql("INSERT INTO test_side_table (id, note) VALUES (?, 'other')").param(runId + "-other").update();
+			otherJdbc.sql("INSERT INTO test_side_table (id, note) VALUES (?, 'other')")
+				.param(runId + "-other")
+				.update();
 			TickOutcome<Counter> inside = ticks.tick(runId, "contested", Counter.class, (state, tick) -> {
 				attempts.add(tick.attempt());
 				tables.writeSideRow(runId + "-step-" + tick.attempt());
@@ -201,9 +213,11 @@ class TickTransactionsTest {
 				}
 				return state.plus(10);
 			});
-			// the tick committed on its own: another connection sees it before this transaction ends
+			// the tick committed on its own: another connection sees it before this
+			// transaction ends
 			assertThat(tables.count("SELECT count(*) FROM eec_run_transition WHERE run_id = ? AND stamp = 'contested'",
-					runId)).isOne();
+					runId))
+				.isOne();
 			status.setRollbackOnly();
 			return inside;
 		});
@@ -212,7 +226,8 @@ class TickTransactionsTest {
 		assertThat(outcome.attempts()).isEqualTo(2);
 		assertThat(outcome.state()).isEqualTo(new Counter(11));
 		tables.assertContiguousHistory(runId, 2);
-		// the step's writes went with its own attempt; the other transaction's rolled back alone
+		// the step's writes went with its own attempt; the other transaction's rolled
+		// back alone
 		assertThat(tables.sideRows(runId + "-step-1")).isZero();
 		assertThat(tables.sideRows(runId + "-step-2")).isOne();
 		assertThat(tables.sideRows(runId + "-other")).isZero();
@@ -224,7 +239,8 @@ class TickTransactionsTest {
 		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		caller.executeWithoutResult((status) -> {
 			addOne(ticks, runId, "joined");
-			// not committed yet: a connection outside the caller's transaction does not see it
+			// not committed yet: a connection outside the caller's transaction does not
+			// see it
 			assertThat(JdbcClient.create(otherDataSource)
 				.sql("SELECT count(*) FROM eec_run_transition WHERE run_id = ?")
 				.param(runId)

@@ -13,9 +13,9 @@ import org.springframework.web.servlet.function.ServerRequest;
 import org.springframework.web.servlet.function.ServerResponse;
 
 /**
- * The console's one HTML page, with where the {@code ductor} endpoint is, where the assets are,
- * and, when Spring Security protects the request, its CSRF token, which the page sends with every
- * write.
+ * The console's one HTML page, with where the {@code ductor} endpoint is, where the
+ * assets are, and, when Spring Security protects the request, its CSRF token, which the
+ * page sends with every write.
  */
 class ConsolePage {
 
@@ -33,7 +33,8 @@ class ConsolePage {
 		this.endpointPath = endpointPath;
 		try {
 			this.template = StreamUtils.copyToString(
-					new ClassPathResource("io/ductor/console/static/index.html").getInputStream(), StandardCharsets.UTF_8);
+					new ClassPathResource("io/ductor/console/static/index.html").getInputStream(),
+					StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("The console's page is missing from the jar", ex);
@@ -61,7 +62,10 @@ class ConsolePage {
 		return value.replace("&", "&amp;").replace("\"", "&quot;").replace("<", "&lt;").replace(">", "&gt;");
 	}
 
-	/** Reads Spring Security's token; only loaded when Spring Security is on the class path. */
+	/**
+	 * Reads Spring Security's token; only loaded when Spring Security is on the class
+	 * path.
+	 */
 	private static final class SecurityCsrf {
 
 		static String[] token(ServerRequest request) {

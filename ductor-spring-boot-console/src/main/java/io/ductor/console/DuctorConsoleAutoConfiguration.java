@@ -25,16 +25,17 @@ import io.ductor.console.internal.HiddenFieldsMask;
 import io.ductor.console.internal.RoleOperatorAccess;
 
 /**
- * The operator console, when {@code ductor.console.enabled=true} in a servlet web application: one
- * page under {@code ductor.console.path} with its assets from the jar, reading and writing through
- * the {@code ductor} actuator endpoint (which the application must expose). It hides the
- * {@code ductor.console.hidden-fields} of intents' arguments, and with Spring Security present only
- * callers in {@code ductor.console.operator-role} may change intents.
+ * The operator console, when {@code ductor.console.enabled=true} in a servlet web
+ * application: one page under {@code ductor.console.path} with its assets from the jar,
+ * reading and writing through the {@code ductor} actuator endpoint (which the application
+ * must expose). It hides the {@code ductor.console.hidden-fields} of intents' arguments,
+ * and with Spring Security present only callers in {@code ductor.console.operator-role}
+ * may change intents.
  */
-@AutoConfiguration(before = DuctorEndpointAutoConfiguration.class,
-		afterName = { "org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration",
-				"org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration",
-				"org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration" })
+@AutoConfiguration(before = DuctorEndpointAutoConfiguration.class, afterName = {
+		"org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration" })
 @ConditionalOnBooleanProperty("ductor.console.enabled")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({ RouterFunction.class, SecurityContext.class, WebEndpointProperties.class })
@@ -63,7 +64,10 @@ public final class DuctorConsoleAutoConfiguration {
 				: new HiddenFieldsMask(Set.copyOf(properties.hiddenFields()));
 	}
 
-	/** When Spring Security guards the application's requests, only operators change intents. */
+	/**
+	 * When Spring Security guards the application's requests, only operators change
+	 * intents.
+	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.security.web.SecurityFilterChain")
 	@ConditionalOnBean(type = "org.springframework.security.web.SecurityFilterChain")

@@ -12,8 +12,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param path Path the console is served under
  * @param operatorRole Role (without {@code ROLE_}) a caller needs to change intents when
  * Spring Security is present
- * @param hiddenFields Names of argument fields whose values the console and the {@code ductor}
- * endpoint never show, at any depth of an intent's arguments (e.g. {@code cardNumber})
+ * @param hiddenFields Names of argument fields whose values the console and the
+ * {@code ductor} endpoint never show, at any depth of an intent's arguments (e.g.
+ * {@code cardNumber})
  */
 @ConfigurationProperties("ductor.console")
 public record DuctorConsoleProperties(@DefaultValue("false") boolean enabled, @DefaultValue("/ductor") String path,

@@ -16,12 +16,15 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.test.PostgresExtension;
 
 /**
- * An application with the console enabled on a test database, its workers off so that intents stay
- * where a test puts them.
+ * An application with the console enabled on a test database, its workers off so that
+ * intents stay where a test puts them.
  */
 final class ConsoleApp implements AutoCloseable {
 
-	/** Spring Security is on the test class path; an application without it excludes these. */
+	/**
+	 * Spring Security is on the test class path; an application without it excludes
+	 * these.
+	 */
 	static final String WITHOUT_SECURITY = "spring.autoconfigure.exclude="
 			+ "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
 			+ "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration,"
@@ -41,11 +44,12 @@ final class ConsoleApp implements AutoCloseable {
 	static ConsoleApp start(PostgresExtension postgres, Class<?> application, String... more) {
 		List<String> properties = new ArrayList<>(List.of(postgres.springProperties()));
 		properties.addAll(List.of("server.port=0", "management.endpoints.web.exposure.include=ductor",
-				"ductor.console.enabled=true",
-				"ductor.console.hidden-fields=cardNumber", "ductor.effects.drainer.enabled=false",
-				"ductor.effects.reconciler.enabled=false", "ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false"));
+				"ductor.console.enabled=true", "ductor.console.hidden-fields=cardNumber",
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false",
+				"ductor.retention.enabled=false", "ductor.idempotency.sweeper.enabled=false"));
 		properties.addAll(List.of(more));
-		return new ConsoleApp(new SpringApplicationBuilder(application).properties(properties.toArray(String[]::new)).run());
+		return new ConsoleApp(
+				new SpringApplicationBuilder(application).properties(properties.toArray(String[]::new)).run());
 	}
 
 	String url(String path) {

@@ -13,9 +13,9 @@ import io.ductor.test.browser.Browser;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The console in a real headless Chromium on an application without Spring Security: an operator
- * opens it, finds a parked intent, resolves it with a reason, and the database shows the decision;
- * the run and idempotency key pages show what is stored.
+ * The console in a real headless Chromium on an application without Spring Security: an
+ * operator opens it, finds a parked intent, resolves it with a reason, and the database
+ * shows the decision; the run and idempotency key pages show what is stored.
  */
 class ConsoleBrowserTest {
 
@@ -36,14 +36,19 @@ class ConsoleBrowserTest {
 
 	@Test
 	void anOperatorResolvesAParkedIntentWithAReasonAndTheDatabaseKeepsWhoWhenAndWhy() {
-		app.jdbc.sql("INSERT INTO eec_run (id, type, status, state) VALUES ('order-7', 'order', 'active', "
-				+ "'{\"step\":\"receipt\",\"total\":4200}')").update();
-		app.jdbc.sql("INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status) "
-				+ "VALUES ('order-7', 1, 'placed', '{\"sku\":\"book-2\"}', 2, 'active'), "
-				+ "('order-7', 2, 'paid', NULL, 3, 'active')").update();
+		app.jdbc
+			.sql("INSERT INTO eec_run (id, type, status, state) VALUES ('order-7', 'order', 'active', "
+					+ "'{\"step\":\"receipt\",\"total\":4200}')")
+			.update();
+		app.jdbc
+			.sql("INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status) "
+					+ "VALUES ('order-7', 1, 'placed', '{\"sku\":\"book-2\"}', 2, 'active'), "
+					+ "('order-7', 2, 'paid', NULL, 3, 'active')")
+			.update();
 		app.jdbc.sql("UPDATE eec_run SET record_version = 3, last_transition_seq = 2 WHERE id = 'order-7'").update();
 		long parked = app.park("receipt.send", "receipt:order-7", "needs_decision",
-				"[{\"order\":\"order-7\",\"email\":\"heidi@example.org\",\"cardNumber\":\"4111111111111111\"}]", "order-7");
+				"[{\"order\":\"order-7\",\"email\":\"heidi@example.org\",\"cardNumber\":\"4111111111111111\"}]",
+				"order-7");
 		app.park("payment.charge", "charge:order-9", "failed", "[{\"order\":\"order-9\",\"amount\":1200}]", null);
 		app.jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
@@ -56,27 +61,30 @@ class ConsoleBrowserTest {
 			browser.open(app.url("/ductor"));
 			assertThat(browser.evaluate("document.title")).isEqualTo("Ductor console");
 			browser.find("#overview");
-			assertThat(browser.text("[data-card=needs_decision] .value"))
+			assertThat(browser.text("[data-card=needs_decision] .value")).isEqualTo("1");
+			assertThat(browser.text("#parked tr[data-effect='receipt.send'][data-status=needs_decision] td.num"))
 				.isEqualTo("1");
-			assertThat(browser.text("#parked tr[data-effect='receipt.send'][data-status=needs_decision] td.num")).isEqualTo("1");
-			assertThat(browser.text("#parked tr[data-effect='payment.charge'][data-status=failed] td.num")).isEqualTo("1");
-			assertThat(browser.evaluate("document.querySelectorAll('#throughput-chart rect.bar').length")).isEqualTo(15L);
+			assertThat(browser.text("#parked tr[data-effect='payment.charge'][data-status=failed] td.num"))
+				.isEqualTo("1");
+			assertThat(browser.evaluate("document.querySelectorAll('#throughput-chart rect.bar').length"))
+				.isEqualTo(15L);
 			browser.screenshot(ConsoleApp.screenshot("console-overview.png"));
 
 			browser.click("#parked tr[data-status=needs_decision] a");
 			browser.click("#intents tr[data-intent-id='" + parked + "'] a");
 			browser.find("#intent-page[data-intent-id='" + parked + "']");
 			String arguments = (String) browser.text("#arguments");
-			assertThat(arguments).contains("\"email\": \"heidi@example.org\"").contains("\"cardNumber\": \"[hidden]\"")
+			assertThat(arguments).contains("\"email\": \"heidi@example.org\"")
+				.contains("\"cardNumber\": \"[hidden]\"")
 				.doesNotContain("4111");
-			assertThat(browser.text("[data-field=ordering_key]"))
-				.isEqualTo("customer-receipt:order-7");
+			assertThat(browser.text("[data-field=ordering_key]")).isEqualTo("customer-receipt:order-7");
 
 			browser.click("button[data-action=mark_done]");
 			browser.fill("#confirm-reason", "receipt seen in the relay's log, ticket OPS-41");
 			browser.click("#confirm-ok");
 			browser.find("#action-done");
-			assertThat(browser.evaluate("document.querySelector('#intent-page').dataset.status")).isEqualTo("completed");
+			assertThat(browser.evaluate("document.querySelector('#intent-page').dataset.status"))
+				.isEqualTo("completed");
 			assertThat(browser.text("[data-field=decided_by]")).isEqualTo("anonymous");
 			browser.screenshot(ConsoleApp.screenshot("console-intent.png"));
 		}
@@ -94,17 +102,23 @@ class ConsoleBrowserTest {
 
 	@Test
 	void theRunAndKeyPagesShowTheRunsHistoryEffectsAndTheStoredResponse() {
-		app.jdbc.sql("INSERT INTO eec_run (id, type, status, state, record_version, last_transition_seq) "
-				+ "VALUES ('trip-3', 'trip', 'active', '{\"legs\":2}', 2, 1)").update();
-		app.jdbc.sql("INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status) "
-				+ "VALUES ('trip-3', 1, 'booked', '{\"leg\":1}', 2, 'active')").update();
+		app.jdbc
+			.sql("INSERT INTO eec_run (id, type, status, state, record_version, last_transition_seq) "
+					+ "VALUES ('trip-3', 'trip', 'active', '{\"legs\":2}', 2, 1)")
+			.update();
+		app.jdbc
+			.sql("INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status) "
+					+ "VALUES ('trip-3', 1, 'booked', '{\"leg\":1}', 2, 'active')")
+			.update();
 		long hotel = app.park("hotel.book", "hotel:trip-3", "failed", "[{\"trip\":\"trip-3\"}]", "trip-3");
-		app.jdbc.sql("""
-				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
-				    owner_token, decision_id, response_status, response_headers, response_body, expires_at)
-				VALUES ('acme', 'orders', 'order-key-1', 'completed', 'fp', gen_random_uuid(), 'order-11', 201,
-				        '{"Content-Type":["application/json"]}', convert_to('{"id":"order-11","total":4200}', 'UTF8'),
-				        now() + interval '1 day')""").update();
+		app.jdbc
+			.sql("""
+					INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
+					    owner_token, decision_id, response_status, response_headers, response_body, expires_at)
+					VALUES ('acme', 'orders', 'order-key-1', 'completed', 'fp', gen_random_uuid(), 'order-11', 201,
+					        '{"Content-Type":["application/json"]}', convert_to('{"id":"order-11","total":4200}', 'UTF8'),
+					        now() + interval '1 day')""")
+			.update();
 
 		try (Browser browser = Browser.launch(1280, 800)) {
 			browser.open(app.url("/ductor/#/runs"));
@@ -113,8 +127,7 @@ class ConsoleBrowserTest {
 			browser.click("#runs tr[data-run-id='trip-3'] a");
 			browser.find("#run-page[data-run-id='trip-3']");
 			assertThat(browser.evaluate("document.querySelectorAll('#transitions tr').length")).isEqualTo(2L);
-			assertThat(browser.text("#run-effects")).contains(String.valueOf(hotel))
-				.contains("hotel:trip-3");
+			assertThat(browser.text("#run-effects")).contains(String.valueOf(hotel)).contains("hotel:trip-3");
 			assertThat(browser.text("#run-state")).contains("\"legs\": 2");
 			browser.screenshot(ConsoleApp.screenshot("console-run.png"));
 
@@ -124,8 +137,7 @@ class ConsoleBrowserTest {
 			browser.fill("#key-key", "order-key-1");
 			browser.click("#key-search button[type=submit]");
 			browser.find("#key-record[data-status=completed]");
-			assertThat(browser.text("#key-record")).contains("order-11")
-				.contains("201");
+			assertThat(browser.text("#key-record")).contains("order-11").contains("201");
 			assertThat(browser.text("#key-body")).contains("\"total\": 4200");
 			browser.screenshot(ConsoleApp.screenshot("console-key.png"));
 

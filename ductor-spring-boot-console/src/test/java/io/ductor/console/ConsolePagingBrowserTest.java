@@ -13,8 +13,9 @@ import io.ductor.test.browser.Browser;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The intents list over 100,000 intents in a real headless Chromium: filtered by status and effect
- * through the form, and paged by id (keyset), each page the next ids the database holds.
+ * The intents list over 100,000 intents in a real headless Chromium: filtered by status
+ * and effect through the form, and paged by id (keyset), each page the next ids the
+ * database holds.
  */
 class ConsolePagingBrowserTest {
 
@@ -26,7 +27,8 @@ class ConsolePagingBrowserTest {
 	@BeforeAll
 	static void start() {
 		app = ConsoleApp.start(postgres, ConsoleApp.Open.class, ConsoleApp.WITHOUT_SECURITY);
-		// 100,000 intents of four effects: every 10th failed, every 25th waiting for a decision
+		// 100,000 intents of four effects: every 10th failed, every 25th waiting for a
+		// decision
 		app.jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,
 				                               attempts, max_attempts, last_error, created_at, finished_at)
@@ -64,7 +66,8 @@ class ConsolePagingBrowserTest {
 			browser.find("#pager[data-page='1'][data-rows='50'][data-status=failed][data-effect='payment.charge']");
 			assertThat(shownIds(browser)).containsExactlyElementsOf(expected.subList(0, 50));
 			assertThat(browser.evaluate("[...document.querySelectorAll('#intents tr[data-status]')]"
-					+ ".every((r) => r.dataset.status === 'failed')")).isEqualTo(true);
+					+ ".every((r) => r.dataset.status === 'failed')"))
+				.isEqualTo(true);
 			browser.screenshot(ConsoleApp.screenshot("console-intents.png"));
 
 			browser.click("#page-next");
@@ -73,7 +76,8 @@ class ConsolePagingBrowserTest {
 			browser.click("#page-next");
 			browser.find("#pager[data-page='3']");
 			assertThat(shownIds(browser)).containsExactlyElementsOf(expected.subList(100, 150));
-			assertThat(browser.driver().getCurrentUrl()).contains("afterId=" + expected.get(99)).doesNotContain("offset");
+			assertThat(browser.driver().getCurrentUrl()).contains("afterId=" + expected.get(99))
+				.doesNotContain("offset");
 
 			browser.click("#page-first");
 			browser.find("#pager[data-page='1']");

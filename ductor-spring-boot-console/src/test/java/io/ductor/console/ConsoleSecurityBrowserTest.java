@@ -20,9 +20,10 @@ import io.ductor.test.browser.Browser;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The console behind Spring Security (form login, CSRF protection on): a signed-in user without
- * the operator role reads everything but is refused (403) when deciding; a write without the CSRF
- * token is refused; an operator's decision goes through and is stored under the operator's name.
+ * The console behind Spring Security (form login, CSRF protection on): a signed-in user
+ * without the operator role reads everything but is refused (403) when deciding; a write
+ * without the CSRF token is refused; an operator's decision goes through and is stored
+ * under the operator's name.
  */
 class ConsoleSecurityBrowserTest {
 
@@ -76,9 +77,12 @@ class ConsoleSecurityBrowserTest {
 			decide(browser, "mark_done", "seen in the relay's log");
 			browser.find("#action-done");
 		}
-		assertThat(app.jdbc.sql("SELECT status || ' ' || decided_by || ' ' || decision_reason FROM eec_effect_intent "
-				+ "WHERE id = ?").param(parked).query(String.class).single())
-			.isEqualTo("completed operator seen in the relay's log");
+		assertThat(app.jdbc
+			.sql("SELECT status || ' ' || decided_by || ' ' || decision_reason FROM eec_effect_intent "
+					+ "WHERE id = ?")
+			.param(parked)
+			.query(String.class)
+			.single()).isEqualTo("completed operator seen in the relay's log");
 	}
 
 	private static void signIn(Browser browser, String user) {

@@ -43,8 +43,8 @@ class DuctorConsoleAutoConfigurationTest {
 	void hiddenFieldsAreMaskedAtAnyDepth() {
 		this.runner.withPropertyValues("ductor.console.enabled=true", "ductor.console.hidden-fields=cardNumber,iban")
 			.run((context) -> assertThat(context.getBean(PayloadMask.class)
-				.mask("[{\"card\":{\"cardNumber\":\"4111\"},\"iban\":\"DE00\",\"name\":\"heidi\"}, \"x\"]"))
-				.isEqualTo("[{\"card\":{\"cardNumber\":\"[hidden]\"},\"iban\":\"[hidden]\",\"name\":\"heidi\"},\"x\"]"));
+				.mask("[{\"card\":{\"cardNumber\":\"4111\"},\"iban\":\"DE00\",\"name\":\"heidi\"}, \"x\"]")).isEqualTo(
+						"[{\"card\":{\"cardNumber\":\"[hidden]\"},\"iban\":\"[hidden]\",\"name\":\"heidi\"},\"x\"]"));
 	}
 
 	@Test

@@ -10,19 +10,22 @@ import java.lang.annotation.Target;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 
 /**
- * Gives a test a {@link DuctorTester}, on a {@code @SpringBootTest} or beside a test slice.
+ * Gives a test a {@link DuctorTester}, on a {@code @SpringBootTest} or beside a test
+ * slice.
  * <p>
- * With it, Ductor's background workers do not start ({@code ductor.effects.drainer.enabled},
- * {@code ductor.effects.reconciler.enabled}, {@code ductor.idempotency.sweeper.enabled}, {@code ductor.retention.enabled}
- * and {@code ductor.effects.alarm-scheduler.enabled} are {@code false}): effects run when the test calls
- * {@link DuctorTester#drain()}, on the test's thread. Ductor's clock stands still from the start
- * of every test until {@link DuctorTester#advance(java.time.Duration)} moves it. Before every test
- * method the clock is set to the server's time again, injected faults are cleared, and the
- * assertions start seeing effects afresh, so that tests sharing a cached context do not see each
- * other's faults, time or effects.
+ * With it, Ductor's background workers do not start
+ * ({@code ductor.effects.drainer.enabled}, {@code ductor.effects.reconciler.enabled},
+ * {@code ductor.idempotency.sweeper.enabled}, {@code ductor.retention.enabled} and
+ * {@code ductor.effects.alarm-scheduler.enabled} are {@code false}): effects run when the
+ * test calls {@link DuctorTester#drain()}, on the test's thread. Ductor's clock stands
+ * still from the start of every test until
+ * {@link DuctorTester#advance(java.time.Duration)} moves it. Before every test method the
+ * clock is set to the server's time again, injected faults are cleared, and the
+ * assertions start seeing effects afresh, so that tests sharing a cached context do not
+ * see each other's faults, time or effects.
  * <p>
- * On a slice, which imports only its own auto-configurations, this annotation also imports
- * Ductor's (the application still needs a {@code DataSource}).
+ * On a slice, which imports only its own auto-configurations, this annotation also
+ * imports Ductor's (the application still needs a {@code DataSource}).
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

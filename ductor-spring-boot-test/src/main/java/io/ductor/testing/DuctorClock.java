@@ -9,11 +9,12 @@ import java.time.temporal.ChronoUnit;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Ductor's clock in a test: the functions {@code ductor_now()} and {@code ductor_clock()}, which
- * every statement of Ductor reads the time through, replaced by ones that return a fixed instant.
- * Replacing a function invalidates the plans that inlined it, prepared statements included, so the
- * next statement sees the new time. The functions are replaced where Ductor's SQL finds them (the
- * schema on the search path that holds them).
+ * Ductor's clock in a test: the functions {@code ductor_now()} and
+ * {@code ductor_clock()}, which every statement of Ductor reads the time through,
+ * replaced by ones that return a fixed instant. Replacing a function invalidates the
+ * plans that inlined it, prepared statements included, so the next statement sees the new
+ * time. The functions are replaced where Ductor's SQL finds them (the schema on the
+ * search path that holds them).
  */
 final class DuctorClock {
 

@@ -22,21 +22,24 @@ import io.ductor.run.TickService;
 import io.ductor.worker.internal.WorkerTask;
 
 /**
- * Drives Ductor in a test, on the test's thread: runs due effects, moves Ductor's clock, makes
- * attempts fail, and asserts effects, runs and idempotency keys. Given by
+ * Drives Ductor in a test, on the test's thread: runs due effects, moves Ductor's clock,
+ * makes attempts fail, and asserts effects, runs and idempotency keys. Given by
  * {@link AutoConfigureDuctorTester}, which keeps Ductor's background workers off.
  * <p>
- * {@link #drain()} runs the drainer's real path (claim under a lease, dispatch, completion fenced
- * by lease owner and attempt) and the reconciler's (redrive of expired leases, reconciliation
- * rounds), one intent at a time, in the order the drainer would claim them: by due time, then by
- * the order they were recorded. Ductor's clock stands still during a test, so the same test
- * drains the same intents in the same order with the same outcomes on every run; a retry whose
- * backoff has not elapsed, a delayed effect or an alarm runs once {@link #advance(Duration)} has
- * moved the clock past its due time.
+ * {@link #drain()} runs the drainer's real path (claim under a lease, dispatch,
+ * completion fenced by lease owner and attempt) and the reconciler's (redrive of expired
+ * leases, reconciliation rounds), one intent at a time, in the order the drainer would
+ * claim them: by due time, then by the order they were recorded. Ductor's clock stands
+ * still during a test, so the same test drains the same intents in the same order with
+ * the same outcomes on every run; a retry whose backoff has not elapsed, a delayed effect
+ * or an alarm runs once {@link #advance(Duration)} has moved the clock past its due time.
  */
 public final class DuctorTester implements AutoCloseable {
 
-	/** The most attempts one {@link #drain()} runs before it gives up on effects that never stop recording effects. */
+	/**
+	 * The most attempts one {@link #drain()} runs before it gives up on effects that
+	 * never stop recording effects.
+	 */
 	static final int MAX_DRAIN_STEPS = 10_000;
 
 	private static final int ALARM_BATCH = 100;
@@ -84,12 +87,13 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Runs every due intent, and every due reconciliation round, on this thread until nothing is
-	 * due, including the effects they record, the retries that are due at once and the occurrences
-	 * of recurring alarms that are due by Ductor's clock.
-	 * @return the intents that ran, each as it is after its attempt, in the order they ran
-	 * @throws IllegalStateException when effects are still due after 10,000 attempts (effects that
-	 * record effects without end)
+	 * Runs every due intent, and every due reconciliation round, on this thread until
+	 * nothing is due, including the effects they record, the retries that are due at once
+	 * and the occurrences of recurring alarms that are due by Ductor's clock.
+	 * @return the intents that ran, each as it is after its attempt, in the order they
+	 * ran
+	 * @throws IllegalStateException when effects are still due after 10,000 attempts
+	 * (effects that record effects without end)
 	 */
 	public List<EffectIntent> drain() {
 		requireNoTransaction("drain()");
@@ -126,10 +130,11 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Runs the next due intent of one effect, and only that (after recording the due occurrences of
-	 * recurring alarms).
+	 * Runs the next due intent of one effect, and only that (after recording the due
+	 * occurrences of recurring alarms).
 	 * @param effectName the effect's name
-	 * @return the intent as it is after its attempt, or empty when none of that effect was due
+	 * @return the intent as it is after its attempt, or empty when none of that effect
+	 * was due
 	 */
 	public Optional<EffectIntent> drainOne(String effectName) {
 		requireNoTransaction("drainOne()");
@@ -138,9 +143,9 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Moves Ductor's clock forward: delays, alarms, retry backoffs, leases, reconciliation rounds and
-	 * idempotency TTLs see the new time from the next statement on. The server's clock and the
-	 * application's own SQL are not affected.
+	 * Moves Ductor's clock forward: delays, alarms, retry backoffs, leases,
+	 * reconciliation rounds and idempotency TTLs see the new time from the next statement
+	 * on. The server's clock and the application's own SQL are not affected.
 	 * @param duration how far; not negative
 	 */
 	public void advance(Duration duration) {
@@ -151,14 +156,16 @@ public final class DuctorTester implements AutoCloseable {
 		this.clock.advance(duration);
 	}
 
-	/** @return Ductor's time now, as its statements read it */
+	/**
+	 * @return Ductor's time now, as its statements read it
+	 */
 	public OffsetDateTime now() {
 		return this.clock.now();
 	}
 
 	/**
-	 * Makes the next attempt of an effect throw {@code failure} instead of calling the effect's bean;
-	 * Ductor classifies it as it would the bean's own exception.
+	 * Makes the next attempt of an effect throw {@code failure} instead of calling the
+	 * effect's bean; Ductor classifies it as it would the bean's own exception.
 	 * @param effectName the effect's name
 	 * @param failure what the attempt throws
 	 */
@@ -183,26 +190,32 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Makes the next attempt of an effect end with an unknown outcome (as after a timeout), without
-	 * calling its bean: a receiver that cannot deduplicate then waits for a decision, unless its
-	 * reconciler is asked; one that deduplicates is retried with the same key.
+	 * Makes the next attempt of an effect end with an unknown outcome (as after a
+	 * timeout), without calling its bean: a receiver that cannot deduplicate then waits
+	 * for a decision, unless its reconciler is asked; one that deduplicates is retried
+	 * with the same key.
 	 * @param effectName the effect's name
 	 */
 	public void outcomeUnknownNext(String effectName) {
-		failNext(effectName, new InjectedFaultException("injected by DuctorTester: the outcome of this attempt is unknown"));
+		failNext(effectName,
+				new InjectedFaultException("injected by DuctorTester: the outcome of this attempt is unknown"));
 	}
 
-	/** @return the intents recorded since the test began, in the order they were recorded */
+	/**
+	 * @return the intents recorded since the test began, in the order they were recorded
+	 */
 	public List<EffectIntent> recordedEffects() {
-		return this.jdbc.queryForList("SELECT id FROM eec_effect_intent WHERE id > ? ORDER BY id", Long.class,
-				this.recordedAfter)
+		return this.jdbc
+			.queryForList("SELECT id FROM eec_effect_intent WHERE id > ? ORDER BY id", Long.class, this.recordedAfter)
 			.stream()
 			.map(this.outbox::find)
 			.flatMap(Optional::stream)
 			.toList();
 	}
 
-	/** @return assertions on the intents recorded since the test began */
+	/**
+	 * @return assertions on the intents recorded since the test began
+	 */
 	public RecordedEffectsAssert assertEffects() {
 		return new RecordedEffectsAssert(recordedEffects(), this.mapper);
 	}
@@ -220,7 +233,8 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * @param key the idempotency key, in whatever scope and pool it was reserved (exactly one)
+	 * @param key the idempotency key, in whatever scope and pool it was reserved (exactly
+	 * one)
 	 * @return assertions on the key's stored decision
 	 */
 	public IdempotencyKeyAssert assertIdempotencyKey(String key) {
@@ -252,9 +266,10 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Effects recorded in a transaction that has not committed (a {@code @Transactional} test's, which
-	 * is rolled back) are invisible to the drain's own connections, and a clock moved in it is moved
-	 * for that transaction only: refuse rather than silently run nothing.
+	 * Effects recorded in a transaction that has not committed (a {@code @Transactional}
+	 * test's, which is rolled back) are invisible to the drain's own connections, and a
+	 * clock moved in it is moved for that transaction only: refuse rather than silently
+	 * run nothing.
 	 */
 	private static void requireNoTransaction(String method) {
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
@@ -266,9 +281,10 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Back to the start of a test: Ductor's clock set to the server's time and stopped, no injected
-	 * faults, and the assertions on effects see only what is recorded from now on. Called before
-	 * each test method of a test annotated with {@link AutoConfigureDuctorTester}.
+	 * Back to the start of a test: Ductor's clock set to the server's time and stopped,
+	 * no injected faults, and the assertions on effects see only what is recorded from
+	 * now on. Called before each test method of a test annotated with
+	 * {@link AutoConfigureDuctorTester}.
 	 */
 	public void reset() {
 		this.faults.clear();
@@ -278,15 +294,18 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Gives Ductor the server's clock back and removes the injected faults. Called after each test
-	 * method of a test annotated with {@link AutoConfigureDuctorTester}.
+	 * Gives Ductor the server's clock back and removes the injected faults. Called after
+	 * each test method of a test annotated with {@link AutoConfigureDuctorTester}.
 	 */
 	public void release() {
 		this.faults.clear();
 		this.clock.release();
 	}
 
-	/** Stops injecting faults when the context closes (the clock was given back after the last test). */
+	/**
+	 * Stops injecting faults when the context closes (the clock was given back after the
+	 * last test).
+	 */
 	@Override
 	public void close() {
 		this.effects.injectFaults(null);

@@ -13,21 +13,21 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 
 /**
  * Turns Ductor's background workers off in the contexts of tests annotated with
- * {@link AutoConfigureDuctorTester}, ahead of every other property source: the drainer would race
- * with {@link DuctorTester#drain()}, and the reconciler, sweeper and retention with the test's
- * assertions.
+ * {@link AutoConfigureDuctorTester}, ahead of every other property source: the drainer
+ * would race with {@link DuctorTester#drain()}, and the reconciler, sweeper and retention
+ * with the test's assertions.
  */
 final class DuctorTesterContextCustomizerFactory implements ContextCustomizerFactory {
 
 	static final Map<String, Object> WORKERS_OFF = Map.of("ductor.effects.drainer.enabled", "false",
-			"ductor.effects.reconciler.enabled", "false", "ductor.idempotency.sweeper.enabled", "false", "ductor.retention.enabled", "false",
-			"ductor.effects.alarm-scheduler.enabled", "false");
+			"ductor.effects.reconciler.enabled", "false", "ductor.idempotency.sweeper.enabled", "false",
+			"ductor.retention.enabled", "false", "ductor.effects.alarm-scheduler.enabled", "false");
 
 	@Override
 	public ContextCustomizer createContextCustomizer(Class<?> testClass,
 			List<ContextConfigurationAttributes> configAttributes) {
-		return TestContextAnnotationUtils.hasAnnotation(testClass, AutoConfigureDuctorTester.class)
-				? new WorkersOff() : null;
+		return TestContextAnnotationUtils.hasAnnotation(testClass, AutoConfigureDuctorTester.class) ? new WorkersOff()
+				: null;
 	}
 
 	private static final class WorkersOff implements ContextCustomizer {

@@ -6,12 +6,13 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 import org.springframework.test.context.TestExecutionListener;
 
 /**
- * Resets the {@link DuctorTester} of a test annotated with {@link AutoConfigureDuctorTester}
- * before each test method (before its {@code @BeforeEach} methods), so that a context cached
- * between tests carries neither a moved clock nor a pending fault into the next test, and gives
- * Ductor the server's clock back after each, so that an application without the annotation that
- * shares the database runs on the real time. Tests without
- * the annotation are left alone, and their contexts are never loaded by this listener.
+ * Resets the {@link DuctorTester} of a test annotated with
+ * {@link AutoConfigureDuctorTester} before each test method (before its
+ * {@code @BeforeEach} methods), so that a context cached between tests carries neither a
+ * moved clock nor a pending fault into the next test, and gives Ductor the server's clock
+ * back after each, so that an application without the annotation that shares the database
+ * runs on the real time. Tests without the annotation are left alone, and their contexts
+ * are never loaded by this listener.
  */
 final class DuctorTesterResetListener implements TestExecutionListener, Ordered {
 
@@ -32,7 +33,8 @@ final class DuctorTesterResetListener implements TestExecutionListener, Ordered 
 
 	@Override
 	public int getOrder() {
-		// after the dependency-injection listener (2000), before transactional (4000) and SQL script (5000) ones
+		// after the dependency-injection listener (2000), before transactional (4000) and
+		// SQL script (5000) ones
 		return 3000;
 	}
 

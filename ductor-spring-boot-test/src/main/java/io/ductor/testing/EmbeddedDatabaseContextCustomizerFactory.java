@@ -12,8 +12,8 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * Points the contexts of tests annotated with {@link DuctorEmbeddedDatabase} at a fresh database of
- * the JVM's embedded PostgreSQL.
+ * Points the contexts of tests annotated with {@link DuctorEmbeddedDatabase} at a fresh
+ * database of the JVM's embedded PostgreSQL.
  */
 final class EmbeddedDatabaseContextCustomizerFactory implements ContextCustomizerFactory {
 

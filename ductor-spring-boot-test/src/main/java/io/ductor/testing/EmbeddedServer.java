@@ -20,7 +20,9 @@ final class EmbeddedServer {
 	private EmbeddedServer() {
 	}
 
-	/** @return the {@code spring.datasource.*} properties of a new, empty database */
+	/**
+	 * @return the {@code spring.datasource.*} properties of a new, empty database
+	 */
 	static synchronized Map<String, Object> newDatabase() {
 		EmbeddedPostgres postgres = server();
 		String name = "ductor_test_" + ProcessHandle.current().pid() + "_" + databases.incrementAndGet();

@@ -54,7 +54,8 @@ public class IdempotencyKeyAssert extends AbstractAssert<IdempotencyKeyAssert, S
 	public IdempotencyKeyAssert hasStatus(String status) {
 		exists();
 		if (!this.actual.status().equals(status)) {
-			failWithMessage("Expected idempotency key '%s' to be %s but it is %s", this.key, status, this.actual.status());
+			failWithMessage("Expected idempotency key '%s' to be %s but it is %s", this.key, status,
+					this.actual.status());
 		}
 		return this;
 	}
@@ -66,8 +67,8 @@ public class IdempotencyKeyAssert extends AbstractAssert<IdempotencyKeyAssert, S
 	public IdempotencyKeyAssert hasDecision(String decisionId) {
 		exists();
 		if (!Objects.equals(this.actual.decisionId(), decisionId)) {
-			failWithMessage("Expected idempotency key '%s' to hold decision '%s' but it holds '%s'", this.key, decisionId,
-					this.actual.decisionId());
+			failWithMessage("Expected idempotency key '%s' to hold decision '%s' but it holds '%s'", this.key,
+					decisionId, this.actual.decisionId());
 		}
 		return this;
 	}
@@ -86,7 +87,8 @@ public class IdempotencyKeyAssert extends AbstractAssert<IdempotencyKeyAssert, S
 	}
 
 	/**
-	 * Verifies that the key's TTL has passed by Ductor's clock: the next request with it runs again.
+	 * Verifies that the key's TTL has passed by Ductor's clock: the next request with it
+	 * runs again.
 	 * @return this
 	 */
 	public IdempotencyKeyAssert isExpired() {

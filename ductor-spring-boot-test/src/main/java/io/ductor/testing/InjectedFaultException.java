@@ -1,10 +1,11 @@
 package io.ductor.testing;
 
 /**
- * What an attempt throws when a test asked {@link DuctorTester#outcomeUnknownNext(String)}: an
- * ordinary exception, so the attempt's outcome is unknown to Ductor as after a timeout. A
- * receiver that cannot deduplicate then waits for a decision (or its reconciler is asked); one
- * that deduplicates is retried with the same key.
+ * What an attempt throws when a test asked
+ * {@link DuctorTester#outcomeUnknownNext(String)}: an ordinary exception, so the
+ * attempt's outcome is unknown to Ductor as after a timeout. A receiver that cannot
+ * deduplicate then waits for a decision (or its reconciler is asked); one that
+ * deduplicates is retried with the same key.
  */
 public class InjectedFaultException extends RuntimeException {
 

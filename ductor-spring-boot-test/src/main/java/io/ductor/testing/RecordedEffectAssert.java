@@ -44,8 +44,8 @@ public class RecordedEffectAssert extends AbstractAssert<RecordedEffectAssert, E
 		JsonNode expected = this.mapper.valueToTree(Arrays.asList(arguments));
 		JsonNode stored = this.mapper.readTree(this.actual.payloadJson());
 		if (!expected.equals(stored)) {
-			failWithMessage("Expected effect '%s' to have arguments %s but it has %s", this.actual.effectName(), expected,
-					stored);
+			failWithMessage("Expected effect '%s' to have arguments %s but it has %s", this.actual.effectName(),
+					expected, stored);
 		}
 		return this;
 	}

@@ -11,7 +11,8 @@ import java.time.OffsetDateTime;
  * @param status {@code pending}, {@code completed} or {@code failed_before_commit}
  * @param decisionId the decision the key was completed with, or {@code null}
  * @param responseStatus the stored response's HTTP status, or {@code null}
- * @param expiresAt the end of the pending reservation, then of the completed decision's validity
+ * @param expiresAt the end of the pending reservation, then of the completed decision's
+ * validity
  * @param expired whether {@code expiresAt} has passed by Ductor's clock
  */
 public record StoredKey(String tenantScope, String pool, String key, String status, String decisionId,

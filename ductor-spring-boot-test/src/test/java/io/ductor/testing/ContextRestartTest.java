@@ -22,7 +22,10 @@ import io.ductor.testing.bakery.BakeryDatabase;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A context started again between tests, on the same database, starts from the real time and no faults. */
+/**
+ * A context started again between tests, on the same database, starts from the real time
+ * and no faults.
+ */
 @SpringBootTest(classes = Bakery.class)
 @AutoConfigureDuctorTester
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)

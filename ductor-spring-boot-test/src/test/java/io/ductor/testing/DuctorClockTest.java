@@ -22,8 +22,9 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Moving Ductor's clock reaches statements that are already prepared on the server and run with a
- * cached generic plan: replacing the function invalidates the plans that inlined it.
+ * Moving Ductor's clock reaches statements that are already prepared on the server and
+ * run with a cached generic plan: replacing the function invalidates the plans that
+ * inlined it.
  */
 class DuctorClockTest {
 
@@ -51,13 +52,16 @@ class DuctorClockTest {
 				PreparedStatement due = connection.prepareStatement("""
 						SELECT ductor_now(), (SELECT count(*) FROM eec_effect_intent
 						                      WHERE status = 'pending' AND next_attempt_at <= ductor_now())""")) {
-			connection.createStatement().execute("""
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-					    next_attempt_at)
-					VALUES ('later', 'later-1', '[]', 'f', 1, ductor_now() + interval '1 hour')""");
+			connection.createStatement()
+				.execute(
+						"""
+								INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+								    next_attempt_at)
+								VALUES ('later', 'later-1', '[]', 'f', 1, ductor_now() + interval '1 hour')""");
 			OffsetDateTime frozen = null;
 			for (int i = 0; i < 10; i++) {
-				// past the five custom plans after which the server may keep a generic one
+				// past the five custom plans after which the server may keep a generic
+				// one
 				try (ResultSet row = due.executeQuery()) {
 					row.next();
 					assertThat(row.getLong(2)).isZero();
@@ -75,8 +79,8 @@ class DuctorClockTest {
 		finally {
 			clock.release();
 		}
-		assertThat(new JdbcTemplate(postgres.dataSource()).queryForObject(
-				"SELECT abs(extract(epoch FROM ductor_now() - now())) < 1", Boolean.class)).isTrue();
+		assertThat(new JdbcTemplate(postgres.dataSource())
+			.queryForObject("SELECT abs(extract(epoch FROM ductor_now() - now())) < 1", Boolean.class)).isTrue();
 	}
 
 }

@@ -41,8 +41,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Every method of {@link DuctorTester} on real PostgreSQL, in one cached context whose tests run in
- * a fixed order, so that a test also proves the previous one left no time, fault or effect behind.
+ * Every method of {@link DuctorTester} on real PostgreSQL, in one cached context whose
+ * tests run in a fixed order, so that a test also proves the previous one left no time,
+ * fault or effect behind.
  */
 @SpringBootTest(classes = Bakery.class)
 @AutoConfigureDuctorTester
@@ -143,8 +144,10 @@ class DuctorTesterTest {
 		this.ductor.outcomeUnknownNext("mail.send");
 		List<String> ran = this.ductor.drain()
 			.stream()
-			.map((intent) -> intent.effectName() + " " + (intent.effectName().equals("reminder.send") ? "(a fresh key)" : intent.idempotencyKey().replace(run, "")) + " "
-					+ intent.status() + " " + intent.attempts())
+			.map((intent) -> intent.effectName() + " "
+					+ (intent.effectName().equals("reminder.send") ? "(a fresh key)"
+							: intent.idempotencyKey().replace(run, ""))
+					+ " " + intent.status() + " " + intent.attempts())
 			.toList();
 		assertThat(ran).containsExactly("mail.send mail:c NEEDS_DECISION 1", "ledger.write ledger:a COMPLETED 1",
 				"reminder.send (a fresh key) PENDING 1", "mail.send mail:d COMPLETED 1",
@@ -152,7 +155,8 @@ class DuctorTesterTest {
 		drainRuns.add(ran);
 		assertThat(drainRuns).allMatch(ran::equals);
 		assertThat(this.audit.logged()).containsExactly(run + "a");
-		// leave nothing due for the next test: the reminder's retry runs once its backoff has passed
+		// leave nothing due for the next test: the reminder's retry runs once its backoff
+		// has passed
 		this.ductor.advance(Duration.ofHours(1));
 		assertThat(this.ductor.drain()).extracting(EffectIntent::effectName, EffectIntent::status)
 			.containsExactly(org.assertj.core.groups.Tuple.tuple("reminder.send", EffectStatus.COMPLETED));
@@ -181,7 +185,8 @@ class DuctorTesterTest {
 	void anAlarmInAnHourFiresOnceTheClockIsAdvancedAnHour() {
 		record(() -> this.orders.remindIn("o-5", Duration.ofHours(1)));
 		for (int i = 0; i < 8; i++) {
-			// more than the driver's prepareThreshold: the claim runs as a server-side prepared statement
+			// more than the driver's prepareThreshold: the claim runs as a server-side
+			// prepared statement
 			assertThat(this.ductor.drain()).isEmpty();
 		}
 		this.ductor.advance(Duration.ofMinutes(59));
@@ -239,10 +244,15 @@ class DuctorTesterTest {
 			this.ductor.drain();
 			this.ductor.advance(Duration.ofMinutes(10));
 		}
-		this.ductor.assertEffects().hasOne("payment.charge").hasStatus(EffectStatus.FAILED).hasAttempts(3)
+		this.ductor.assertEffects()
+			.hasOne("payment.charge")
+			.hasStatus(EffectStatus.FAILED)
+			.hasAttempts(3)
 			.hasErrorContaining("card declined");
 		assertThat(this.payments.charged()).isEmpty();
-		this.ductor.assertRun("o-9").hasStatus(io.ductor.run.RunStatus.ACTIVE).hasTransitions("placed")
+		this.ductor.assertRun("o-9")
+			.hasStatus(io.ductor.run.RunStatus.ACTIVE)
+			.hasTransitions("placed")
 			.hasTransitionCount(1);
 	}
 
@@ -302,7 +312,6 @@ class DuctorTesterTest {
 		org.assertj.core.api.Assertions.assertThatIllegalStateException()
 			.isThrownBy(() -> this.ductor.advance(Duration.ofHours(1)));
 	}
-
 
 	@Test
 	@Order(14)

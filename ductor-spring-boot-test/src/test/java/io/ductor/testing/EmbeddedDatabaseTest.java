@@ -7,7 +7,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 
 import io.ductor.testing.bakery.Bakery;
 
-/** {@link DuctorEmbeddedDatabase}: the bakery on an embedded PostgreSQL, with nothing else configured. */
+/**
+ * {@link DuctorEmbeddedDatabase}: the bakery on an embedded PostgreSQL, with nothing else
+ * configured.
+ */
 @SpringBootTest(classes = Bakery.class)
 @AutoConfigureDuctorTester
 @DuctorEmbeddedDatabase

@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * An application that has the test module on its classpath but does not use
- * {@link AutoConfigureDuctorTester} runs exactly as in production: no tester, its workers, the
- * server's clock.
+ * {@link AutoConfigureDuctorTester} runs exactly as in production: no tester, its
+ * workers, the server's clock.
  */
 class NotActiveWithoutTheAnnotationTest {
 
@@ -47,8 +47,9 @@ class NotActiveWithoutTheAnnotationTest {
 	void theTesterIsNotAmongTheApplicationsAutoConfigurations() {
 		List<String> candidates = ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader())
 			.getCandidates();
-		assertThat(candidates).contains(DuctorAutoConfiguration.class.getName(),
-				DuctorEffectsAutoConfiguration.class.getName(), DuctorIdempotencyAutoConfiguration.class.getName())
+		assertThat(candidates)
+			.contains(DuctorAutoConfiguration.class.getName(), DuctorEffectsAutoConfiguration.class.getName(),
+					DuctorIdempotencyAutoConfiguration.class.getName())
 			.noneMatch((candidate) -> candidate.startsWith("io.ductor.testing"));
 		assertThat(ImportCandidates.load(AutoConfigureDuctorTester.class, getClass().getClassLoader()).getCandidates())
 			.contains(DuctorTesterAutoConfiguration.class.getName());

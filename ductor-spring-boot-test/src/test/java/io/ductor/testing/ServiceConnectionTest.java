@@ -14,11 +14,15 @@ import org.springframework.boot.testcontainers.service.connection.ServiceConnect
 
 import io.ductor.testing.bakery.Bakery;
 
-/** With Boot's {@code @ServiceConnection} on a Testcontainers PostgreSQL, when a Docker engine answers. */
+/**
+ * With Boot's {@code @ServiceConnection} on a Testcontainers PostgreSQL, when a Docker
+ * engine answers.
+ */
 @SpringBootTest(classes = Bakery.class)
 @AutoConfigureDuctorTester
-@EnabledIf(value = "dockerAnswers", disabledReason = "No Docker engine answers (no DOCKER_HOST, no /var/run/docker.sock,"
-		+ " or Testcontainers cannot reach it): the @ServiceConnection test needs one")
+@EnabledIf(value = "dockerAnswers",
+		disabledReason = "No Docker engine answers (no DOCKER_HOST, no /var/run/docker.sock,"
+				+ " or Testcontainers cannot reach it): the @ServiceConnection test needs one")
 class ServiceConnectionTest {
 
 	@ServiceConnection

@@ -23,71 +23,84 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request;
 
-/** Runs {@link Probe} as a test class of its own and checks what the extension left behind. */
+/**
+ * Runs {@link Probe} as a test class of its own and checks what the extension left
+ * behind.
+ */
 class PostgresExtensionLifecycleTest {
 
-    @Test
-    void databaseLivesAsLongAsTheClassIncludingNestedClassesAndIsDroppedAfterwards() throws SQLException {
-        SummaryGeneratingListener listener = new SummaryGeneratingListener();
-        Probe.launched = true;
-        try {
-            LauncherFactory.create().execute(request().selectors(selectClass(Probe.class)).build(), listener);
-        } finally {
-            Probe.launched = false;
-        }
+	@Test
+	void databaseLivesAsLongAsTheClassIncludingNestedClassesAndIsDroppedAfterwards() throws SQLException {
+		SummaryGeneratingListener listener = new SummaryGeneratingListener();
+		Probe.launched = true;
+		try {
+			LauncherFactory.create().execute(request().selectors(selectClass(Probe.class)).build(), listener);
+		}
+		finally {
+			Probe.launched = false;
+		}
 
-        TestExecutionSummary summary = listener.getSummary();
-        assertThat(summary.getFailures()).extracting(f -> f.getException().toString()).isEmpty();
-        assertThat(summary.getTestsSucceededCount()).isEqualTo(3);
-        assertThat(exists(Probe.database.name())).isFalse();
-        assertThat(((HikariDataSource) Probe.shared).isClosed()).isTrue();
-        assertThat(Probe.extra.isClosed()).isTrue();
-    }
+		TestExecutionSummary summary = listener.getSummary();
+		assertThat(summary.getFailures()).extracting(f -> f.getException().toString()).isEmpty();
+		assertThat(summary.getTestsSucceededCount()).isEqualTo(3);
+		assertThat(exists(Probe.database.name())).isFalse();
+		assertThat(((HikariDataSource) Probe.shared).isClosed()).isTrue();
+		assertThat(Probe.extra.isClosed()).isTrue();
+	}
 
-    /** Only meaningful when launched by the test above; skipped if an IDE picks it up on its own. */
-    @TestClassOrder(ClassOrderer.OrderAnnotation.class)
-    static class Probe {
+	/**
+	 * Only meaningful when launched by the test above; skipped if an IDE picks it up on
+	 * its own.
+	 */
+	@TestClassOrder(ClassOrderer.OrderAnnotation.class)
+	static class Probe {
 
-        @RegisterExtension
-        static final PostgresExtension postgres = new PostgresExtension();
+		@RegisterExtension
+		static final PostgresExtension postgres = new PostgresExtension();
 
-        static volatile boolean launched;
-        static TestDatabase database;
-        static DataSource shared;
-        static HikariDataSource extra;
+		static volatile boolean launched;
+		static TestDatabase database;
+		static DataSource shared;
+		static HikariDataSource extra;
 
-        @Test
-        void resolvesParametersToTheClassDatabase(TestDatabase db, DataSource dataSource) throws SQLException {
-            assumeThat(launched).isTrue();
-            assertThat(db).isSameAs(postgres.database());
-            assertThat(dataSource).isSameAs(postgres.dataSource());
-            database = db;
-            shared = dataSource;
-            extra = postgres.newDataSource(2);
-            try (Connection connection = extra.getConnection()) {
-                assertThat(queryLong(connection, "SELECT 1")).isEqualTo(1);
-            }
-        }
+		@Test
+		void resolvesParametersToTheClassDatabase(TestDatabase db, DataSource dataSource) throws SQLException {
+			assumeThat(launched).isTrue();
+			assertThat(db).isSameAs(postgres.database());
+			assertThat(dataSource).isSameAs(postgres.dataSource());
+			database = db;
+			shared = dataSource;
+			extra = postgres.newDataSource(2);
+			try (Connection connection = extra.getConnection()) {
+				assertThat(queryLong(connection, "SELECT 1")).isEqualTo(1);
+			}
+		}
 
-        @Nested
-        @Order(1)
-        class First {
-            @Test
-            void seesTheSameDatabase(TestDatabase db) {
-                assumeThat(launched).isTrue();
-                assertThat(db).isSameAs(database);
-            }
-        }
+		@Nested
+		@Order(1)
+		class First {
 
-        @Nested
-        @Order(2)
-        class Second {
-            @Test
-            void stillSeesItAfterTheFirstNestedClassFinished(TestDatabase db) throws SQLException {
-                assumeThat(launched).isTrue();
-                assertThat(db).isSameAs(database);
-                assertThat(exists(db.name())).isTrue();
-            }
-        }
-    }
+			@Test
+			void seesTheSameDatabase(TestDatabase db) {
+				assumeThat(launched).isTrue();
+				assertThat(db).isSameAs(database);
+			}
+
+		}
+
+		@Nested
+		@Order(2)
+		class Second {
+
+			@Test
+			void stillSeesItAfterTheFirstNestedClassFinished(TestDatabase db) throws SQLException {
+				assumeThat(launched).isTrue();
+				assertThat(db).isSameAs(database);
+				assertThat(exists(db.name())).isTrue();
+			}
+
+		}
+
+	}
+
 }

@@ -15,9 +15,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Starts an embedded PostgreSQL for the sample when no {@code spring.datasource.url} is set, so
- * the shop runs with one command on a machine that has only a JDK. Its data survives restarts in
- * {@code sample.database.directory}.
+ * Starts an embedded PostgreSQL for the sample when no {@code spring.datasource.url} is
+ * set, so the shop runs with one command on a machine that has only a JDK. Its data
+ * survives restarts in {@code sample.database.directory}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnExpression("'${spring.datasource.url:}'.isEmpty()")

@@ -29,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The shop end to end, through real HTTP on a real PostgreSQL: orders complete, replays place
- * nothing, gateway failures charge once, and an uncertain receipt waits for a decision.
+ * The shop end to end, through real HTTP on a real PostgreSQL: orders complete, replays
+ * place nothing, gateway failures charge once, and an uncertain receipt waits for a
+ * decision.
  */
 class OrderEndToEndTest extends ShopTestSupport {
 
@@ -74,7 +75,8 @@ class OrderEndToEndTest extends ShopTestSupport {
 		awaitEffectsSettled(id);
 		assertThat(effectStatuses(id)).containsOnly("completed").hasSize(3);
 		assertThat(count("SELECT count(*) FROM sample_payment WHERE order_id = ? AND amount_cents = 9000", id)).isOne();
-		assertThat(count("SELECT count(*) FROM sample_stock_reservation WHERE order_id = ? AND outcome = 'reserved'", id))
+		assertThat(
+				count("SELECT count(*) FROM sample_stock_reservation WHERE order_id = ? AND outcome = 'reserved'", id))
 			.isOne();
 		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
 	}
@@ -88,8 +90,10 @@ class OrderEndToEndTest extends ShopTestSupport {
 		String id = ShopClient.json(response).get("id").asString();
 		awaitRunStatus(id, "completed");
 		awaitEffectsSettled(id);
-		// recorded by three ticks: the request's, then two that ran inside effects on drainer threads
-		assertThat(this.jdbc.sql("SELECT trace_context->>'traceparent' FROM eec_effect_intent WHERE run_id = ? ORDER BY id")
+		// recorded by three ticks: the request's, then two that ran inside effects on
+		// drainer threads
+		assertThat(this.jdbc
+			.sql("SELECT trace_context->>'traceparent' FROM eec_effect_intent WHERE run_id = ? ORDER BY id")
 			.param(id)
 			.query(String.class)
 			.list()).hasSize(3).allSatisfy((traceparent) -> assertThat(traceparent).startsWith("00-" + traceId + "-"));
@@ -158,8 +162,8 @@ class OrderEndToEndTest extends ShopTestSupport {
 		String id = place(ShopClient.order("carol", "book-2", 1));
 		awaitRunStatus(id, "completed");
 
-		List<Map<String, Object>> requests = this.jdbc
-			.sql("SELECT idempotency_key, outcome, answer_lost FROM sample_payment_request WHERE order_id = ? ORDER BY id")
+		List<Map<String, Object>> requests = this.jdbc.sql(
+				"SELECT idempotency_key, outcome, answer_lost FROM sample_payment_request WHERE order_id = ? ORDER BY id")
 			.param(id)
 			.query()
 			.listOfRows();
@@ -185,8 +189,10 @@ class OrderEndToEndTest extends ShopTestSupport {
 		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("receipt:" + id)));
 		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
 		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id)).isOne();
-		assertThat(count("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ? AND reconcile_outcome = 'APPLIED'",
-				"receipt:" + id)).isOne();
+		assertThat(count(
+				"SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ? AND reconcile_outcome = 'APPLIED'",
+				"receipt:" + id))
+			.isOne();
 	}
 
 	@Test
@@ -216,7 +222,8 @@ class OrderEndToEndTest extends ShopTestSupport {
 		String id = place(ShopClient.order("erin", "mug-1", 2));
 		awaitRunStatus(id, "completed");
 		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("receipt:" + id)));
-		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id)).isEqualTo(2);
+		assertThat(count("SELECT attempts FROM eec_effect_intent WHERE idempotency_key = ?", "receipt:" + id))
+			.isEqualTo(2);
 		assertThat(count("SELECT count(*) FROM sample_receipt WHERE order_id = ?", id)).isOne();
 	}
 
@@ -229,7 +236,8 @@ class OrderEndToEndTest extends ShopTestSupport {
 		assertThat(order.get("stage").asString()).isEqualTo("OUT_OF_STOCK");
 		assertThat(order.get("failureReason").asString()).contains("out of stock");
 		assertThat(count("SELECT count(*) FROM sample_payment_request WHERE order_id = ?", id)).isZero();
-		// the reservation ran, so its compensation runs too; it finds nothing reserved and gives nothing back
+		// the reservation ran, so its compensation runs too; it finds nothing reserved
+		// and gives nothing back
 		await().atMost(PATIENCE).until(() -> "completed".equals(effectStatus("compensate:reserve:" + id)));
 		assertThat(effectStatuses(id)).containsExactly("completed", "completed");
 		assertThat(count("SELECT quantity FROM sample_stock_release WHERE order_id = ?", id)).isZero();
@@ -248,7 +256,8 @@ class OrderEndToEndTest extends ShopTestSupport {
 		JsonNode order = this.shop.order(id);
 		assertThat(order.get("stage").asString()).isEqualTo("SHIPPING_FAILED");
 		assertThat(order.get("failureReason").asString()).contains("out of stock at shipping");
-		// the refund first (the charge's tick came last), then the release, each keyed by what it undoes
+		// the refund first (the charge's tick came last), then the release, each keyed by
+		// what it undoes
 		assertThat(order.get("effects").findValuesAsString("idempotencyKey")).containsExactly("reserve:" + id,
 				"charge:" + id, "compensate:charge:" + id, "compensate:reserve:" + id);
 		assertThat(order.get("effects").findValuesAsString("name")).containsExactly("stock.reserve", "payment.charge",
@@ -294,13 +303,14 @@ class OrderEndToEndTest extends ShopTestSupport {
 	private void awaitRunStatus(String id, String status) {
 		await().atMost(PATIENCE)
 			.pollInterval(Duration.ofMillis(100))
-			.until(() -> status.equals(this.jdbc.sql("SELECT status FROM eec_run WHERE id = ?")
-				.param(id)
-				.query(String.class)
-				.single()));
+			.until(() -> status.equals(
+					this.jdbc.sql("SELECT status FROM eec_run WHERE id = ?").param(id).query(String.class).single()));
 	}
 
-	/** Waits until no effect of the order is pending or in flight, so no test leaves work behind. */
+	/**
+	 * Waits until no effect of the order is pending or in flight, so no test leaves work
+	 * behind.
+	 */
 	private void awaitEffectsSettled(String id) {
 		await().atMost(PATIENCE)
 			.until(() -> effectStatuses(id).stream().noneMatch((s) -> s.equals("pending") || s.equals("in_flight")));

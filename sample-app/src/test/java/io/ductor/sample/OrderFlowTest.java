@@ -19,12 +19,13 @@ import io.ductor.testing.AutoConfigureDuctorTester;
 import io.ductor.testing.DuctorTester;
 
 /**
- * The shop's order flow with {@link DuctorTester}: no HTTP and no waiting, every effect drained on
- * the test's thread. {@link OrderEndToEndTest} proves the same flows through HTTP with the real
- * drainer.
+ * The shop's order flow with {@link DuctorTester}: no HTTP and no waiting, every effect
+ * drained on the test's thread. {@link OrderEndToEndTest} proves the same flows through
+ * HTTP with the real drainer.
  */
-@SpringBootTest(classes = SampleApplication.class, properties = { "sample.gateway.failure-rate=0",
-		"sample.gateway.latency=0s", "sample.mailer.failure-rate=0", "sample.mailer.latency=0s" })
+@SpringBootTest(classes = SampleApplication.class,
+		properties = { "sample.gateway.failure-rate=0", "sample.gateway.latency=0s", "sample.mailer.failure-rate=0",
+				"sample.mailer.latency=0s" })
 @AutoConfigureDuctorTester
 class OrderFlowTest {
 
@@ -50,7 +51,11 @@ class OrderFlowTest {
 		this.ductor.drain();
 		this.ductor.assertRun(id).isCompleted().hasTransitions("place", "stock:reserve:" + id, "payment:charge:" + id);
 		this.ductor.assertEffects().containsExactly("stock.reserve", "payment.charge", "receipt.send");
-		this.ductor.assertEffects().hasOne("payment.charge").hasKey("charge:" + id).hasArguments(id, 9000).isCompleted();
+		this.ductor.assertEffects()
+			.hasOne("payment.charge")
+			.hasKey("charge:" + id)
+			.hasArguments(id, 9000)
+			.isCompleted();
 	}
 
 	@Test

@@ -20,9 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The shop in a JVM of its own, killed with SIGKILL while the payment gateway has committed the
- * charge but its answer is still on the way, then started again: the order finishes, charged
- * exactly once. The database is the test's (not an embedded server inside the killed JVM).
+ * The shop in a JVM of its own, killed with SIGKILL while the payment gateway has
+ * committed the charge but its answer is still on the way, then started again: the order
+ * finishes, charged exactly once. The database is the test's (not an embedded server
+ * inside the killed JVM).
  */
 class OrderSurvivesKillTest {
 
@@ -64,8 +65,8 @@ class OrderSurvivesKillTest {
 			await().atMost(Duration.ofMinutes(1))
 				.until(() -> "completed".equals(status(jdbc, "SELECT status FROM eec_run WHERE id = ?", id)));
 			await().atMost(Duration.ofMinutes(1))
-				.until(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE run_id = ? AND status = 'completed'",
-						id) == 3);
+				.until(() -> count(jdbc,
+						"SELECT count(*) FROM eec_effect_intent WHERE run_id = ? AND status = 'completed'", id) == 3);
 
 			assertThat(count(jdbc, "SELECT count(*) FROM sample_payment WHERE idempotency_key = ?", chargeKey)).isOne();
 			assertThat(count(jdbc, "SELECT count(*) FROM sample_payment WHERE order_id = ?", id)).isOne();
@@ -96,12 +97,13 @@ class OrderSurvivesKillTest {
 
 	private static Process launch(String name, int port, String... extra) throws IOException {
 		List<String> command = ChildJvm.arguments(postgres.springProperties());
-		command.addAll(List.of("--server.port=" + port,
-				"--sample.gateway.failure-rate=0", "--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s",
-				"--ductor.effects.drainer.lease=2s", "--ductor.effects.drainer.poll-interval=200ms", "--ductor.effects.reconciler.interval=500ms",
+		command.addAll(List.of("--server.port=" + port, "--sample.gateway.failure-rate=0",
+				"--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s", "--ductor.effects.drainer.lease=2s",
+				"--ductor.effects.drainer.poll-interval=200ms", "--ductor.effects.reconciler.interval=500ms",
 				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms"));
 		command.addAll(List.of(extra));
-		return ChildJvm.start(SampleApplication.class, Path.of("target", "kill-test-" + name + ".log"), "256m", command);
+		return ChildJvm.start(SampleApplication.class, Path.of("target", "kill-test-" + name + ".log"), "256m",
+				command);
 	}
 
 	private static void awaitHealthy(Process process, int port, String name) {

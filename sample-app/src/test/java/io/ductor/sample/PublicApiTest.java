@@ -23,9 +23,10 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Ductor's public API is exactly what the README's "Public API" section names: every public top-level type of the
- * library outside an {@code internal} package is listed there, and every listed type exists. The shop is a user
- * application, so it reaches nothing internal.
+ * Ductor's public API is exactly what the README's "Public API" section names: every
+ * public top-level type of the library outside an {@code internal} package is listed
+ * there, and every listed type exists. The shop is a user application, so it reaches
+ * nothing internal.
  */
 class PublicApiTest {
 
@@ -48,7 +49,8 @@ class PublicApiTest {
 
 	/**
 	 * Whether {@code type} is in package {@code name} or one of its sub-packages:
-	 * {@code io.ductor.testing} (the library) is not in {@code io.ductor.test} (the build's test support).
+	 * {@code io.ductor.testing} (the library) is not in {@code io.ductor.test} (the
+	 * build's test support).
 	 */
 	private static boolean inPackage(JavaClass type, String name) {
 		return type.getPackageName().equals(name) || type.getPackageName().startsWith(name + ".");
@@ -64,18 +66,14 @@ class PublicApiTest {
 				published.add(type.getName());
 			}
 		}
-		assertThat(published).as("public types the README's Public API section does not name")
-			.isSubsetOf(documented);
+		assertThat(published).as("public types the README's Public API section does not name").isSubsetOf(documented);
 		assertThat(documented).as("types the README's Public API section names that are not public library types")
 			.isSubsetOf(published);
 	}
 
 	@Test
 	void theShopUsesOnlyThePublicApi() {
-		noClasses().should()
-			.dependOnClassesThat()
-			.resideInAPackage("io.ductor..internal..")
-			.check(shop);
+		noClasses().should().dependOnClassesThat().resideInAPackage("io.ductor..internal..").check(shop);
 	}
 
 	static Set<String> documentedTypes() throws IOException {

@@ -6,7 +6,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The shop on any PostgreSQL given by spring.datasource.url: both migrations ran, health is up. */
+/**
+ * The shop on any PostgreSQL given by spring.datasource.url: both migrations ran, health
+ * is up.
+ */
 class SampleApplicationTest extends ShopTestSupport {
 
 	@Test
@@ -15,8 +18,9 @@ class SampleApplicationTest extends ShopTestSupport {
 		String health = shop.get("/actuator/health").body();
 		assertThat(health).contains("\"status\":\"UP\"").contains("\"db\"");
 		JdbcClient jdbc = jdbc();
-		assertThat(jdbc.sql("SELECT count(*) FROM pg_tables WHERE tablename IN"
-				+ " ('eec_run', 'eec_run_transition', 'eec_effect_intent', 'eec_routing_idempotency')")
+		assertThat(jdbc
+			.sql("SELECT count(*) FROM pg_tables WHERE tablename IN"
+					+ " ('eec_run', 'eec_run_transition', 'eec_effect_intent', 'eec_routing_idempotency')")
 			.query(Long.class)
 			.single()).isEqualTo(4);
 		assertThat(jdbc.sql("SELECT count(*) FROM flyway_schema_history WHERE success AND version = '1'")

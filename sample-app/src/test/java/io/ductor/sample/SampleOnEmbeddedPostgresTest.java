@@ -17,7 +17,10 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The quick start: no spring.datasource.url, so the sample brings its own PostgreSQL and keeps its data. */
+/**
+ * The quick start: no spring.datasource.url, so the sample brings its own PostgreSQL and
+ * keeps its data.
+ */
 class SampleOnEmbeddedPostgresTest {
 
 	@Test

@@ -31,7 +31,9 @@ final class ShopClient {
 		return placeOrder(idempotencyKey, body, null);
 	}
 
-	/** Place an order as part of the caller's trace, given as a W3C {@code traceparent}. */
+	/**
+	 * Place an order as part of the caller's trace, given as a W3C {@code traceparent}.
+	 */
 	HttpResponse<String> placeOrder(String idempotencyKey, String body, String traceparent) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.base + "/orders"))
 			.header("Content-Type", "application/json")

@@ -15,9 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The page at {@code /} in a real headless Chromium: place an order with a chosen key, replay the
- * request, and resolve the receipt that waits for a decision through the page's link to the
- * operator console, each click checked in the database.
+ * The page at {@code /} in a real headless Chromium: place an order with a chosen key,
+ * replay the request, and resolve the receipt that waits for a decision through the
+ * page's link to the operator console, each click checked in the database.
  */
 class ShopPageBrowserTest extends ShopTestSupport {
 
@@ -35,7 +35,8 @@ class ShopPageBrowserTest extends ShopTestSupport {
 			browser.fill("#quantity", "3");
 			browser.fill("#key", "browser-order-1");
 			browser.click("#place");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.status"), "201");
+			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.status"),
+					"201");
 			String orderId = (String) browser.evaluate("document.querySelector('#last-response').dataset.lastOrderId");
 			assertThat(jdbc().sql("SELECT id FROM sample_order WHERE idempotency_key = 'browser-order-1'")
 				.query(String.class)
@@ -43,17 +44,22 @@ class ShopPageBrowserTest extends ShopTestSupport {
 
 			String order = ".order[data-order-id='" + orderId + "']";
 			String receipt = order + " tr[data-effect-name='receipt.send']";
-			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.status"), "completed");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + receipt + "\")?.dataset.effectStatus"),
+			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.status"),
+					"completed");
+			awaitValue(browser,
+					() -> browser.evaluate("document.querySelector(\"" + receipt + "\")?.dataset.effectStatus"),
 					"needs_decision");
 
 			browser.click("#replay");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.replayed"), "true");
-			assertThat(browser.evaluate("document.querySelector('#last-response').dataset.lastOrderId")).isEqualTo(orderId);
+			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.replayed"),
+					"true");
+			assertThat(browser.evaluate("document.querySelector('#last-response').dataset.lastOrderId"))
+				.isEqualTo(orderId);
 			assertThat(jdbc().sql("SELECT count(*) FROM sample_order").query(Long.class).single()).isOne();
 			browser.screenshot(Path.of("target", "screenshots", "shop-page.png"));
 
-			// the shop links an undecided effect to the operator console, where it is decided with a reason
+			// the shop links an undecided effect to the operator console, where it is
+			// decided with a reason
 			browser.click(receipt + " a[data-console-link]");
 			browser.find("#intent-page[data-status=needs_decision]");
 			browser.click("button[data-action=mark_done]");
@@ -61,13 +67,14 @@ class ShopPageBrowserTest extends ShopTestSupport {
 			browser.click("#confirm-ok");
 			browser.find("#action-done");
 			await().atMost(PATIENCE)
-				.until(() -> "completed".equals(jdbc()
-					.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
-					.param("receipt:" + orderId)
-					.query(String.class)
-					.single()));
+				.until(() -> "completed"
+					.equals(jdbc().sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
+						.param("receipt:" + orderId)
+						.query(String.class)
+						.single()));
 			browser.open("http://localhost:" + port() + "/");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + receipt + "\")?.dataset.effectStatus"),
+			awaitValue(browser,
+					() -> browser.evaluate("document.querySelector(\"" + receipt + "\")?.dataset.effectStatus"),
 					"completed");
 			assertThat(jdbc().sql("SELECT count(*) FROM sample_receipt WHERE order_id = ?")
 				.param(orderId)
@@ -86,8 +93,8 @@ class ShopPageBrowserTest extends ShopTestSupport {
 		}
 		catch (ConditionTimeoutException ex) {
 			browser.screenshot(Path.of("target", "screenshots", "shop-page-failure.png"));
-			throw new AssertionError("Expected '" + expected + "' but the page shows '" + value.get() + "'; last response: "
-					+ browser.evaluate("document.querySelector('#last-response').textContent")
+			throw new AssertionError("Expected '" + expected + "' but the page shows '" + value.get()
+					+ "'; last response: " + browser.evaluate("document.querySelector('#last-response').textContent")
 					+ " (screenshot in target/screenshots/shop-page-failure.png)", ex);
 		}
 	}

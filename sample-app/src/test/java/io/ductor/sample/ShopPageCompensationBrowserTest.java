@@ -13,9 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The page at {@code /} in a real headless Chromium: an order whose shelf is empty at shipping
- * (the warehouse fault button) shows its run failed, then compensated, with the refund and the
- * release among its effects.
+ * The page at {@code /} in a real headless Chromium: an order whose shelf is empty at
+ * shipping (the warehouse fault button) shows its run failed, then compensated, with the
+ * refund and the release among its effects.
  */
 class ShopPageCompensationBrowserTest extends ShopTestSupport {
 
@@ -33,16 +33,19 @@ class ShopPageCompensationBrowserTest extends ShopTestSupport {
 			browser.fill("#quantity", "2");
 			browser.fill("#key", "browser-shipping-1");
 			browser.click("#place");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.status"), "201");
+			awaitValue(browser, () -> browser.evaluate("document.querySelector('#last-response').dataset.status"),
+					"201");
 			String orderId = (String) browser.evaluate("document.querySelector('#last-response').dataset.lastOrderId");
 
 			String order = ".order[data-order-id='" + orderId + "']";
-			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.status"), "failed");
-			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.compensation"),
+			awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.status"),
+					"failed");
+			awaitValue(browser,
+					() -> browser.evaluate("document.querySelector(\"" + order + "\")?.dataset.compensation"),
 					"compensated");
 			for (String effect : new String[] { "payment.refund", "stock.release" }) {
-				awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order + " tr[data-effect-name='"
-						+ effect + "']\")?.dataset.effectStatus"), "completed");
+				awaitValue(browser, () -> browser.evaluate("document.querySelector(\"" + order
+						+ " tr[data-effect-name='" + effect + "']\")?.dataset.effectStatus"), "completed");
 			}
 			assertThat(browser.evaluate("document.querySelector(\"" + order + " [data-refunded]\").textContent"))
 				.isEqualTo("EUR 24.00");

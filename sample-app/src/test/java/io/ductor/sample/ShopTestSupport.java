@@ -17,10 +17,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.test.PostgresExtension;
 
 /**
- * The shop, started as {@code main} would start it, on a free port and on a fresh database of its
- * own per test class, with the simulated receivers well-behaved unless a test injects a fault.
- * It is started and closed by the test class itself (not cached by Spring's test framework), so
- * that it is closed before its database is dropped.
+ * The shop, started as {@code main} would start it, on a free port and on a fresh
+ * database of its own per test class, with the simulated receivers well-behaved unless a
+ * test injects a fault. It is started and closed by the test class itself (not cached by
+ * Spring's test framework), so that it is closed before its database is dropped.
  */
 abstract class ShopTestSupport {
 

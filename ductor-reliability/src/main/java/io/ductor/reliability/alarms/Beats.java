@@ -6,7 +6,10 @@ import org.springframework.stereotype.Component;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
 
-/** The receiver of the alarms' occurrences: one row per call, in the application's own table. */
+/**
+ * The receiver of the alarms' occurrences: one row per call, in the application's own
+ * table.
+ */
 @Component
 public class Beats {
 

@@ -22,10 +22,10 @@ import io.ductor.idempotency.web.IdempotencyMode;
 import io.ductor.idempotency.web.Idempotent;
 
 /**
- * {@code POST /bookings}: one booking per {@code Idempotency-Key}, answered {@code 201} with the
- * booking read back. {@code POST /one-transaction/bookings} does the same with
- * {@link IdempotencyService#executeInTransaction}, the README's one-transaction form from code;
- * {@code POST /two-phase/bookings} with {@code @Idempotent(mode = TWO_PHASE)}.
+ * {@code POST /bookings}: one booking per {@code Idempotency-Key}, answered {@code 201}
+ * with the booking read back. {@code POST /one-transaction/bookings} does the same with
+ * {@link IdempotencyService#executeInTransaction}, the README's one-transaction form from
+ * code; {@code POST /two-phase/bookings} with {@code @Idempotent(mode = TWO_PHASE)}.
  * {@code GET /bookings/{id}}; {@code GET /ready} for the launcher.
  */
 @RestController
@@ -52,9 +52,9 @@ class BookingController {
 	}
 
 	/**
-	 * The same booking with {@code @Idempotent(mode = TWO_PHASE)}: the reservation, the booking and
-	 * the completion commit separately. Its crash window is documented; the storm uses it to show
-	 * that it still finds that window.
+	 * The same booking with {@code @Idempotent(mode = TWO_PHASE)}: the reservation, the
+	 * booking and the completion commit separately. Its crash window is documented; the
+	 * storm uses it to show that it still finds that window.
 	 */
 	@Idempotent(mode = IdempotencyMode.TWO_PHASE)
 	@PostMapping("/two-phase/bookings")

@@ -9,7 +9,8 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The bookings: a row in {@code booking} and a hold at the hotel, recorded in one transaction.
+ * The bookings: a row in {@code booking} and a hold at the hotel, recorded in one
+ * transaction.
  */
 @Service
 class Bookings {

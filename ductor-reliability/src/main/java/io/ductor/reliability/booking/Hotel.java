@@ -8,7 +8,8 @@ import io.ductor.effect.EffectContext;
 
 /**
  * The hotel's side: holding a room for a booking. The hotel deduplicates by the effect's
- * idempotency key in its own table ({@code hotel_hold}), counting every call it collapsed.
+ * idempotency key in its own table ({@code hotel_hold}), counting every call it
+ * collapsed.
  */
 @Component
 public class Hotel {

@@ -7,8 +7,8 @@ import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
 
 /**
- * The hotel: holds a room per sign-up, deduplicating by the effect's idempotency key in its own
- * table ({@code retreat_hold}) and counting the duplicates it collapsed.
+ * The hotel: holds a room per sign-up, deduplicating by the effect's idempotency key in
+ * its own table ({@code retreat_hold}) and counting the duplicates it collapsed.
  */
 @Component
 public class Hotel {

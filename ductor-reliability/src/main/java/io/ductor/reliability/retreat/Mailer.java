@@ -16,9 +16,10 @@ import io.ductor.effect.EffectContext;
 import io.ductor.effect.Receiver;
 
 /**
- * The mail server: it cannot deduplicate, so every call sends a mail. Each call is one line
- * appended to {@code retreat.mail-log} in a single write before the mail "goes out" (a slow
- * server), so the log holds every call that reached it, even from a JVM killed a moment later.
+ * The mail server: it cannot deduplicate, so every call sends a mail. Each call is one
+ * line appended to {@code retreat.mail-log} in a single write before the mail "goes out"
+ * (a slow server), so the log holds every call that reached it, even from a JVM killed a
+ * moment later.
  */
 @Component
 public class Mailer {

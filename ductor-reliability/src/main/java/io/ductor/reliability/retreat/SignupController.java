@@ -7,7 +7,10 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** {@code POST /signups?first=&count=}: signs guests up; {@code GET /ready} for the launcher. */
+/**
+ * {@code POST /signups?first=&count=}: signs guests up; {@code GET /ready} for the
+ * launcher.
+ */
 @RestController
 class SignupController {
 

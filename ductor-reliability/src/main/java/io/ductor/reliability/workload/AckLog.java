@@ -10,9 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * What the workload was told had committed, appended line by line to a file. Each line is one
- * {@code write} call, so it survives {@code kill -9} of the JVM (the kernel keeps it); the driver
- * checks every acknowledged tick against the database afterwards.
+ * What the workload was told had committed, appended line by line to a file. Each line is
+ * one {@code write} call, so it survives {@code kill -9} of the JVM (the kernel keeps
+ * it); the driver checks every acknowledged tick against the database afterwards.
  */
 final class AckLog implements AutoCloseable {
 

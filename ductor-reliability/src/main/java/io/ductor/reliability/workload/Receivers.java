@@ -13,13 +13,16 @@ import io.ductor.effect.EffectContext;
 /**
  * The workload's effects. Each call is logged by the raw receiver (every call, duplicates
  * included) and applied by the deduplicating receiver, whose primary key is the effect's
- * idempotency key: the receiver's mutation and its idempotency record are one row, committed at
- * once, as the delivery contract asks.
+ * idempotency key: the receiver's mutation and its idempotency record are one row,
+ * committed at once, as the delivery contract asks.
  */
 @Component
 public class Receivers {
 
-	/** Marks an attempt that {@link #probe} failed on purpose after its lease was taken away. */
+	/**
+	 * Marks an attempt that {@link #probe} failed on purpose after its lease was taken
+	 * away.
+	 */
 	public static final String LATE_ATTEMPT = "late attempt";
 
 	private final JdbcClient jdbc;
@@ -44,10 +47,11 @@ public class Receivers {
 	}
 
 	/**
-	 * A slow effect for the lease scenarios: its first attempt takes {@code millis} before it
-	 * applies the call. An attempt that finds a newer attempt of its key already applied (its
-	 * lease was taken away while it ran) fails on purpose: if fencing let that failure through,
-	 * the intent would leave {@code completed} and carry {@value #LATE_ATTEMPT} as its error.
+	 * A slow effect for the lease scenarios: its first attempt takes {@code millis}
+	 * before it applies the call. An attempt that finds a newer attempt of its key
+	 * already applied (its lease was taken away while it ran) fails on purpose: if
+	 * fencing let that failure through, the intent would leave {@code completed} and
+	 * carry {@value #LATE_ATTEMPT} as its error.
 	 */
 	@DurableEffect(key = "'probe:' + #name", maxAttempts = 50)
 	public void probe(String name, int millis) {
@@ -55,8 +59,9 @@ public class Receivers {
 		log(context, "probe", "started");
 		// only the first attempt is slow: the one whose lease the scenario takes away
 		sleep((context.attempt() == 1) ? millis : 0);
-		boolean newerApplied = this.jdbc.sql("""
-				SELECT EXISTS (SELECT 1 FROM wl_raw_calls WHERE idempotency_key = ? AND attempt > ? AND outcome = 'ok')""")
+		boolean newerApplied = this.jdbc
+			.sql("""
+					SELECT EXISTS (SELECT 1 FROM wl_raw_calls WHERE idempotency_key = ? AND attempt > ? AND outcome = 'ok')""")
 			.params(context.idempotencyKey(), context.attempt())
 			.query(Boolean.class)
 			.single();
@@ -86,7 +91,8 @@ public class Receivers {
 	}
 
 	private void log(EffectContext context, String effect, String outcome) {
-		this.jdbc.sql("INSERT INTO wl_raw_calls (idempotency_key, effect, instance, attempt, outcome) VALUES (?, ?, ?, ?, ?)")
+		this.jdbc.sql(
+				"INSERT INTO wl_raw_calls (idempotency_key, effect, instance, attempt, outcome) VALUES (?, ?, ?, ?, ?)")
 			.params(context.idempotencyKey(), effect, this.properties.instance(), context.attempt(), outcome)
 			.update();
 	}

@@ -19,12 +19,12 @@ import io.ductor.run.TickOutcome;
 import io.ductor.run.TickService;
 
 /**
- * Ticks the workload's runs continuously. Every tick has a stamp unique to this instance and
- * generation, adds one to the run's counter and records one {@link Receivers#deliver} effect in
- * the tick's transaction. Acknowledged ticks go to the {@link AckLog}. Now and then a stamp that
- * was already applied is delivered again, and on start the last stamps acknowledged by the
- * previous generation are: they must come back {@code DUPLICATE}, and anything else is written to
- * the log as a {@code VIOLATION}.
+ * Ticks the workload's runs continuously. Every tick has a stamp unique to this instance
+ * and generation, adds one to the run's counter and records one {@link Receivers#deliver}
+ * effect in the tick's transaction. Acknowledged ticks go to the {@link AckLog}. Now and
+ * then a stamp that was already applied is delivered again, and on start the last stamps
+ * acknowledged by the previous generation are: they must come back {@code DUPLICATE}, and
+ * anything else is written to the log as a {@code VIOLATION}.
  */
 @Component
 public class TickLoop implements SmartLifecycle {
@@ -112,7 +112,8 @@ public class TickLoop implements SmartLifecycle {
 				}
 			}
 			catch (RuntimeException ex) {
-				// the database went away, a connection was terminated: the stamp is simply not acknowledged
+				// the database went away, a connection was terminated: the stamp is
+				// simply not acknowledged
 				this.failures.incrementAndGet();
 				logger.debug("Tick failed: " + ex);
 				pause(50);
@@ -121,7 +122,10 @@ public class TickLoop implements SmartLifecycle {
 		}
 	}
 
-	/** One tick: the counter goes up by one and the tick's effect is recorded in its transaction. */
+	/**
+	 * One tick: the counter goes up by one and the tick's effect is recorded in its
+	 * transaction.
+	 */
 	private TickOutcome<Counter> deliverTick(String runId, String stamp) {
 		return this.ticks.tick(runId, stamp, Counter.class, (state, tick) -> {
 			this.receivers.deliver(runId, stamp);
@@ -187,7 +191,9 @@ public class TickLoop implements SmartLifecycle {
 		}
 	}
 
-	/** @return applied ticks, duplicates answered and failed ticks since start */
+	/**
+	 * @return applied ticks, duplicates answered and failed ticks since start
+	 */
 	public long[] counts() {
 		return new long[] { this.applied.get(), this.duplicates.get(), this.failures.get() };
 	}

@@ -8,10 +8,11 @@ import org.springframework.context.annotation.Bean;
 import io.ductor.idempotency.web.TenantScopeResolver;
 
 /**
- * The workload the reliability suite attacks: a small application on Ductor's auto-configuration
- * that ticks a few runs with unique stamps (each tick records a {@code @DurableEffect} call to a
- * deduplicating receiver), and answers idempotent HTTP requests. The suite's driver launches it
- * in JVMs of its own, kills, pauses and disconnects it, and checks the database afterwards.
+ * The workload the reliability suite attacks: a small application on Ductor's
+ * auto-configuration that ticks a few runs with unique stamps (each tick records a
+ * {@code @DurableEffect} call to a deduplicating receiver), and answers idempotent HTTP
+ * requests. The suite's driver launches it in JVMs of its own, kills, pauses and
+ * disconnects it, and checks the database afterwards.
  */
 @SpringBootApplication
 @EnableConfigurationProperties(WorkloadProperties.class)
@@ -21,7 +22,10 @@ public class WorkloadApplication {
 		SpringApplication.run(WorkloadApplication.class, args);
 	}
 
-	/** Keys are scoped by the {@code X-Tenant} header, so the suite can try to cross tenants. */
+	/**
+	 * Keys are scoped by the {@code X-Tenant} header, so the suite can try to cross
+	 * tenants.
+	 */
 	@Bean
 	TenantScopeResolver tenantScopeResolver() {
 		return (request) -> {

@@ -34,10 +34,13 @@ import io.ductor.worker.internal.PeriodicWorker;
  * The workload's HTTP side.
  * <ul>
  * <li>{@code POST /orders}: an order, exactly once per {@code Idempotency-Key} and tenant
- * ({@code X-Tenant}), through {@link IdempotencyService#executeInTransaction}: the order row, its
- * {@code confirm} effect and the completed idempotency record commit together.</li>
- * <li>{@code POST /echo}: an {@link Idempotent @Idempotent} handler answering with its body.</li>
- * <li>{@code GET /wl/status}: what the workload and Ductor's workers are doing, for the driver.</li>
+ * ({@code X-Tenant}), through {@link IdempotencyService#executeInTransaction}: the order
+ * row, its {@code confirm} effect and the completed idempotency record commit
+ * together.</li>
+ * <li>{@code POST /echo}: an {@link Idempotent @Idempotent} handler answering with its
+ * body.</li>
+ * <li>{@code GET /wl/status}: what the workload and Ductor's workers are doing, for the
+ * driver.</li>
  * </ul>
  */
 @RestController

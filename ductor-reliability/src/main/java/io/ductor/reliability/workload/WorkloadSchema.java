@@ -7,8 +7,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The workload's own tables: the two receivers of its effects and the orders its idempotent
- * endpoint creates. Safe to create from several instances at once.
+ * The workload's own tables: the two receivers of its effects and the orders its
+ * idempotent endpoint creates. Safe to create from several instances at once.
  */
 public final class WorkloadSchema {
 
@@ -38,7 +38,8 @@ public final class WorkloadSchema {
 					    outcome         text NOT NULL DEFAULT 'ok',
 					    called_at       timestamptz NOT NULL DEFAULT clock_timestamp())""").update();
 			jdbc.sql("CREATE INDEX IF NOT EXISTS wl_raw_calls_key_idx ON wl_raw_calls (idempotency_key)").update();
-			// orders made by the idempotent endpoint; deliberately no unique key, so a duplicate would show
+			// orders made by the idempotent endpoint; deliberately no unique key, so a
+			// duplicate would show
 			jdbc.sql("""
 					CREATE TABLE IF NOT EXISTS wl_orders (
 					    id              text PRIMARY KEY,

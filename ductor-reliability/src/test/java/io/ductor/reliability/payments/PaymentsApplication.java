@@ -32,10 +32,10 @@ import org.springframework.web.server.ResponseStatusException;
 import io.ductor.idempotency.web.Idempotent;
 
 /**
- * A payments application written from the README alone: transfers by {@code PUT} with a form
- * body, statement uploads by multipart, an audit written in a transaction of its own, a rate
- * limit answering 429, a login that sets a cookie and a check that refuses with
- * {@link ResponseStatusException}. Every request writes one row per key.
+ * A payments application written from the README alone: transfers by {@code PUT} with a
+ * form body, statement uploads by multipart, an audit written in a transaction of its
+ * own, a rate limit answering 429, a login that sets a cookie and a check that refuses
+ * with {@link ResponseStatusException}. Every request writes one row per key.
  */
 @SpringBootApplication
 public class PaymentsApplication {
@@ -162,7 +162,9 @@ public class PaymentsApplication {
 			return Map.of("id", this.payments.transfer(key, to, 0));
 		}
 
-		/** Records the transfer, then refuses amounts above 1000 the way Spring users do. */
+		/**
+		 * Records the transfer, then refuses amounts above 1000 the way Spring users do.
+		 */
 		@Idempotent
 		@PostMapping("/transfers/checked")
 		Map<String, Object> checked(@RequestHeader("Idempotency-Key") String key, @RequestParam String to,

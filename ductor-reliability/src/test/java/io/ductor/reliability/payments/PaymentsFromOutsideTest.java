@@ -37,10 +37,10 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A stranger's payments application ({@link PaymentsApplication}, written from the README), two
- * instances on one database, under clients that send every key three times at once to either
- * instance and retry with the same key on connection errors, 409 and 5xx, while one instance's
- * application context is stopped and started mid-storm. Judged
+ * A stranger's payments application ({@link PaymentsApplication}, written from the
+ * README), two instances on one database, under clients that send every key three times
+ * at once to either instance and retry with the same key on connection errors, 409 and
+ * 5xx, while one instance's application context is stopped and started mid-storm. Judged
  * per key: one row, and every answer the same.
  */
 class PaymentsFromOutsideTest {
@@ -96,7 +96,8 @@ class PaymentsFromOutsideTest {
 					"spring.datasource.url=" + postgres.jdbcUrl(), "spring.datasource.username=" + postgres.username(),
 					"spring.datasource.password=" + ((postgres.password() != null) ? postgres.password() : ""),
 					"spring.datasource.hikari.maximum-pool-size=10",
-					// REQUIRES_NEW takes a second connection: ten audited requests at once wait for one until this
+					// REQUIRES_NEW takes a second connection: ten audited requests at
+					// once wait for one until this
 					"spring.datasource.hikari.connection-timeout=3000", "spring.main.banner-mode=off",
 					"ductor.idempotency.wait-timeout=2s", "logging.level.io.ductor=warn")
 			.run();
@@ -130,16 +131,20 @@ class PaymentsFromOutsideTest {
 				}
 				for (String key : uploads) {
 					byte[] file = bytes(key, 50_000);
-					running.add(CompletableFuture.runAsync(() -> retrying(answers, key,
-							() -> multipart(either(), "/statements", key, "statement-" + key + ".csv", file)),
+					running.add(CompletableFuture.runAsync(
+							() -> retrying(answers, key,
+									() -> multipart(either(), "/statements", key, "statement-" + key + ".csv", file)),
 							clients));
 				}
 				for (String key : audited) {
-					running.add(CompletableFuture.runAsync(() -> retrying(answers, key,
-							() -> form(either(), "POST", "/transfers/audited", key, "to=bob&amount=5")), clients));
+					running.add(CompletableFuture.runAsync(
+							() -> retrying(answers, key,
+									() -> form(either(), "POST", "/transfers/audited", key, "to=bob&amount=5")),
+							clients));
 				}
 			}
-			// the operator restarts one instance's context while the clients retry on both
+			// the operator restarts one instance's context while the clients retry on
+			// both
 			Thread.sleep(300);
 			app.stop();
 			Thread.sleep(500);
@@ -161,7 +166,8 @@ class PaymentsFromOutsideTest {
 		for (String key : audited) {
 			assertThat(rows("transfer", "transfer_key", key)).as("transfers of " + key).isOne();
 			assertOneAnswer(key, answers.get(key), 200);
-			// REQUIRES_NEW commits on its own, as the README says: at least the decision's audit row
+			// REQUIRES_NEW commits on its own, as the README says: at least the
+			// decision's audit row
 			assertThat(rows("audit", "audit_key", key)).isPositive();
 		}
 	}
@@ -224,10 +230,12 @@ class PaymentsFromOutsideTest {
 		for (int i = 0; i < 3; i++) {
 			got.add(answer(form("POST", "/transfers/checked", key, "to=erin&amount=5000")));
 		}
-		// the container renders the error page after the filter: never stored, so never replayed empty
+		// the container renders the error page after the filter: never stored, so never
+		// replayed empty
 		assertThat(got).extracting(Answer::status).containsOnly(422);
-		assertThat(got).extracting(Answer::body).as("bodies of " + got).allSatisfy((body) -> assertThat(body)
-			.contains("\"status\":422"));
+		assertThat(got).extracting(Answer::body)
+			.as("bodies of " + got)
+			.allSatisfy((body) -> assertThat(body).contains("\"status\":422"));
 		assertThat(got).extracting(Answer::replayed).containsOnly(false);
 		assertThat(rows("transfer", "transfer_key", key)).isZero();
 		assertThat(reservations(key)).isZero();
@@ -246,7 +254,10 @@ class PaymentsFromOutsideTest {
 
 	}
 
-	/** Sends until an answer that is not a connection error, a 409 or a 5xx, as the draft asks of clients. */
+	/**
+	 * Sends until an answer that is not a connection error, a 409 or a 5xx, as the draft
+	 * asks of clients.
+	 */
 	static void retrying(Map<String, Queue<Answer>> answers, String key, Send send) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
 		while (System.nanoTime() < deadline) {
@@ -280,7 +291,9 @@ class PaymentsFromOutsideTest {
 				response.headers().allValues("Set-Cookie"));
 	}
 
-	/** @return one of the two instances, at random */
+	/**
+	 * @return one of the two instances, at random
+	 */
 	static String either() {
 		return java.util.concurrent.ThreadLocalRandom.current().nextBoolean() ? base : secondBase;
 	}
@@ -310,7 +323,8 @@ class PaymentsFromOutsideTest {
 		String boundary = "b" + UUID.randomUUID().toString().replace("-", "");
 		ByteArrayOutputStream body = new ByteArrayOutputStream();
 		body.writeBytes(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + fileName
-				+ "\"\r\nContent-Type: text/csv\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+				+ "\"\r\nContent-Type: text/csv\r\n\r\n")
+			.getBytes(StandardCharsets.UTF_8));
 		body.writeBytes(content);
 		body.writeBytes(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
 		return http.send(HttpRequest.newBuilder(URI.create(target + path))
@@ -339,7 +353,9 @@ class PaymentsFromOutsideTest {
 	}
 
 	static long rows(String table, String column, String key) {
-		return jdbc.sql("SELECT count(*) FROM " + table + " WHERE " + column + " = ?").param(key).query(Long.class)
+		return jdbc.sql("SELECT count(*) FROM " + table + " WHERE " + column + " = ?")
+			.param(key)
+			.query(Long.class)
 			.single();
 	}
 

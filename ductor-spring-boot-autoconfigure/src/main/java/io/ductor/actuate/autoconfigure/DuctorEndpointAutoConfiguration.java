@@ -25,10 +25,10 @@ import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.worker.internal.DuctorWorkers;
 
 /**
- * The {@code ductor} actuator endpoint, its web extension that answers refused actions with a 4xx
- * and the reason, and the {@link DuctorInspector} behind its filters and lookups. Like every
- * actuator endpoint it is reachable over HTTP only when the application exposes it
- * ({@code management.endpoints.web.exposure.include}).
+ * The {@code ductor} actuator endpoint, its web extension that answers refused actions
+ * with a 4xx and the reason, and the {@link DuctorInspector} behind its filters and
+ * lookups. Like every actuator endpoint it is reachable over HTTP only when the
+ * application exposes it ({@code management.endpoints.web.exposure.include}).
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })

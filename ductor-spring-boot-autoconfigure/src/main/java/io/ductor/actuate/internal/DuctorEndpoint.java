@@ -35,28 +35,30 @@ import io.ductor.worker.internal.WorkerStatus;
 
 /**
  * The {@code ductor} actuator endpoint. Read: an overview of the backlog and the workers
- * ({@code GET /actuator/ductor}), with the recurring alarms (next occurrence, last occurrence and its
- * outcome) and the concurrency limits (slots in use across all instances); intents by status with paging
- * ({@code GET /actuator/ductor/{status}?afterId=&limit=}, status {@code all} for every status),
- * filtered by {@code effect}, {@code key}, {@code run} and a creation time range ({@code from},
- * {@code to}, ISO-8601); a run's compensation chain, with its state, transitions and effects
- * ({@code GET /actuator/ductor/runs/{runId}}); one intent with its operator decision
- * ({@code GET /actuator/ductor/intents/{id}}); runs of a type
+ * ({@code GET /actuator/ductor}), with the recurring alarms (next occurrence, last
+ * occurrence and its outcome) and the concurrency limits (slots in use across all
+ * instances); intents by status with paging ({@code GET
+ * /actuator/ductor/{status}?afterId=&limit=}, status {@code all} for every status),
+ * filtered by {@code effect}, {@code key}, {@code run} and a creation time range
+ * ({@code from}, {@code to}, ISO-8601); a run's compensation chain, with its state,
+ * transitions and effects ({@code GET /actuator/ductor/runs/{runId}}); one intent with
+ * its operator decision ({@code GET /actuator/ductor/intents/{id}}); runs of a type
  * ({@code GET /actuator/ductor/run-types/{type}?status=&after=}); an idempotency key
  * ({@code GET /actuator/ductor/keys/{key}?tenant=&pool=}). Write: act on one intent
- * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel} or
- * {@code resolve} and a {@code resolution}, and a {@code reason}), or act on every failed or
- * undecided intent of an effect ({@code POST /actuator/ductor} with {@code effect}, {@code status},
- * and optionally {@code action}, {@code resolution} and {@code reason}). Every write is logged;
- * with a {@code reason}, the reason, who (the authenticated principal, or {@code anonymous}) and
- * when are stored with each intent moved.
+ * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel}
+ * or {@code resolve} and a {@code resolution}, and a {@code reason}), or act on every
+ * failed or undecided intent of an effect ({@code POST /actuator/ductor} with
+ * {@code effect}, {@code status}, and optionally {@code action}, {@code resolution} and
+ * {@code reason}). Every write is logged; with a {@code reason}, the reason, who (the
+ * authenticated principal, or {@code anonymous}) and when are stored with each intent
+ * moved.
  * <p>
- * Every text the caller sends (action, resolution, reason, effect, status, filters) is at most
- * {@value #MAX_TEXT_LENGTH} characters without control characters or line separators, so that
- * what reaches the audit line is one line the caller cannot forge; anything else is refused with
- * a 400 naming the field, before anything is read or changed. For {@code retry} and
- * {@code cancel} without a {@code reason}, a {@code resolution} is an operator's note logged with
- * the action.
+ * Every text the caller sends (action, resolution, reason, effect, status, filters) is at
+ * most {@value #MAX_TEXT_LENGTH} characters without control characters or line
+ * separators, so that what reaches the audit line is one line the caller cannot forge;
+ * anything else is refused with a 400 naming the field, before anything is read or
+ * changed. For {@code retry} and {@code cancel} without a {@code reason}, a
+ * {@code resolution} is an operator's note logged with the action.
  */
 @Endpoint(id = "ductor")
 public class DuctorEndpoint {
@@ -166,16 +168,16 @@ public class DuctorEndpoint {
 			}
 			return masked(this.outbox.list(status(status), after, size));
 		}
-		IntentFilter filter = new IntentFilter("all".equals(status) ? null : status(status), blank(effect),
-				blank(key), blank(run), time("from", from), time("to", to));
+		IntentFilter filter = new IntentFilter("all".equals(status) ? null : status(status), blank(effect), blank(key),
+				blank(run), time("from", from), time("to", to));
 		return masked(this.inspector.search(filter, after, size));
 	}
 
 	/**
-	 * Lookups by kind: a run's compensation chain, with the run itself when the inspector is there
-	 * ({@code runs/{runId}}); one intent ({@code intents/{id}}); runs of a type
-	 * ({@code run-types/{type}}); an idempotency key ({@code keys/{key}} with {@code tenant} and
-	 * {@code pool}).
+	 * Lookups by kind: a run's compensation chain, with the run itself when the inspector
+	 * is there ({@code runs/{runId}}); one intent ({@code intents/{id}}); runs of a type
+	 * ({@code run-types/{type}}); an idempotency key ({@code keys/{key}} with
+	 * {@code tenant} and {@code pool}).
 	 * @param kind {@code runs}, {@code intents}, {@code run-types} or {@code keys}
 	 * @param id the run id, intent id, run type or key
 	 * @param tenant the key's tenant scope
@@ -202,11 +204,12 @@ public class DuctorEndpoint {
 			Map<String, Object> answer = new LinkedHashMap<>();
 			answer.put("runId", chain.runId());
 			answer.put("compensation", chain.compensation());
-			answer.put("links", chain.links()
-				.stream()
-				.map((link) -> new CompensationChain.Link(link.seq(), link.originalKey(), link.effectName(),
-						maskedOrNull(link.original()), maskedOrNull(link.compensation())))
-				.toList());
+			answer.put("links",
+					chain.links()
+						.stream()
+						.map((link) -> new CompensationChain.Link(link.seq(), link.originalKey(), link.effectName(),
+								maskedOrNull(link.original()), maskedOrNull(link.compensation())))
+						.toList());
 			Optional<Map<String, Object>> run = this.inspector.run(id);
 			run.ifPresent((found) -> found.put("effects", masked(cast(found.get("effects")))));
 			answer.put("run", run.orElse(null));
@@ -217,10 +220,10 @@ public class DuctorEndpoint {
 		}
 		return switch (kind) {
 			case "intents" -> intentDetails(id);
-			case "run-types" -> this.inspector.runs(id, blank(status), (after != null) ? after : "",
-					(limit != null) ? limit : 50);
-			case "keys" -> this.inspector.key((tenant != null) ? tenant : "", (pool != null) ? pool : "", id)
-				.orElse(null);
+			case "run-types" ->
+				this.inspector.runs(id, blank(status), (after != null) ? after : "", (limit != null) ? limit : 50);
+			case "keys" ->
+				this.inspector.key((tenant != null) ? tenant : "", (pool != null) ? pool : "", id).orElse(null);
 			default -> {
 				refuse("kind must be runs, intents, run-types or keys but was '" + kind + "'");
 				yield null;
@@ -253,13 +256,15 @@ public class DuctorEndpoint {
 	}
 
 	/**
-	 * Acts on every intent of an effect in {@code status}: retries them in batches (without
-	 * {@code action}, or {@code retry} without a {@code reason}), or visits each intent that was in
-	 * that status when the call started, once, by id, and applies the action to it with the
-	 * decision stored; an intent that changed meanwhile is skipped and counted.
+	 * Acts on every intent of an effect in {@code status}: retries them in batches
+	 * (without {@code action}, or {@code retry} without a {@code reason}), or visits each
+	 * intent that was in that status when the call started, once, by id, and applies the
+	 * action to it with the decision stored; an intent that changed meanwhile is skipped
+	 * and counted.
 	 * @param effect the effect
 	 * @param status {@code failed} or {@code needs_decision}
-	 * @param action {@code retry}, {@code cancel} or {@code resolve}, or {@code null} for retry
+	 * @param action {@code retry}, {@code cancel} or {@code resolve}, or {@code null} for
+	 * retry
 	 * @param resolution for {@code resolve}
 	 * @param reason why
 	 * @param caller who
@@ -291,8 +296,8 @@ public class DuctorEndpoint {
 		int moved = 0;
 		int skipped = 0;
 		long lastId = 0;
-		for (List<Long> page = this.inspector.snapshotPage(effect, from, asOf, 0, BULK_PAGE); !page.isEmpty();
-				page = this.inspector.snapshotPage(effect, from, asOf, lastId, BULK_PAGE)) {
+		for (List<Long> page = this.inspector.snapshotPage(effect, from, asOf, 0, BULK_PAGE); !page
+			.isEmpty(); page = this.inspector.snapshotPage(effect, from, asOf, lastId, BULK_PAGE)) {
 			for (long id : page) {
 				lastId = id;
 				try {
@@ -321,8 +326,8 @@ public class DuctorEndpoint {
 			case "retry" -> this.outbox.retry(id, decision);
 			case "cancel" -> this.outbox.cancel(id, decision);
 			case "resolve" -> this.outbox.resolve(id, resolution(resolution), decision);
-			default -> throw new IllegalArgumentException(
-					"action must be retry, cancel or resolve but was '" + action + "'");
+			default ->
+				throw new IllegalArgumentException("action must be retry, cancel or resolve but was '" + action + "'");
 		};
 	}
 
@@ -359,8 +364,8 @@ public class DuctorEndpoint {
 		}
 		return new EffectIntent(i.id(), i.effectName(), i.idempotencyKey(), i.status(), i.receiver(), i.attempts(),
 				i.maxAttempts(), i.nextAttemptAt(), i.leaseOwner(), i.leaseExpiresAt(), i.orderingKey(), i.alarmName(),
-				i.runId(), i.lastError(), this.mask.mask(i.payloadJson()), i.createdAt(), i.updatedAt(),
-				i.finishedAt(), i.reconcileRounds(), i.reconcileOutcome(), i.traceContext());
+				i.runId(), i.lastError(), this.mask.mask(i.payloadJson()), i.createdAt(), i.updatedAt(), i.finishedAt(),
+				i.reconcileRounds(), i.reconcileOutcome(), i.traceContext());
 	}
 
 	@SuppressWarnings("unchecked")
@@ -402,9 +407,10 @@ public class DuctorEndpoint {
 	}
 
 	/**
-	 * Refuses a field that could break the audit line: longer than {@value #MAX_TEXT_LENGTH}
-	 * characters, or with a control character (CR, LF, TAB, ESC, ...) or a Unicode line or
-	 * paragraph separator. The message never repeats the text.
+	 * Refuses a field that could break the audit line: longer than
+	 * {@value #MAX_TEXT_LENGTH} characters, or with a control character (CR, LF, TAB,
+	 * ESC, ...) or a Unicode line or paragraph separator. The message never repeats the
+	 * text.
 	 */
 	private static void requireOneLine(String field, @Nullable String value) {
 		if (value == null) {
@@ -416,7 +422,8 @@ public class DuctorEndpoint {
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
 			int type = Character.getType(c);
-			if (Character.isISOControl(c) || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR) {
+			if (Character.isISOControl(c) || type == Character.LINE_SEPARATOR
+					|| type == Character.PARAGRAPH_SEPARATOR) {
 				refuse(field + " must be one line of text without control characters, found U+%04X at index %d"
 					.formatted((int) c, i));
 			}
@@ -432,14 +439,16 @@ public class DuctorEndpoint {
 			return EffectStatus.fromDb(status);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("status must be one of pending, in_flight, reconciling, completed, failed, "
-					+ "needs_decision, cancelled but was '" + status + "'");
+			throw new IllegalArgumentException(
+					"status must be one of pending, in_flight, reconciling, completed, failed, "
+							+ "needs_decision, cancelled but was '" + status + "'");
 		}
 	}
 
 	private static EffectResolution resolution(String resolution) {
 		if (resolution == null) {
-			throw new IllegalArgumentException("resolve needs a resolution: retry, mark_done, mark_failed or compensate");
+			throw new IllegalArgumentException(
+					"resolve needs a resolution: retry, mark_done, mark_failed or compensate");
 		}
 		try {
 			return EffectResolution.valueOf(resolution.toUpperCase(Locale.ROOT));

@@ -18,11 +18,12 @@ import io.ductor.actuate.OperatorAccess;
 import io.ductor.effect.EffectIntentStateException;
 
 /**
- * The {@code ductor} endpoint's action on one intent over HTTP: an action the intent's state
- * refuses (it is in another status, or it is an occurrence of an alarm that already has a pending
- * one) answers {@code 409 Conflict} and an unknown action or resolution {@code 400 Bad Request},
- * each with the reason as {@code message}; nothing was changed. Without it both were server
- * errors. A caller the {@link OperatorAccess} refuses gets {@code 403 Forbidden} for every write.
+ * The {@code ductor} endpoint's action on one intent over HTTP: an action the intent's
+ * state refuses (it is in another status, or it is an occurrence of an alarm that already
+ * has a pending one) answers {@code 409 Conflict} and an unknown action or resolution
+ * {@code 400 Bad Request}, each with the reason as {@code message}; nothing was changed.
+ * Without it both were server errors. A caller the {@link OperatorAccess} refuses gets
+ * {@code 403 Forbidden} for every write.
  */
 @EndpointWebExtension(endpoint = DuctorEndpoint.class)
 public class DuctorEndpointWebExtension {

@@ -18,12 +18,12 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
 
 /**
- * The read-only queries behind the operator console: intents by any combination of filters with
- * keyset paging (never {@code OFFSET}), one intent with everything stored about it, runs and their
- * history, idempotency keys, and the figures of the overview. Every query reads an index: the
- * primary key, the unique key, the run index, the partial indexes of the live statuses
- * ({@code eec_effect_intent_live_id_idx} for every live status but {@code in_flight}, the parked
- * and lease indexes) or the finished index. A
+ * The read-only queries behind the operator console: intents by any combination of
+ * filters with keyset paging (never {@code OFFSET}), one intent with everything stored
+ * about it, runs and their history, idempotency keys, and the figures of the overview.
+ * Every query reads an index: the primary key, the unique key, the run index, the partial
+ * indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for every live
+ * status but {@code in_flight}, the parked and lease indexes) or the finished index. A
  * creation-time window is turned into a range of ids first, by probes of the primary key.
  */
 public class DuctorInspector {
@@ -38,18 +38,19 @@ public class DuctorInspector {
 			trace_context::text AS trace_context""";
 
 	/**
-	 * How much earlier than its id's neighbours an intent may have been created: its creation time is
-	 * the start of the transaction that recorded it, and its id is taken when it is recorded.
+	 * How much earlier than its id's neighbours an intent may have been created: its
+	 * creation time is the start of the transaction that recorded it, and its id is taken
+	 * when it is recorded.
 	 */
 	static final Duration CREATION_SKEW = Duration.ofMinutes(1);
 
 	/**
-	 * The first id whose intent was created at or after {@code :at}, or the next id to come: a binary
-	 * search over the primary key (about twenty index probes at a million intents) that relies on
-	 * ids and creation times rising together, as the database writes them ({@code created_at}
-	 * defaults to {@code ductor_now()} and the id to its sequence). It needs no index on
-	 * {@code created_at}, which every non-HOT update of an intent (each claim and completion) would
-	 * have to write.
+	 * The first id whose intent was created at or after {@code :at}, or the next id to
+	 * come: a binary search over the primary key (about twenty index probes at a million
+	 * intents) that relies on ids and creation times rising together, as the database
+	 * writes them ({@code created_at} defaults to {@code ductor_now()} and the id to its
+	 * sequence). It needs no index on {@code created_at}, which every non-HOT update of
+	 * an intent (each claim and completion) would have to write.
 	 */
 	private static final String FIRST_ID_CREATED_AT_OR_AFTER = """
 			WITH RECURSIVE s(lo, hi) AS (
@@ -62,7 +63,10 @@ public class DuctorInspector {
 			    WHERE s.lo < s.hi)
 			SELECT max(lo) FROM s""";
 
-	/** The statuses {@code eec_effect_intent_live_id_idx} holds: every live one but {@code in_flight}. */
+	/**
+	 * The statuses {@code eec_effect_intent_live_id_idx} holds: every live one but
+	 * {@code in_flight}.
+	 */
 	private static final String LIVE_ID_INDEXED = "('pending', 'reconciling', 'failed', 'needs_decision')";
 
 	private final JdbcClient jdbc;
@@ -82,14 +86,16 @@ public class DuctorInspector {
 		if (limit < 1 || limit > MAX_PAGE) {
 			throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + " but was " + limit);
 		}
-		StringBuilder sql = new StringBuilder("SELECT ").append(COLUMNS).append(" FROM eec_effect_intent WHERE id > :after");
+		StringBuilder sql = new StringBuilder("SELECT ").append(COLUMNS)
+			.append(" FROM eec_effect_intent WHERE id > :after");
 		Map<String, Object> params = new LinkedHashMap<>();
 		params.put("after", afterId);
 		if (filter.status() != null) {
 			sql.append(" AND status = :status");
 			params.put("status", filter.status().dbValue());
 			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
-				// the literal list (the index's predicate) lets even a generic plan read the live index
+				// the literal list (the index's predicate) lets even a generic plan read
+				// the live index
 				sql.append(" AND status IN ").append(LIVE_ID_INDEXED);
 			}
 		}
@@ -97,8 +103,10 @@ public class DuctorInspector {
 		condition(sql, params, "idempotency_key", "key", filter.key());
 		condition(sql, params, "run_id", "run", filter.runId());
 		if (filter.createdFrom() != null) {
-			// ids are taken in creation order: the window's first id bounds the walk from below, and
-			// the first id after it (below) from above, so a narrow window far back reads only itself
+			// ids are taken in creation order: the window's first id bounds the walk from
+			// below, and
+			// the first id after it (below) from above, so a narrow window far back reads
+			// only itself
 			long first = firstIdCreatedAtOrAfter(filter.createdFrom().minus(CREATION_SKEW));
 			params.put("after", Math.max(afterId, first - 1));
 			sql.append(" AND created_at >= :from");
@@ -115,9 +123,9 @@ public class DuctorInspector {
 	}
 
 	/**
-	 * Everything stored about one intent besides its {@link EffectIntent} fields: the operator's
-	 * decision, the attempt start, supersession, what it compensates and the id of the trace it was
-	 * recorded in (from its stored {@code traceparent}).
+	 * Everything stored about one intent besides its {@link EffectIntent} fields: the
+	 * operator's decision, the attempt start, supersession, what it compensates and the
+	 * id of the trace it was recorded in (from its stored {@code traceparent}).
 	 * @param id the intent
 	 * @return the fields by name, empty when no intent has this id
 	 */
@@ -139,7 +147,9 @@ public class DuctorInspector {
 		}).optional();
 	}
 
-	/** @param id an intent @return the intent, if it exists */
+	/**
+	 * @param id an intent @return the intent, if it exists
+	 */
 	public Optional<EffectIntent> intent(long id) {
 		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE id = ?")
 			.param(id)
@@ -148,7 +158,8 @@ public class DuctorInspector {
 	}
 
 	/**
-	 * A run with its history and the intents its ticks recorded (at most {@value #MAX_PAGE} of each).
+	 * A run with its history and the intents its ticks recorded (at most
+	 * {@value #MAX_PAGE} of each).
 	 * @param runId the run
 	 * @return the run, empty when no run has this id
 	 */
@@ -158,21 +169,22 @@ public class DuctorInspector {
 				       failure_reason, created_at, updated_at, ended_at
 				FROM eec_run WHERE id = ?""").param(runId).query((rs, row) -> runRow(rs)).optional();
 		run.ifPresent((found) -> {
-			found.put("transitions", this.jdbc.sql("""
-					SELECT seq, stamp, input::text AS input, record_version, run_status, created_at
-					FROM eec_run_transition WHERE run_id = ? ORDER BY seq LIMIT ?""")
-				.params(runId, MAX_PAGE)
-				.query((rs, row) -> {
-					Map<String, Object> transition = new LinkedHashMap<>();
-					transition.put("seq", rs.getLong("seq"));
-					transition.put("stamp", rs.getString("stamp"));
-					transition.put("input", rs.getString("input"));
-					transition.put("recordVersion", rs.getLong("record_version"));
-					transition.put("runStatus", rs.getString("run_status"));
-					transition.put("createdAt", rs.getObject("created_at", OffsetDateTime.class));
-					return transition;
-				})
-				.list());
+			found.put("transitions",
+					this.jdbc.sql("""
+							SELECT seq, stamp, input::text AS input, record_version, run_status, created_at
+							FROM eec_run_transition WHERE run_id = ? ORDER BY seq LIMIT ?""")
+						.params(runId, MAX_PAGE)
+						.query((rs, row) -> {
+							Map<String, Object> transition = new LinkedHashMap<>();
+							transition.put("seq", rs.getLong("seq"));
+							transition.put("stamp", rs.getString("stamp"));
+							transition.put("input", rs.getString("input"));
+							transition.put("recordVersion", rs.getLong("record_version"));
+							transition.put("runStatus", rs.getString("run_status"));
+							transition.put("createdAt", rs.getObject("created_at", OffsetDateTime.class));
+							return transition;
+						})
+						.list());
 			found.put("effects", search(new IntentFilter(null, null, null, runId, null, null), 0, MAX_PAGE));
 		});
 		return run;
@@ -181,7 +193,8 @@ public class DuctorInspector {
 	/**
 	 * Runs of one type, by id.
 	 * @param type the run type
-	 * @param status {@code active}, {@code completed}, {@code failed}, or {@code null} for all
+	 * @param status {@code active}, {@code completed}, {@code failed}, or {@code null}
+	 * for all
 	 * @param afterId the last id of the previous page, {@code ""} for the first
 	 * @param limit the page size
 	 * @return the page, without state and history
@@ -208,8 +221,9 @@ public class DuctorInspector {
 	 * @param tenant the tenant scope
 	 * @param pool the pool
 	 * @param key the key
-	 * @return its status, decision, expiry and a summary of the stored response (status, headers,
-	 * body size and up to 2,000 characters of it), empty when no record has this key
+	 * @return its status, decision, expiry and a summary of the stored response (status,
+	 * headers, body size and up to 2,000 characters of it), empty when no record has this
+	 * key
 	 */
 	public Optional<Map<String, Object>> key(String tenant, String pool, String key) {
 		return this.jdbc.sql("""
@@ -240,11 +254,15 @@ public class DuctorInspector {
 			.optional();
 	}
 
-	/** @return failed and undecided intents counted per effect and status, through the parked index */
+	/**
+	 * @return failed and undecided intents counted per effect and status, through the
+	 * parked index
+	 */
 	public List<Map<String, Object>> parkedByEffect() {
-		return this.jdbc.sql("""
-				SELECT effect_name, status, count(*) AS intents FROM eec_effect_intent
-				WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status ORDER BY effect_name, status""")
+		return this.jdbc
+			.sql("""
+					SELECT effect_name, status, count(*) AS intents FROM eec_effect_intent
+					WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status ORDER BY effect_name, status""")
 			.query((rs, row) -> {
 				Map<String, Object> count = new LinkedHashMap<>();
 				count.put("effect", rs.getString("effect_name"));
@@ -256,8 +274,9 @@ public class DuctorInspector {
 	}
 
 	/**
-	 * Completions per minute over the last minutes, with the mean and largest dispatch lag (from the
-	 * time an intent was due to its completion), through the finished index.
+	 * Completions per minute over the last minutes, with the mean and largest dispatch
+	 * lag (from the time an intent was due to its completion), through the finished
+	 * index.
 	 * @param window how far back, at most an hour
 	 * @return one entry per minute that completed something, oldest first
 	 */
@@ -269,20 +288,20 @@ public class DuctorInspector {
 				FROM eec_effect_intent
 				WHERE status IN ('completed', 'cancelled') AND status = 'completed'
 				  AND finished_at >= date_trunc('minute', ductor_now()) - :seconds * interval '1 second'
-				GROUP BY 1 ORDER BY 1""")
-			.param("seconds", Math.min(window.toSeconds(), 3600))
-			.query((rs, row) -> {
-				Map<String, Object> minute = new LinkedHashMap<>();
-				minute.put("minute", rs.getObject("minute", OffsetDateTime.class));
-				minute.put("completed", rs.getLong("completed"));
-				minute.put("meanLagMs", Math.max(0, Math.round(rs.getDouble("mean_lag_ms"))));
-				minute.put("maxLagMs", Math.max(0, Math.round(rs.getDouble("max_lag_ms"))));
-				return minute;
-			})
-			.list();
+				GROUP BY 1 ORDER BY 1""").param("seconds", Math.min(window.toSeconds(), 3600)).query((rs, row) -> {
+			Map<String, Object> minute = new LinkedHashMap<>();
+			minute.put("minute", rs.getObject("minute", OffsetDateTime.class));
+			minute.put("completed", rs.getLong("completed"));
+			minute.put("meanLagMs", Math.max(0, Math.round(rs.getDouble("mean_lag_ms"))));
+			minute.put("maxLagMs", Math.max(0, Math.round(rs.getDouble("max_lag_ms"))));
+			return minute;
+		}).list();
 	}
 
-	/** @return per lease owner (drainer instance): intents in flight and its latest lease expiry */
+	/**
+	 * @return per lease owner (drainer instance): intents in flight and its latest lease
+	 * expiry
+	 */
 	public List<Map<String, Object>> leaseOwners() {
 		return this.jdbc.sql("""
 				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
@@ -300,8 +319,8 @@ public class DuctorInspector {
 	}
 
 	/**
-	 * The ids a bulk action visits next: intents of one effect in one parked status that were
-	 * parked at or before {@code asOf}, after {@code afterId}, by id.
+	 * The ids a bulk action visits next: intents of one effect in one parked status that
+	 * were parked at or before {@code asOf}, after {@code afterId}, by id.
 	 */
 	List<Long> snapshotPage(String effect, EffectStatus status, OffsetDateTime asOf, long afterId, int limit) {
 		return this.jdbc.sql("""
@@ -321,14 +340,16 @@ public class DuctorInspector {
 
 	/**
 	 * @param at a creation time
-	 * @return the first id created at or after it (ids of intents created before it are lower), or
-	 * the next id to come when none was
+	 * @return the first id created at or after it (ids of intents created before it are
+	 * lower), or the next id to come when none was
 	 */
 	long firstIdCreatedAtOrAfter(OffsetDateTime at) {
 		return this.jdbc.sql(FIRST_ID_CREATED_AT_OR_AFTER).param("at", at).query(Long.class).single();
 	}
 
-	/** @return the database clock */
+	/**
+	 * @return the database clock
+	 */
 	OffsetDateTime databaseNow() {
 		return this.jdbc.sql("SELECT ductor_now()").query(OffsetDateTime.class).single();
 	}

@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 import io.ductor.effect.EffectStatus;
 
 /**
- * Which intents an operator lists: every criterion is optional, and they all hold together.
+ * Which intents an operator lists: every criterion is optional, and they all hold
+ * together.
  *
  * @param status the status, or {@code null} for every status
  * @param effect the effect's name, or {@code null}
@@ -19,7 +20,9 @@ import io.ductor.effect.EffectStatus;
 public record IntentFilter(@Nullable EffectStatus status, @Nullable String effect, @Nullable String key,
 		@Nullable String runId, @Nullable OffsetDateTime createdFrom, @Nullable OffsetDateTime createdTo) {
 
-	/** @param status the status @return a filter on the status alone */
+	/**
+	 * @param status the status @return a filter on the status alone
+	 */
 	public static IntentFilter byStatus(EffectStatus status) {
 		return new IntentFilter(status, null, null, null, null, null);
 	}

@@ -5,9 +5,9 @@ import java.time.Duration;
 import io.ductor.autoconfigure.DuctorProperties;
 
 /**
- * The checks every Ductor configuration properties type runs when it is bound. Each failure is an
- * {@link IllegalArgumentException} whose message names the property and the bad value. Not an API
- * for applications.
+ * The checks every Ductor configuration properties type runs when it is bound. Each
+ * failure is an {@link IllegalArgumentException} whose message names the property and the
+ * bad value. Not an API for applications.
  */
 public final class PropertyChecks {
 
@@ -22,11 +22,15 @@ public final class PropertyChecks {
 
 	public static void requireBetween(String property, int value, int min, int max) {
 		if (value < min || value > max) {
-			throw new IllegalArgumentException(property + " must be between " + min + " and " + max + " but was " + value);
+			throw new IllegalArgumentException(
+					property + " must be between " + min + " and " + max + " but was " + value);
 		}
 	}
 
-	/** Checks that {@code value} is positive and at most {@link DuctorProperties#MAX_DURATION}. */
+	/**
+	 * Checks that {@code value} is positive and at most
+	 * {@link DuctorProperties#MAX_DURATION}.
+	 */
 	public static void requirePositive(String property, Duration value) {
 		if (value.isNegative() || value.isZero()) {
 			throw new IllegalArgumentException(property + " must be positive but was " + value);

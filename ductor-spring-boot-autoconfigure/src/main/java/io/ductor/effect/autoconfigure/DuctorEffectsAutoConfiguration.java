@@ -44,8 +44,8 @@ import io.ductor.worker.internal.RetentionPurger;
 
 /**
  * Auto-configuration for durable effects: the {@code @DurableEffect} advisor, the
- * {@link EffectOutbox}, the drainer, the lease reconciler and the recurring-alarm scheduler,
- * configured by {@link DuctorEffectsProperties} ({@code ductor.effects.*}).
+ * {@link EffectOutbox}, the drainer, the lease reconciler and the recurring-alarm
+ * scheduler, configured by {@link DuctorEffectsProperties} ({@code ductor.effects.*}).
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnBean(DuctorSchema.class)
@@ -135,8 +135,9 @@ public final class DuctorEffectsAutoConfiguration {
 	}
 
 	/**
-	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean is ready, so
-	 * that an unknown effect or arguments that do not fit it fail start-up naming the property.
+	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean is
+	 * ready, so that an unknown effect or arguments that do not fit it fail start-up
+	 * naming the property.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")

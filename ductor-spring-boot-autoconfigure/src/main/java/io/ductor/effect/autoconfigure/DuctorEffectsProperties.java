@@ -20,18 +20,20 @@ import io.ductor.effect.MissedOccurrences;
 import io.ductor.observation.DispatchRelation;
 
 /**
- * Durable effects, under {@code ductor.effects}: how they are recorded and retried, and the workers
- * that dispatch them (drainer), redrive them (reconciler) and fire recurring alarms (alarm
- * scheduler).
+ * Durable effects, under {@code ductor.effects}: how they are recorded and retried, and
+ * the workers that dispatch them (drainer), redrive them (reconciler) and fire recurring
+ * alarms (alarm scheduler).
  *
- * @param maxAttempts Attempts before an intent is marked failed, unless the effect says otherwise.
- * @param backoff The jittered wait between attempts of an effect (defaults: initial 1s, max 10m,
- * multiplier 2.0).
- * @param retention How long completed and cancelled intents are kept. Scheduling an effect again
- * with the same key within this window records nothing new. At most 36500d; to keep them for
- * ever, set ductor.retention.enabled=false.
+ * @param maxAttempts Attempts before an intent is marked failed, unless the effect says
+ * otherwise.
+ * @param backoff The jittered wait between attempts of an effect (defaults: initial 1s,
+ * max 10m, multiplier 2.0).
+ * @param retention How long completed and cancelled intents are kept. Scheduling an
+ * effect again with the same key within this window records nothing new. At most 36500d;
+ * to keep them for ever, set ductor.retention.enabled=false.
  * @param maxPayloadSize Largest JSON payload of an effect's arguments.
- * @param overrides Per-effect overrides of max-attempts, backoff and max-concurrency, by effect name.
+ * @param overrides Per-effect overrides of max-attempts, backoff and max-concurrency, by
+ * effect name.
  * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
  * outcome is unknown.
  * @param tracing How the span of a dispatch attempt relates to the span that recorded its
@@ -39,17 +41,16 @@ import io.ductor.observation.DispatchRelation;
  * @param drainer The worker that dispatches effect intents.
  * @param reconciler The worker that redrives effect intents whose lease expired.
  * @param alarmScheduler The worker that records the due occurrences of recurring alarms.
- * @param alarms Recurring alarms, by alarm name: each fires an effect on a cron schedule or a
- * fixed period, with one intent per occurrence keyed by the alarm's name and the occurrence's
- * instant.
+ * @param alarms Recurring alarms, by alarm name: each fires an effect on a cron schedule
+ * or a fixed period, with one intent per occurrence keyed by the alarm's name and the
+ * occurrence's instant.
  */
 @ConfigurationProperties("ductor.effects")
 public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 		@NestedConfigurationProperty BackoffProperties backoff, @DefaultValue("7d") Duration retention,
 		@DefaultValue("256KB") DataSize maxPayloadSize, Map<String, EffectOverride> overrides,
 		@DefaultValue Reconcile reconcile, @DefaultValue Tracing tracing, @DefaultValue Drainer drainer,
-		@DefaultValue Reconciler reconciler, @DefaultValue AlarmScheduler alarmScheduler,
-		Map<String, Alarm> alarms) {
+		@DefaultValue Reconciler reconciler, @DefaultValue AlarmScheduler alarmScheduler, Map<String, Alarm> alarms) {
 
 	static final BackoffProperties DEFAULT_BACKOFF = new BackoffProperties(Duration.ofSeconds(1),
 			Duration.ofMinutes(10), 2.0);
@@ -77,15 +78,15 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	/**
 	 * Tracing of durable effects, when the application has a Micrometer tracer.
 	 *
-	 * @param dispatchRelation How the span of each dispatch attempt relates to the span that
-	 * recorded the effect (read from the trace context stored with the intent): child (the
-	 * attempt continues the recording's trace) or link (the attempt starts a new trace with a span
-	 * link to the recording's span).
+	 * @param dispatchRelation How the span of each dispatch attempt relates to the span
+	 * that recorded the effect (read from the trace context stored with the intent):
+	 * child (the attempt continues the recording's trace) or link (the attempt starts a
+	 * new trace with a span link to the recording's span).
 	 * @param observeRecording Whether recording an effect is an observation of its own
-	 * (ductor.effect.schedule: a timer, and a span that the attempts are children of). Off, the
-	 * intent stores the trace context current where it is recorded (a request's, a tick's span)
-	 * and no observation runs per recording; recorded outside any trace, it stores none and each
-	 * attempt starts a trace of its own.
+	 * (ductor.effect.schedule: a timer, and a span that the attempts are children of).
+	 * Off, the intent stores the trace context current where it is recorded (a request's,
+	 * a tick's span) and no observation runs per recording; recorded outside any trace,
+	 * it stores none and each attempt starts a trace of its own.
 	 */
 	public record Tracing(@DefaultValue("child") DispatchRelation dispatchRelation,
 			@DefaultValue("false") boolean observeRecording) {
@@ -93,15 +94,18 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	}
 
 	/**
-	 * Reconciliation: when an attempt's outcome is unknown (its receiver threw, or its lease expired
-	 * after it started) and its effect has an @EffectReconciler, the reconciler worker asks it
-	 * whether the receiver applied the attempt, outside any transaction, in rounds.
+	 * Reconciliation: when an attempt's outcome is unknown (its receiver threw, or its
+	 * lease expired after it started) and its effect has an @EffectReconciler, the
+	 * reconciler worker asks it whether the receiver applied the attempt, outside any
+	 * transaction, in rounds.
 	 *
-	 * @param maxRounds How often the reconciler is asked about one attempt (UNKNOWN, or it threw)
-	 * before the intent waits in needs_decision (an IDEMPOTENT one is retried instead). At least 1.
-	 * @param backoff The jittered wait before the first round and between rounds (defaults: initial
-	 * 1s, max 5m, multiplier 2.0). Rounds run at the reconciler worker's rounds
-	 * (ductor.effects.reconciler.interval), so a wait shorter than that interval is rounded up to it.
+	 * @param maxRounds How often the reconciler is asked about one attempt (UNKNOWN, or
+	 * it threw) before the intent waits in needs_decision (an IDEMPOTENT one is retried
+	 * instead). At least 1.
+	 * @param backoff The jittered wait before the first round and between rounds
+	 * (defaults: initial 1s, max 5m, multiplier 2.0). Rounds run at the reconciler
+	 * worker's rounds (ductor.effects.reconciler.interval), so a wait shorter than that
+	 * interval is rounded up to it.
 	 */
 	public record Reconcile(@DefaultValue("5") int maxRounds, @NestedConfigurationProperty BackoffProperties backoff) {
 
@@ -119,8 +123,8 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	 * Overrides for one effect.
 	 *
 	 * @param maxAttempts Attempts before the effect's intents are marked failed.
-	 * @param backoff The wait between attempts of this effect; what it leaves unset is taken from
-	 * ductor.effects.backoff.
+	 * @param backoff The wait between attempts of this effect; what it leaves unset is
+	 * taken from ductor.effects.backoff.
 	 * @param maxConcurrency The most attempts of this effect that run at once across all
 	 * instances; wins over @DurableEffect(maxConcurrency). At least 1.
 	 */
@@ -142,30 +146,33 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	}
 
 	/**
-	 * The drainer: claims due effect intents in batches under a lease and runs them outside the
-	 * claiming transaction.
+	 * The drainer: claims due effect intents in batches under a lease and runs them
+	 * outside the claiming transaction.
 	 *
 	 * @param enabled Whether this instance dispatches effect intents.
-	 * @param pollInterval How often the drainer looks for due intents when nothing wakes it.
-	 * Commits wake it at once; the poll picks up delayed intents, retries and missed wake-ups.
+	 * @param pollInterval How often the drainer looks for due intents when nothing wakes
+	 * it. Commits wake it at once; the poll picks up delayed intents, retries and missed
+	 * wake-ups.
 	 * @param batchSize Most intents claimed in one statement.
 	 * @param concurrency How many effects run at once in this instance.
 	 * @param lease How long a claim lasts without the drainer's heartbeat. After it, the
 	 * reconciler hands the intent to another attempt.
-	 * @param notifyOnCommit Whether committing a due intent sends pg_notify so drainers of other
-	 * instances wake at once.
-	 * @param notifyInTransaction Whether that pg_notify is sent inside the committing transaction
-	 * instead of right after the commit. Inside, it is delivered atomically with the commit even if
-	 * the JVM dies at that moment, but PostgreSQL commits notifying transactions one at a time, which
-	 * caps concurrent producers; after the commit, a notification lost with the JVM leaves the intent
-	 * to the other instances' next poll.
-	 * @param shutdownTimeout How long shutdown waits for running effects before leaving them to
-	 * the reconciler.
-	 * @param dispatchAtCommit Whether an intent due at commit (no delay, no ordering key, not an
-	 * alarm, not recorded by a run's tick) is recorded already claimed by this instance's drainer,
-	 * when it has room, and handed to its workers right after the commit, with no wake-up and no
-	 * claim statement. Other instances and the reconciler see an ordinary lease. When the drainer is
-	 * saturated, or this is off, intents are recorded pending and claimed.
+	 * @param notifyOnCommit Whether committing a due intent sends pg_notify so drainers
+	 * of other instances wake at once.
+	 * @param notifyInTransaction Whether that pg_notify is sent inside the committing
+	 * transaction instead of right after the commit. Inside, it is delivered atomically
+	 * with the commit even if the JVM dies at that moment, but PostgreSQL commits
+	 * notifying transactions one at a time, which caps concurrent producers; after the
+	 * commit, a notification lost with the JVM leaves the intent to the other instances'
+	 * next poll.
+	 * @param shutdownTimeout How long shutdown waits for running effects before leaving
+	 * them to the reconciler.
+	 * @param dispatchAtCommit Whether an intent due at commit (no delay, no ordering key,
+	 * not an alarm, not recorded by a run's tick) is recorded already claimed by this
+	 * instance's drainer, when it has room, and handed to its workers right after the
+	 * commit, with no wake-up and no claim statement. Other instances and the reconciler
+	 * see an ordinary lease. When the drainer is saturated, or this is off, intents are
+	 * recorded pending and claimed.
 	 */
 	public record Drainer(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration pollInterval,
 			@DefaultValue("100") int batchSize, @DefaultValue("8") int concurrency, @DefaultValue("30s") Duration lease,
@@ -203,8 +210,9 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	}
 
 	/**
-	 * The recurring-alarm scheduler: records the due occurrences of recurring alarms. Safe in every
-	 * instance at once: each round locks the due alarms it handles with SKIP LOCKED.
+	 * The recurring-alarm scheduler: records the due occurrences of recurring alarms.
+	 * Safe in every instance at once: each round locks the due alarms it handles with
+	 * SKIP LOCKED.
 	 *
 	 * @param enabled Whether the scheduler runs in this instance.
 	 * @param interval Pause between rounds: how late, at most, an occurrence is recorded.
@@ -223,17 +231,19 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	/**
 	 * One recurring alarm. Exactly one of cron and every is set.
 	 *
-	 * @param cron A Spring cron expression, six fields with seconds first ("0 0 9 * * MON-FRI"),
-	 * read in the zone.
-	 * @param every A fixed period instead of a cron expression: the occurrences are the whole
-	 * multiples of it since 1970-01-01T00:00:00Z (every=1h fires at the top of each UTC hour).
-	 * @param zone The time zone of the cron expression, a java.time zone id ("Europe/Berlin").
+	 * @param cron A Spring cron expression, six fields with seconds first ("0 0 9 * *
+	 * MON-FRI"), read in the zone.
+	 * @param every A fixed period instead of a cron expression: the occurrences are the
+	 * whole multiples of it since 1970-01-01T00:00:00Z (every=1h fires at the top of each
+	 * UTC hour).
+	 * @param zone The time zone of the cron expression, a java.time zone id
+	 * ("Europe/Berlin").
 	 * @param effect The name of the @DurableEffect each occurrence runs.
-	 * @param arguments The effect's arguments, one per parameter: a String parameter takes the text,
-	 * any other parameter reads it as JSON (42, true, {"sku": "book-1"}).
-	 * @param missed What happens to occurrences reached more than the grace after their instant
-	 * (every instance was down): run-once (one occurrence, keyed by the first missed instant, runs
-	 * for all of them), run-each (each runs) or skip (none runs).
+	 * @param arguments The effect's arguments, one per parameter: a String parameter
+	 * takes the text, any other parameter reads it as JSON (42, true, {"sku": "book-1"}).
+	 * @param missed What happens to occurrences reached more than the grace after their
+	 * instant (every instance was down): run-once (one occurrence, keyed by the first
+	 * missed instant, runs for all of them), run-each (each runs) or skip (none runs).
 	 * @param grace How late an occurrence may be reached and still count as on time.
 	 */
 	public record Alarm(String cron, Duration every, @DefaultValue("UTC") String zone, String effect,
@@ -246,8 +256,8 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 
 		void check(String prefix) {
 			if ((this.cron == null) == (this.every == null)) {
-				throw new IllegalArgumentException(prefix + " must set exactly one of " + prefix + ".cron and "
-						+ prefix + ".every but " + ((this.cron == null) ? "set neither" : "set both"));
+				throw new IllegalArgumentException(prefix + " must set exactly one of " + prefix + ".cron and " + prefix
+						+ ".every but " + ((this.cron == null) ? "set neither" : "set both"));
 			}
 			if (this.effect == null || this.effect.isBlank()) {
 				throw new IllegalArgumentException(prefix + ".effect must name the @DurableEffect the alarm runs");
@@ -267,8 +277,8 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 			if (this.every != null) {
 				PropertyChecks.requirePositive(prefix + ".every", this.every);
 				if (this.every.toNanos() % 1_000_000 != 0) {
-					throw new IllegalArgumentException(prefix + ".every must be a whole number of milliseconds but was "
-							+ this.every);
+					throw new IllegalArgumentException(
+							prefix + ".every must be a whole number of milliseconds but was " + this.every);
 				}
 			}
 			try {

@@ -19,24 +19,29 @@ import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerTask;
 
 /**
- * One round of the recurring-alarm scheduler. In one transaction it locks the due alarms that no
- * other instance's round holds ({@code FOR UPDATE SKIP LOCKED}, due by the database clock), records
- * each due occurrence as an ordinary pending intent keyed {@code alarm:<name>@<instant>}, and moves
- * each alarm's {@code next_at} on with an update fenced by the {@code next_at} it read. So:
+ * One round of the recurring-alarm scheduler. In one transaction it locks the due alarms
+ * that no other instance's round holds ({@code FOR UPDATE SKIP LOCKED}, due by the
+ * database clock), records each due occurrence as an ordinary pending intent keyed
+ * {@code alarm:<name>@<instant>}, and moves each alarm's {@code next_at} on with an
+ * update fenced by the {@code next_at} it read. So:
  * <ul>
- * <li>none is lost: {@code next_at} passes an occurrence only in the transaction that records it
- * (or, by the alarm's policy, decides to skip it); a crash before the commit leaves both as they
- * were, and the next round, in any instance, does the same work again;</li>
- * <li>none is recorded twice: the key of an occurrence is a function of the alarm and the instant,
- * and the intent table's unique key turns a second recording into nothing, whatever the lock
- * did.</li>
+ * <li>none is lost: {@code next_at} passes an occurrence only in the transaction that
+ * records it (or, by the alarm's policy, decides to skip it); a crash before the commit
+ * leaves both as they were, and the next round, in any instance, does the same work
+ * again;</li>
+ * <li>none is recorded twice: the key of an occurrence is a function of the alarm and the
+ * instant, and the intent table's unique key turns a second recording into nothing,
+ * whatever the lock did.</li>
  * </ul>
  */
 public class AlarmScheduler implements WorkerTask {
 
 	private static final Log logger = LogFactory.getLog(AlarmScheduler.class);
 
-	/** The most occurrences of one alarm one round records; the rest wait for the next round. */
+	/**
+	 * The most occurrences of one alarm one round records; the rest wait for the next
+	 * round.
+	 */
 	public static final int MAX_OCCURRENCES_PER_ROUND = 1000;
 
 	private final RecurringAlarmStore alarms;
@@ -85,7 +90,8 @@ public class AlarmScheduler implements WorkerTask {
 		for (RecurringAlarmStore.Stored alarm : due) {
 			EffectDefinition effect = this.registry.find(alarm.effectName());
 			if (effect == null) {
-				// another instance (a newer or older version of the application) may know the effect
+				// another instance (a newer or older version of the application) may know
+				// the effect
 				if (this.warned.add(alarm.name())) {
 					logger.warn("Ductor's recurring alarm '" + alarm.name() + "' runs effect '" + alarm.effectName()
 							+ "', which this instance does not have; it leaves the alarm to the instances that do");
@@ -96,8 +102,9 @@ public class AlarmScheduler implements WorkerTask {
 			String lastKey = null;
 			for (Instant instant : plan.occurrences()) {
 				lastKey = RecurringAlarm.occurrenceKey(alarm.name(), instant);
-				this.intents.insert(new IntentStore.NewIntent(effect.name(), lastKey, alarm.payloadJson(),
-						alarm.fingerprint(), effect.receiver(), effect.maxAttempts(), Duration.ZERO, null, null, null, null));
+				this.intents
+					.insert(new IntentStore.NewIntent(effect.name(), lastKey, alarm.payloadJson(), alarm.fingerprint(),
+							effect.receiver(), effect.maxAttempts(), Duration.ZERO, null, null, null, null));
 			}
 			Instant last = plan.occurrences().isEmpty() ? null : plan.occurrences().get(plan.occurrences().size() - 1);
 			if (plan.next() == null) {
@@ -118,8 +125,8 @@ public class AlarmScheduler implements WorkerTask {
 	}
 
 	/**
-	 * Which occurrences from {@code nextAt} up to {@code now} are recorded, by the schedule's
-	 * policy, and the alarm's next occurrence after them.
+	 * Which occurrences from {@code nextAt} up to {@code now} are recorded, by the
+	 * schedule's policy, and the alarm's next occurrence after them.
 	 */
 	public static Plan plan(AlarmSchedule schedule, Instant nextAt, Instant now) {
 		List<Instant> occurrences = new ArrayList<>();
@@ -130,7 +137,8 @@ public class AlarmScheduler implements WorkerTask {
 			if (schedule.missed() == MissedOccurrences.RUN_ONCE) {
 				occurrences.add(cursor);
 			}
-			// jump over the missed ones: the first occurrence not late is the first at or after lateBefore
+			// jump over the missed ones: the first occurrence not late is the first at or
+			// after lateBefore
 			Instant first = schedule.next(lateBefore.minusNanos(1));
 			missed = true;
 			cursor = first;

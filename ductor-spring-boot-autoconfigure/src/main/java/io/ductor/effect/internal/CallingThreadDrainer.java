@@ -12,12 +12,14 @@ import io.ductor.effect.internal.IntentStore.Completion;
 import io.ductor.effect.internal.IntentStore.Settled;
 
 /**
- * Runs the drainer's and the reconciler's work on the calling thread, one step at a time, for tests
- * in which the background drainer is off ({@code ductor.effects.drainer.enabled=false}): the same claim
- * under a lease, the same dispatch (with {@link EffectContext}, the started mark of receivers that
- * cannot deduplicate, the classification of failures) and the same completion fenced by lease owner
- * and attempt as the drainer, and the same redrive of expired leases and reconciliation rounds as
- * the reconciler. Nothing runs in the background, so what a step did is done when it returns.
+ * Runs the drainer's and the reconciler's work on the calling thread, one step at a time,
+ * for tests in which the background drainer is off
+ * ({@code ductor.effects.drainer.enabled=false}): the same claim under a lease, the same
+ * dispatch (with {@link EffectContext}, the started mark of receivers that cannot
+ * deduplicate, the classification of failures) and the same completion fenced by lease
+ * owner and attempt as the drainer, and the same redrive of expired leases and
+ * reconciliation rounds as the reconciler. Nothing runs in the background, so what a step
+ * did is done when it returns.
  * <p>
  * Obtained from {@link DurableEffects#callingThreadDrainer()}.
  */
@@ -52,9 +54,10 @@ public final class CallingThreadDrainer {
 	}
 
 	/**
-	 * Claims the next due intent (of {@code effectName} only, when it is not {@code null}), runs one
-	 * attempt of it on this thread and records the outcome.
-	 * @param effectName the effect whose next due intent runs, or {@code null} for any effect
+	 * Claims the next due intent (of {@code effectName} only, when it is not
+	 * {@code null}), runs one attempt of it on this thread and records the outcome.
+	 * @param effectName the effect whose next due intent runs, or {@code null} for any
+	 * effect
 	 * @return the intent after the attempt, or empty when none was due
 	 */
 	public Optional<EffectIntent> runNext(String effectName) {
@@ -73,8 +76,8 @@ public final class CallingThreadDrainer {
 	}
 
 	/**
-	 * One round of the reconciler: in-flight intents whose lease expired are redriven, and one batch
-	 * of due reconciliation rounds is asked.
+	 * One round of the reconciler: in-flight intents whose lease expired are redriven,
+	 * and one batch of due reconciliation rounds is asked.
 	 * @return how many intents the round redrove or asked about
 	 */
 	public int reconcile() {

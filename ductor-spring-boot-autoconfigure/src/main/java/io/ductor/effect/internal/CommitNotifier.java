@@ -10,18 +10,19 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * Wakes the drainers of other instances when a transaction commits a due intent, with
- * {@code pg_notify} on {@link IntentStore#CHANNEL}, signed with the sender's drainer owner so that
- * the sender's own listener can skip it (its drainer is woken in process).
+ * {@code pg_notify} on {@link IntentStore#CHANNEL}, signed with the sender's drainer
+ * owner so that the sender's own listener can skip it (its drainer is woken in process).
  * <p>
- * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own, at most one
- * every {@value #SPACING_MILLIS} ms: commits that arrive meanwhile share the next one, so a busy
- * producer costs the database a few hundred notifications a second, not one per commit. A
- * {@code pg_notify} inside the committing transaction ({@link Mode#IN_TRANSACTION}) is delivered
- * atomically with the commit, but PostgreSQL then commits notifying transactions one at a time: it
- * holds a database-wide lock from before the commit record until after its flush. Sent afterwards,
- * in a transaction of its own that does not wait for the flush, the notification holds up no
- * commit; if the JVM dies between a commit and its notification, the other instances find the
- * intent at their next poll.
+ * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own,
+ * at most one every {@value #SPACING_MILLIS} ms: commits that arrive meanwhile share the
+ * next one, so a busy producer costs the database a few hundred notifications a second,
+ * not one per commit. A {@code pg_notify} inside the committing transaction
+ * ({@link Mode#IN_TRANSACTION}) is delivered atomically with the commit, but PostgreSQL
+ * then commits notifying transactions one at a time: it holds a database-wide lock from
+ * before the commit record until after its flush. Sent afterwards, in a transaction of
+ * its own that does not wait for the flush, the notification holds up no commit; if the
+ * JVM dies between a commit and its notification, the other instances find the intent at
+ * their next poll.
  */
 public final class CommitNotifier implements AutoCloseable {
 
@@ -55,7 +56,8 @@ public final class CommitNotifier implements AutoCloseable {
 
 	/**
 	 * @param store sends the notification
-	 * @param sender the payload: lets the sender's own listener skip what it already knows
+	 * @param sender the payload: lets the sender's own listener skip what it already
+	 * knows
 	 * @param mode when to notify
 	 */
 	CommitNotifier(IntentStore store, String sender, Mode mode) {
@@ -85,7 +87,8 @@ public final class CommitNotifier implements AutoCloseable {
 			}
 			catch (RuntimeException ex) {
 				this.queued.set(false);
-				logger.debug("Ductor's commit notifier is shut down; other instances find intents at their next poll", ex);
+				logger.debug("Ductor's commit notifier is shut down; other instances find intents at their next poll",
+						ex);
 			}
 		}
 	}

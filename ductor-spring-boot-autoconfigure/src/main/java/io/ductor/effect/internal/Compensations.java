@@ -29,30 +29,34 @@ import io.ductor.run.internal.RunFailureHandler;
  * Sagas: the compensations a run's ticks register for the effects they record
  * ({@code eec_run_compensation}), and their recording when the run fails.
  * <p>
- * When a run fails, in the failing transaction and in reverse order of the ticks that registered
- * them (within one tick, in reverse order of registration), each registered compensation is
- * looked at against its original intent:
+ * When a run fails, in the failing transaction and in reverse order of the ticks that
+ * registered them (within one tick, in reverse order of registration), each registered
+ * compensation is looked at against its original intent:
  * <ul>
- * <li>the original is {@code pending} and was never attempted: it is cancelled, since it never
- * reached its receiver and so has nothing to undo;</li>
- * <li>any other original with at least one attempt, whatever its status ({@code completed},
- * {@code in_flight}, {@code pending} for a retry, {@code failed}, {@code needs_decision}, or
- * {@code cancelled} after an attempt), or one already purged by retention (only finished intents
- * are): it may have been applied, so its compensation is recorded, as an ordinary intent with the
- * key {@code "compensate:" + the original's key} and the ordering key
+ * <li>the original is {@code pending} and was never attempted: it is cancelled, since it
+ * never reached its receiver and so has nothing to undo;</li>
+ * <li>any other original with at least one attempt, whatever its status
+ * ({@code completed}, {@code in_flight}, {@code pending} for a retry, {@code failed},
+ * {@code needs_decision}, or {@code cancelled} after an attempt), or one already purged
+ * by retention (only finished intents are): it may have been applied, so its compensation
+ * is recorded, as an ordinary intent with the key
+ * {@code "compensate:" + the original's key} and the ordering key
  * {@code "compensate:" + run id}, linked to the run and to the original;</li>
- * <li>an original that was never attempted in any other status (cancelled before it ran): nothing.</li>
+ * <li>an original that was never attempted in any other status (cancelled before it ran):
+ * nothing.</li>
  * </ul>
- * The ordering key runs the run's compensations one at a time, each after the previous one settled
- * (a compensation that fails or needs a decision holds up the next ones, as any ordering key
- * does); and a compensation is not dispatched while its original may still run (pending, in
- * flight, or waiting for a decision). A compensation already recorded (its key exists) is not
- * recorded again, so failing a run twice, or a {@code COMPENSATE} decision on a run that already
- * failed, records nothing twice.
+ * The ordering key runs the run's compensations one at a time, each after the previous
+ * one settled (a compensation that fails or needs a decision holds up the next ones, as
+ * any ordering key does); and a compensation is not dispatched while its original may
+ * still run (pending, in flight, or waiting for a decision). A compensation already
+ * recorded (its key exists) is not recorded again, so failing a run twice, or a
+ * {@code COMPENSATE} decision on a run that already failed, records nothing twice.
  */
 public class Compensations implements RunFailureHandler {
 
-	/** The prefix of compensation keys and of the ordering key of a run's compensations. */
+	/**
+	 * The prefix of compensation keys and of the ordering key of a run's compensations.
+	 */
 	public static final String PREFIX = "compensate:";
 
 	private final JdbcClient jdbc;
@@ -75,10 +79,10 @@ public class Compensations implements RunFailureHandler {
 	}
 
 	/**
-	 * Register, in the current tick, the compensation of the intent with key {@code originalKey}.
-	 * The first registration for a key in a run wins.
-	 * @param required whether a call outside a tick of a run is refused (a compensation passed at
-	 * the call) rather than ignored (one declared on the effect)
+	 * Register, in the current tick, the compensation of the intent with key
+	 * {@code originalKey}. The first registration for a key in a run wins.
+	 * @param required whether a call outside a tick of a run is refused (a compensation
+	 * passed at the call) rather than ignored (one declared on the effect)
 	 */
 	public void register(String originalKey, EffectRequest compensation, boolean required) {
 		Tick tick = Tick.current().orElse(null);
@@ -108,7 +112,10 @@ public class Compensations implements RunFailureHandler {
 			.update();
 	}
 
-	/** Register the compensation an effect declares, with the same arguments, if it declares one. */
+	/**
+	 * Register the compensation an effect declares, with the same arguments, if it
+	 * declares one.
+	 */
 	public void registerDeclared(EffectDefinition effect, Object[] args, String key) {
 		if (effect.compensation() != null) {
 			register(key, EffectRequest.of(effect.compensation(), args), false);
@@ -124,9 +131,7 @@ public class Compensations implements RunFailureHandler {
 				        || ' failed, and an effect that never ran has nothing to compensate'
 				FROM eec_run_compensation c
 				WHERE c.run_id = :run AND i.idempotency_key = c.original_key
-				  AND i.status = 'pending' AND i.attempts = 0""")
-			.param("run", runId)
-			.update();
+				  AND i.status = 'pending' AND i.attempts = 0""").param("run", runId).update();
 		List<Registered> registered = this.jdbc.sql("""
 				SELECT c.original_key, c.effect_name, c.payload::text AS payload, i.id, i.attempts,
 				    i.trace_context::text AS trace_context
@@ -155,8 +160,10 @@ public class Compensations implements RunFailureHandler {
 						null, runId);
 			}
 			else {
-				// the effect left the application: record it all the same, the drainer fails it with the
-				// reason, in the trace of the intent it compensates (no observation records it here)
+				// the effect left the application: record it all the same, the drainer
+				// fails it with the
+				// reason, in the trace of the intent it compensates (no observation
+				// records it here)
 				this.store.insert(new IntentStore.NewIntent(compensation.effectName(), key, compensation.payloadJson(),
 						EffectPayloads.fingerprint(compensation.effectName(), compensation.payloadJson()),
 						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, compensation.traceContext()));
@@ -179,7 +186,8 @@ public class Compensations implements RunFailureHandler {
 		RunCompensation state = this.jdbc.sql("SELECT compensation FROM eec_run WHERE id = ?")
 			.param(runId)
 			.query((rs, row) -> (rs.getString(1) != null)
-					? RunCompensation.valueOf(rs.getString(1).toUpperCase(java.util.Locale.ROOT)) : RunCompensation.NONE)
+					? RunCompensation.valueOf(rs.getString(1).toUpperCase(java.util.Locale.ROOT))
+					: RunCompensation.NONE)
 			.optional()
 			.orElse(RunCompensation.NONE);
 		List<Step> steps = this.jdbc.sql("""
@@ -191,16 +199,16 @@ public class Compensations implements RunFailureHandler {
 		Map<String, EffectIntent> intents = this.store.listByRun(runId)
 			.stream()
 			.collect(Collectors.toMap(EffectIntent::idempotencyKey, Function.identity()));
-		return new CompensationChain(runId, state, steps.stream()
-			.map((step) -> new CompensationChain.Link(step.seq(), step.originalKey(), step.effectName(),
-					intents.get(step.originalKey()),
-					intents.get(derived(step.originalKey()))))
-			.toList());
+		return new CompensationChain(runId, state,
+				steps.stream()
+					.map((step) -> new CompensationChain.Link(step.seq(), step.originalKey(), step.effectName(),
+							intents.get(step.originalKey()), intents.get(derived(step.originalKey()))))
+					.toList());
 	}
 
 	/**
-	 * {@code "compensate:" + value}, or for a value too long to keep within an identifier's length,
-	 * {@code "compensate:sha256:" + its SHA-256}.
+	 * {@code "compensate:" + value}, or for a value too long to keep within an
+	 * identifier's length, {@code "compensate:sha256:" + its SHA-256}.
 	 */
 	static String derived(String value) {
 		if (PREFIX.length() + value.length() <= Ids.MAX_LENGTH) {
@@ -215,8 +223,8 @@ public class Compensations implements RunFailureHandler {
 		}
 	}
 
-	private record Registered(String originalKey, String effectName, String payloadJson, Long originalId,
-			int attempts, String traceContext) {
+	private record Registered(String originalKey, String effectName, String payloadJson, Long originalId, int attempts,
+			String traceContext) {
 	}
 
 	private record Step(String originalKey, long seq, String effectName) {

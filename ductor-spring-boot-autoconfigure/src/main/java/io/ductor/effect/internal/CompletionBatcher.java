@@ -14,10 +14,10 @@ import io.ductor.effect.internal.IntentStore.Completion;
 import io.ductor.effect.internal.IntentStore.Settled;
 
 /**
- * The completion thread of a drain session: records the outcomes of the effects that ran in
- * batches of up to {@value #MAX_COMPLETION_BATCH}, each one statement fenced by lease owner and
- * attempt. A batch that cannot be recorded is kept and tried again: an outcome is never dropped
- * while the session runs.
+ * The completion thread of a drain session: records the outcomes of the effects that ran
+ * in batches of up to {@value #MAX_COMPLETION_BATCH}, each one statement fenced by lease
+ * owner and attempt. A batch that cannot be recorded is kept and tried again: an outcome
+ * is never dropped while the session runs.
  */
 public final class CompletionBatcher {
 
@@ -45,8 +45,8 @@ public final class CompletionBatcher {
 	 * @param owner the session's lease owner
 	 * @param store the intents
 	 * @param retryInterval the pause before a batch that failed is tried again
-	 * @param recorded told about the claims of every batch recorded (their outcomes applied or
-	 * fenced off), before {@code settledListener}
+	 * @param recorded told about the claims of every batch recorded (their outcomes
+	 * applied or fenced off), before {@code settledListener}
 	 * @param settledListener told about the intents each batch settled
 	 */
 	CompletionBatcher(String owner, IntentStore store, Duration retryInterval, Consumer<List<DrainClaim>> recorded,
@@ -70,8 +70,8 @@ public final class CompletionBatcher {
 	}
 
 	/**
-	 * Records what is queued, then ends; a batch still failing when stopped is left to the
-	 * reconciler.
+	 * Records what is queued, then ends; a batch still failing when stopped is left to
+	 * the reconciler.
 	 * @param timeout how long to wait for the last batches
 	 */
 	void stop(Duration timeout) {
@@ -113,11 +113,12 @@ public final class CompletionBatcher {
 			}
 			catch (RuntimeException ex) {
 				if (!this.recording) {
-					logger.warn("Ductor's drainer stopped before it could record " + batch.size() + " effect outcome(s); "
-							+ "their leases expire and the reconciler redrives them", ex);
+					logger.warn("Ductor's drainer stopped before it could record " + batch.size()
+							+ " effect outcome(s); " + "their leases expire and the reconciler redrives them", ex);
 					return;
 				}
-				// keep the batch and try again: an outcome is never dropped while the drainer runs
+				// keep the batch and try again: an outcome is never dropped while the
+				// drainer runs
 				logger.warn("Ductor's drainer could not record " + batch.size() + " effect outcome(s); retrying", ex);
 				sleep(this.retryInterval);
 			}

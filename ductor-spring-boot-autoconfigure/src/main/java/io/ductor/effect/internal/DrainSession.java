@@ -26,15 +26,17 @@ import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.metrics.internal.DuctorObserver;
 
 /**
- * One run of a drainer, from a start to the stop that follows it, under a lease owner of its own.
- * Everything a run needs (its threads, the claims it holds, its outstanding count, its queue of
- * outcomes) lives here and dies with it, so a drainer started again begins from nothing, and an
- * attempt the last run left behind can never be mistaken for one of the new run's claims.
+ * One run of a drainer, from a start to the stop that follows it, under a lease owner of
+ * its own. Everything a run needs (its threads, the claims it holds, its outstanding
+ * count, its queue of outcomes) lives here and dies with it, so a drainer started again
+ * begins from nothing, and an attempt the last run left behind can never be mistaken for
+ * one of the new run's claims.
  * <p>
- * Three threads and a pool: the claim thread claims batches and hands them to the pool, and waits
- * on its {@link Waiter} between claims; the pool runs the effects; the {@link CompletionBatcher}'s
- * thread records outcomes in batches; and the {@link LeaseHeartbeat} extends the leases of every
- * claim held, on a schedule of its own (a third of the lease), whatever the claims are doing.
+ * Three threads and a pool: the claim thread claims batches and hands them to the pool,
+ * and waits on its {@link Waiter} between claims; the pool runs the effects; the
+ * {@link CompletionBatcher}'s thread records outcomes in batches; and the
+ * {@link LeaseHeartbeat} extends the leases of every claim held, on a schedule of its own
+ * (a third of the lease), whatever the claims are doing.
  */
 public final class DrainSession {
 
@@ -104,13 +106,15 @@ public final class DrainSession {
 	}
 
 	/**
-	 * Stop claiming, let running effects finish within the shutdown timeout (their leases still
-	 * extended), record their outcomes and hand back what was claimed but never started.
+	 * Stop claiming, let running effects finish within the shutdown timeout (their leases
+	 * still extended), record their outcomes and hand back what was claimed but never
+	 * started.
 	 */
 	void stop() {
 		this.stopping = true;
 		wakeUp();
-		// a claim is one short statement; a claim thread still busy is stuck waiting for a connection
+		// a claim is one short statement; a claim thread still busy is stuck waiting for
+		// a connection
 		joinOrInterrupt(this.claimThread, CLAIM_STOP_TIMEOUT);
 		this.pool.shutdown();
 		try {
@@ -141,12 +145,17 @@ public final class DrainSession {
 		this.waiter.wake();
 	}
 
-	/** Room for the running effects and two batches: one queued while the next is claimed. */
+	/**
+	 * Room for the running effects and two batches: one queued while the next is claimed.
+	 */
 	private int capacity() {
 		return this.settings.concurrency() + 2 * this.settings.batchSize();
 	}
 
-	/** Claim a full batch, or whatever is due when nothing is outstanding: never a trickle of tiny claims. */
+	/**
+	 * Claim a full batch, or whatever is due when nothing is outstanding: never a trickle
+	 * of tiny claims.
+	 */
 	private boolean roomForBatch() {
 		int outstanding = this.outstanding.get();
 		return outstanding == 0 || capacity() - outstanding >= this.settings.batchSize();
@@ -167,12 +176,14 @@ public final class DrainSession {
 				this.roundListener.accept(null);
 			}
 			catch (RuntimeException ex) {
-				logger.warn("Ductor's drainer could not claim intents; retrying in " + this.settings.pollInterval(), ex);
+				logger.warn("Ductor's drainer could not claim intents; retrying in " + this.settings.pollInterval(),
+						ex);
 				this.roundListener.accept(ex);
 				more = false;
 			}
 			if (partial) {
-				// under a trickle, let commits gather for a moment rather than claim them one at a time
+				// under a trickle, let commits gather for a moment rather than claim them
+				// one at a time
 				LockSupport.parkNanos(CLAIM_GATHER_NANOS);
 			}
 			if (!more || !roomForBatch()) {
@@ -181,7 +192,9 @@ public final class DrainSession {
 		}
 	}
 
-	/** Waits for a wake-up or the next poll; an interrupted claim thread stops claiming. */
+	/**
+	 * Waits for a wake-up or the next poll; an interrupted claim thread stops claiming.
+	 */
 	private void awaitSignal() {
 		if (!this.waiter.await(this.settings.pollInterval().toNanos(), () -> this.stopping)) {
 			this.stopping = true;
@@ -189,9 +202,9 @@ public final class DrainSession {
 	}
 
 	/**
-	 * A place in this run for one intent that a local transaction records already leased to it,
-	 * or {@code null} when the run holds as many intents as it would claim (or is stopping): the
-	 * intent is then recorded pending, for any instance to claim.
+	 * A place in this run for one intent that a local transaction records already leased
+	 * to it, or {@code null} when the run holds as many intents as it would claim (or is
+	 * stopping): the intent is then recorded pending, for any instance to claim.
 	 */
 	Handoff reserve() {
 		while (!this.stopping) {
@@ -211,7 +224,10 @@ public final class DrainSession {
 		enqueue(intent);
 	}
 
-	/** Runs an intent recorded leased to this run, once the transaction that recorded it committed. */
+	/**
+	 * Runs an intent recorded leased to this run, once the transaction that recorded it
+	 * committed.
+	 */
 	private void handOver(ClaimedIntent intent) {
 		if (this.stopping) {
 			// its lease expires and the reconciler redrives it, as after a crash
@@ -222,10 +238,11 @@ public final class DrainSession {
 	}
 
 	/**
-	 * Returns intents recorded leased to this run whose transaction committed after rolling back to
-	 * a savepoint: which of them still exist is unknown here, so none runs here; the ones that do
-	 * go back to pending for the next claim. On a pool thread: the committing thread's connection
-	 * still belongs to the finished transaction.
+	 * Returns intents recorded leased to this run whose transaction committed after
+	 * rolling back to a savepoint: which of them still exist is unknown here, so none
+	 * runs here; the ones that do go back to pending for the next claim. On a pool
+	 * thread: the committing thread's connection still belongs to the finished
+	 * transaction.
 	 */
 	private void handBackAfterPartialRollback(List<ClaimedIntent> intents) {
 		this.outstanding.addAndGet(-intents.size());
@@ -253,7 +270,8 @@ public final class DrainSession {
 		this.unstarted.add(claim);
 		DrainClaim previous = this.held.put(intent.id(), claim);
 		if (previous != null && this.unstarted.remove(previous)) {
-			// our earlier claim of this intent lost its lease before it started, and we claimed it again
+			// our earlier claim of this intent lost its lease before it started, and we
+			// claimed it again
 			release(previous);
 		}
 		try {
@@ -305,7 +323,10 @@ public final class DrainSession {
 		wakeUp();
 	}
 
-	/** The outcomes of these claims were recorded (applied, or fenced off): they are held no more. */
+	/**
+	 * The outcomes of these claims were recorded (applied, or fenced off): they are held
+	 * no more.
+	 */
 	private void recorded(List<DrainClaim> claims) {
 		for (DrainClaim claim : claims) {
 			this.held.remove(claim.id(), claim);
@@ -327,8 +348,8 @@ public final class DrainSession {
 	}
 
 	/**
-	 * One place reserved in a run for an intent recorded leased to it: handed over when the
-	 * recording transaction commits, or given up when it does not.
+	 * One place reserved in a run for an intent recorded leased to it: handed over when
+	 * the recording transaction commits, or given up when it does not.
 	 */
 	static final class Handoff {
 
@@ -338,12 +359,16 @@ public final class DrainSession {
 			this.session = session;
 		}
 
-		/** @return the lease owner to record the intent under */
+		/**
+		 * @return the lease owner to record the intent under
+		 */
 		String owner() {
 			return this.session.owner;
 		}
 
-		/** @return how long the recorded lease lasts, from the database clock */
+		/**
+		 * @return how long the recorded lease lasts, from the database clock
+		 */
 		Duration lease() {
 			return this.session.settings.lease();
 		}
@@ -359,7 +384,10 @@ public final class DrainSession {
 			this.session.wakeUp();
 		}
 
-		/** The transaction committed after rolling back to a savepoint: see {@link DrainSession#handBackAfterPartialRollback}. */
+		/**
+		 * The transaction committed after rolling back to a savepoint: see
+		 * {@link DrainSession#handBackAfterPartialRollback}.
+		 */
 		static void handBack(List<Handoff> handoffs, List<ClaimedIntent> intents) {
 			Map<DrainSession, List<ClaimedIntent>> bySession = new java.util.HashMap<>();
 			for (int i = 0; i < handoffs.size(); i++) {

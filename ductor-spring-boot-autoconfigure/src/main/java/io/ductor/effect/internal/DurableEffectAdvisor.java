@@ -11,8 +11,8 @@ import org.springframework.beans.factory.ObjectProvider;
 import io.ductor.effect.DurableEffect;
 
 /**
- * Proxies every bean with a {@link DurableEffect} method. The feature behind it is looked up on
- * the first call, so declaring the advisor pulls no other bean into early creation.
+ * Proxies every bean with a {@link DurableEffect} method. The feature behind it is looked
+ * up on the first call, so declaring the advisor pulls no other bean into early creation.
  */
 public class DurableEffectAdvisor extends AbstractPointcutAdvisor {
 
@@ -26,7 +26,8 @@ public class DurableEffectAdvisor extends AbstractPointcutAdvisor {
 		this.advice = (invocation) -> {
 			MethodInterceptor interceptor = this.interceptor;
 			if (interceptor == null) {
-				// resolved once, on the first call: every later call skips the bean factory
+				// resolved once, on the first call: every later call skips the bean
+				// factory
 				interceptor = effects.getObject().interceptor();
 				this.interceptor = interceptor;
 			}

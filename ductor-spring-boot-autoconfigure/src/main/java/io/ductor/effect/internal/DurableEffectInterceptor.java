@@ -11,8 +11,8 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.core.BridgeMethodResolver;
 
 /**
- * Turns a call to a {@link DurableEffect} method into a recorded intent, except when the drainer
- * itself is running the method for a dispatch.
+ * Turns a call to a {@link DurableEffect} method into a recorded intent, except when the
+ * drainer itself is running the method for a dispatch.
  */
 public class DurableEffectInterceptor implements MethodInterceptor {
 
@@ -24,7 +24,10 @@ public class DurableEffectInterceptor implements MethodInterceptor {
 
 	private final Compensations compensations;
 
-	/** Per target class, the effect each intercepted method resolves to: resolved on its first call. */
+	/**
+	 * Per target class, the effect each intercepted method resolves to: resolved on its
+	 * first call.
+	 */
 	private final ClassValue<Map<Method, EffectDefinition>> resolved = new ClassValue<>() {
 
 		@Override
@@ -59,14 +62,18 @@ public class DurableEffectInterceptor implements MethodInterceptor {
 		Method invoked = invocation.getMethod();
 		EffectDefinition effect = effects.get(invoked);
 		if (effect == null) {
-			Method method = BridgeMethodResolver.findBridgedMethod(AopUtils.getMostSpecificMethod(invoked, targetClass));
+			Method method = BridgeMethodResolver
+				.findBridgedMethod(AopUtils.getMostSpecificMethod(invoked, targetClass));
 			effect = this.registry.find(method);
 			effects.put(invoked, effect);
 		}
 		return effect;
 	}
 
-	/** Lets the next intercepted call of {@code effect} on this thread run the real method. */
+	/**
+	 * Lets the next intercepted call of {@code effect} on this thread run the real
+	 * method.
+	 */
 	static void allowDispatch(EffectDefinition effect) {
 		dispatching.set(effect);
 	}

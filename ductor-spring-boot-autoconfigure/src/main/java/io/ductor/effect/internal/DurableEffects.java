@@ -27,8 +27,8 @@ import io.ductor.worker.internal.WorkerTask;
 
 /**
  * The durable-effect feature assembled: the writer behind {@link DurableEffect} calls and
- * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger, sharing one
- * store of intents.
+ * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger,
+ * sharing one store of intents.
  */
 public final class DurableEffects implements AutoCloseable {
 
@@ -78,7 +78,8 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param jsonMapper the mapper for arguments
 	 * @param events where {@link EffectNeedsDecisionEvent}s go
 	 * @param settings how it works
-	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
+	 * @param observer what is told about scheduled and dispatched effects and drainer
+	 * rounds
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
@@ -92,9 +93,10 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param jsonMapper the mapper for arguments
 	 * @param events where {@link EffectNeedsDecisionEvent}s go
 	 * @param settings how it works
-	 * @param observer what is told about scheduled and dispatched effects and drainer rounds
-	 * @param observations where recordings and dispatch attempts are observed, and their trace
-	 * context carried from one to the other
+	 * @param observer what is told about scheduled and dispatched effects and drainer
+	 * rounds
+	 * @param observations where recordings and dispatch attempts are observed, and their
+	 * trace context carried from one to the other
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
@@ -126,15 +128,18 @@ public final class DurableEffects implements AutoCloseable {
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
-	/** @return the operator and programmatic API */
+	/**
+	 * @return the operator and programmatic API
+	 */
 	public EffectOutbox outbox() {
 		return this.outbox;
 	}
 
 	/**
-	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations its ticks
-	 * registered are recorded in the failing transaction, and {@link EffectResolution#COMPENSATE}
-	 * fails the run of a parked intent through {@code ticks}.
+	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations
+	 * its ticks registered are recorded in the failing transaction, and
+	 * {@link EffectResolution#COMPENSATE} fails the run of a parked intent through
+	 * {@code ticks}.
 	 * @param ticks the application's tick service
 	 */
 	public void compensateRunsOf(TickService ticks) {
@@ -142,19 +147,21 @@ public final class DurableEffects implements AutoCloseable {
 		this.runs.set(ticks);
 	}
 
-	/** @return the drainer; a lifecycle bean when draining is enabled in this instance */
+	/**
+	 * @return the drainer; a lifecycle bean when draining is enabled in this instance
+	 */
 	public EffectDrainer drainer() {
 		return this.drainer;
 	}
 
 	/**
-	 * For tests with the drainer off: the drainer's and the reconciler's work, one step at a time on
-	 * the calling thread.
+	 * For tests with the drainer off: the drainer's and the reconciler's work, one step
+	 * at a time on the calling thread.
 	 * @return a drainer of its own, under a lease owner of its own
 	 */
 	public CallingThreadDrainer callingThreadDrainer() {
-		return new CallingThreadDrainer(this.store, this.dispatcher, this.registry, this.reconciliation,
-				this::settled, this.settings.drainer().lease(), this.settings.reconcilerBatchSize());
+		return new CallingThreadDrainer(this.store, this.dispatcher, this.registry, this.reconciliation, this::settled,
+				this.settings.drainer().lease(), this.settings.reconcilerBatchSize());
 	}
 
 	/**
@@ -166,7 +173,9 @@ public final class DurableEffects implements AutoCloseable {
 		this.dispatcher.injectFaults(faults);
 	}
 
-	/** @return the reconciler's task, for a {@code PeriodicWorker} */
+	/**
+	 * @return the reconciler's task, for a {@code PeriodicWorker}
+	 */
 	public WorkerTask reconciler() {
 		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
 				this.reconciliation);
@@ -182,10 +191,12 @@ public final class DurableEffects implements AutoCloseable {
 	}
 
 	/**
-	 * Declares the recurring alarms of the configuration, each in a transaction of its own, and
-	 * deletes those declared in configuration earlier that {@code declared} no longer names.
+	 * Declares the recurring alarms of the configuration, each in a transaction of its
+	 * own, and deletes those declared in configuration earlier that {@code declared} no
+	 * longer names.
 	 * @param declared the alarms
-	 * @throws DurableEffectException for an unknown effect or arguments that do not fit it, naming the property
+	 * @throws DurableEffectException for an unknown effect or arguments that do not fit
+	 * it, naming the property
 	 */
 	public void declareAlarms(List<RecurringAlarmDeclaration> declared) {
 		this.recurring.declareAll(declared, this.transactions);
@@ -196,7 +207,9 @@ public final class DurableEffects implements AutoCloseable {
 		this.store.notifyDrainersNow(this.drainer.instanceId());
 	}
 
-	/** @return the retention purger of effect intents */
+	/**
+	 * @return the retention purger of effect intents
+	 */
 	public RetentionPurger retentionPurger() {
 		return new EffectRetentionPurger(this.store, this.settings.retention());
 	}
@@ -207,8 +220,7 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param listener the application's notification listener
 	 * @return the subscription
 	 */
-	public PostgresNotificationListener.Subscription wakeDrainerOnNotifications(
-			PostgresNotificationListener listener) {
+	public PostgresNotificationListener.Subscription wakeDrainerOnNotifications(PostgresNotificationListener listener) {
 		return listener.subscribe(IntentStore.CHANNEL, new PostgresNotificationListener.NotificationHandler() {
 
 			@Override
@@ -259,14 +271,14 @@ public final class DurableEffects implements AutoCloseable {
 	/**
 	 * How the feature works.
 	 *
-	 * @param notifyOnCommit whether a commit that recorded a due intent sends {@code pg_notify} to wake
-	 * the drainers of other instances
-	 * @param notifyInTransaction whether that notification is sent inside the committing transaction
-	 * (delivered atomically with it, but PostgreSQL then commits notifying transactions one at a time)
-	 * rather than right after the commit
-	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased to this
-	 * instance's drainer, when it has room, and handed to its workers right after the commit
-	 * instead of being claimed
+	 * @param notifyOnCommit whether a commit that recorded a due intent sends
+	 * {@code pg_notify} to wake the drainers of other instances
+	 * @param notifyInTransaction whether that notification is sent inside the committing
+	 * transaction (delivered atomically with it, but PostgreSQL then commits notifying
+	 * transactions one at a time) rather than right after the commit
+	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased
+	 * to this instance's drainer, when it has room, and handed to its workers right after
+	 * the commit instead of being claimed
 	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives

@@ -15,7 +15,9 @@ public final class EffectContextHolder {
 	private EffectContextHolder() {
 	}
 
-	/** @return the attempt running on this thread, or {@code null} outside a dispatch */
+	/**
+	 * @return the attempt running on this thread, or {@code null} outside a dispatch
+	 */
 	public static @Nullable EffectContext get() {
 		return CURRENT.get();
 	}

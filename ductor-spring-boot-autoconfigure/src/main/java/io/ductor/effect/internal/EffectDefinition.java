@@ -11,8 +11,8 @@ import io.ductor.effect.Receiver;
 import io.ductor.worker.internal.Backoff;
 
 /**
- * Everything Ductor needs to record and dispatch one effect, resolved once from its method, its
- * annotation and the configuration.
+ * Everything Ductor needs to record and dispatch one effect, resolved once from its
+ * method, its annotation and the configuration.
  *
  * @param name the effect name
  * @param beanName the bean whose method runs it
@@ -25,8 +25,10 @@ import io.ductor.worker.internal.Backoff;
  * @param maxAttempts the attempt limit
  * @param backoff the backoff between attempts
  * @param noRetryFor exceptions that fail the intent at once
- * @param compensation the effect that undoes this one with the same arguments, or {@code null}
- * @param maxConcurrency the most attempts that run at once across all instances, 0 for no limit
+ * @param compensation the effect that undoes this one with the same arguments, or
+ * {@code null}
+ * @param maxConcurrency the most attempts that run at once across all instances, 0 for no
+ * limit
  */
 public record EffectDefinition(String name, String beanName, Method method, List<JavaType> parameterTypes,
 		EffectExpression key, EffectExpression orderingKey, Duration delay, Receiver receiver, int maxAttempts,

@@ -19,16 +19,16 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.Backoff;
 
 /**
- * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the real
- * method with {@link EffectContext} set, and classifies the outcome.
+ * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the
+ * real method with {@link EffectContext} set, and classifies the outcome.
  * <p>
- * An attempt of a receiver that cannot deduplicate is marked started, durably, just before the
- * call; when the mark is refused (the lease was lost) the receiver is not called. Whatever is
- * thrown, {@code Error}s included, becomes an outcome: the attempt is always settled, the error is
- * kept on the intent, and the worker thread lives on.
+ * An attempt of a receiver that cannot deduplicate is marked started, durably, just
+ * before the call; when the mark is refused (the lease was lost) the receiver is not
+ * called. Whatever is thrown, {@code Error}s included, becomes an outcome: the attempt is
+ * always settled, the error is kept on the intent, and the worker thread lives on.
  * <p>
- * While the attempt runs, the MDC names its intent, effect, key, run and attempt, and the attempt is
- * observed as a continuation of the trace context stored with the intent.
+ * While the attempt runs, the MDC names its intent, effect, key, run and attempt, and the
+ * attempt is observed as a continuation of the trace context stored with the intent.
  */
 public class EffectDispatcher {
 
@@ -45,11 +45,14 @@ public class EffectDispatcher {
 	private final Backoff reconcileBackoff;
 
 	private volatile DispatchFaults faults = DispatchFaults.NONE;
+
 	private final DuctorObservations observations;
 
 	/**
-	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not be looked up
-	 * @param reconcileBackoff the wait before the first reconciliation round of an unknown outcome
+	 * @param lookupRetryDelay how long an intent waits when its effect's bean could not
+	 * be looked up
+	 * @param reconcileBackoff the wait before the first reconciliation round of an
+	 * unknown outcome
 	 */
 	public EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
 			Duration lookupRetryDelay, Backoff reconcileBackoff, DuctorObservations observations) {
@@ -69,19 +72,21 @@ public class EffectDispatcher {
 	/**
 	 * Run one attempt. Never throws.
 	 * @param intent the claimed intent
-	 * @param startMark marks an attempt of a {@link Receiver#NOT_IDEMPOTENT} receiver started
-	 * @return its outcome, or {@code null} when the attempt could not start because its lease was
-	 * lost: the receiver was not called and there is nothing to record
+	 * @param startMark marks an attempt of a {@link Receiver#NOT_IDEMPOTENT} receiver
+	 * started
+	 * @return its outcome, or {@code null} when the attempt could not start because its
+	 * lease was lost: the receiver was not called and there is nothing to record
 	 */
 	public Completion dispatch(ClaimedIntent intent, StartMark startMark) {
 		long start = System.nanoTime();
 		Completion completion;
 		DuctorMdc.Restore mdc = DuctorMdc.attempt(intent.id(), intent.effectName(), intent.key(), intent.runId(),
 				intent.attempt());
-		DuctorObservations.Scope scope = this.observations.dispatch(
-				new DuctorObservations.Attempt(intent.id(), intent.effectName(), intent.receiver().name(), intent.key(),
-						intent.attempt(), intent.runId()),
-				TraceContexts.decode(intent.traceContext()));
+		DuctorObservations.Scope scope = this.observations
+			.dispatch(
+					new DuctorObservations.Attempt(intent.id(), intent.effectName(), intent.receiver().name(),
+							intent.key(), intent.attempt(), intent.runId()),
+					TraceContexts.decode(intent.traceContext()));
 		try {
 			try {
 				if (intent.lagMillis() != null) {
@@ -90,12 +95,12 @@ public class EffectDispatcher {
 				completion = attempt(intent, startMark, scope);
 			}
 			catch (Throwable ex) {
-				// not expected: every step below catches its own failures; still, never leave an attempt unsettled
+				// not expected: every step below catches its own failures; still, never
+				// leave an attempt unsettled
 				scope.error(ex);
 				completion = (intent.receiver() == Receiver.NOT_IDEMPOTENT)
-						? unknownOutcome(intent, "Dispatch failed unexpectedly: " + describe(ex))
-						: finalFailure(intent, "Dispatch failed unexpectedly on attempt " + intent.attempt() + ": "
-								+ describe(ex));
+						? unknownOutcome(intent, "Dispatch failed unexpectedly: " + describe(ex)) : finalFailure(intent,
+								"Dispatch failed unexpectedly on attempt " + intent.attempt() + ": " + describe(ex));
 			}
 			if (completion != null) {
 				String outcome = outcome(completion.status());
@@ -131,9 +136,10 @@ public class EffectDispatcher {
 			return finalFailure(intent, ex.getMessage());
 		}
 		catch (Throwable ex) {
-			// e.g. ExceptionInInitializerError, NoClassDefFoundError: a stored type this code cannot load
-			return finalFailure(intent, "Cannot read the stored arguments of effect '" + effect.name()
-					+ "' on attempt " + intent.attempt() + "; the effect did not run: " + describe(ex));
+			// e.g. ExceptionInInitializerError, NoClassDefFoundError: a stored type this
+			// code cannot load
+			return finalFailure(intent, "Cannot read the stored arguments of effect '" + effect.name() + "' on attempt "
+					+ intent.attempt() + "; the effect did not run: " + describe(ex));
 		}
 		Object bean;
 		Method method;
@@ -142,7 +148,8 @@ public class EffectDispatcher {
 			method = AopUtils.selectInvocableMethod(effect.method(), bean.getClass());
 		}
 		catch (RuntimeException ex) {
-			// the bean lookup failed (context closing, lazy bean failing): retry later rather than lose the intent
+			// the bean lookup failed (context closing, lazy bean failing): retry later
+			// rather than lose the intent
 			return new Completion(intent.id(), intent.attempt(), EffectStatus.PENDING,
 					truncate("Dispatch failed before the effect ran: " + describe(ex)), this.lookupRetryDelay);
 		}
@@ -161,8 +168,8 @@ public class EffectDispatcher {
 						+ " started, so the receiver was not called: " + describe(ex));
 			}
 		}
-		EffectContextHolder.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(),
-				intent.dueAt()));
+		EffectContextHolder
+			.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
 			Throwable fault = this.faults.faultFor(effect.name(), intent.key(), intent.attempt());
@@ -195,12 +202,14 @@ public class EffectDispatcher {
 			return unknownOutcome(intent, error);
 		}
 		if (failure instanceof LinkageError) {
-			// the code cannot run this effect (a class fails to load or initialise): every retry would fail alike
+			// the code cannot run this effect (a class fails to load or initialise):
+			// every retry would fail alike
 			return finalFailure(intent, "The application's code cannot run this effect (attempt " + intent.attempt()
 					+ "); retry it once the code is fixed: " + error);
 		}
 		if (!(failure instanceof EffectNotAppliedException) && this.registry.reconciler(effect.name()) != null) {
-			// the receiver deduplicates, but its reconciler may spare a retry (or tell an applied last attempt)
+			// the receiver deduplicates, but its reconciler may spare a retry (or tell an
+			// applied last attempt)
 			return reconciling(intent, error);
 		}
 		if (intent.attempt() >= intent.maxAttempts()) {
@@ -211,8 +220,8 @@ public class EffectDispatcher {
 	}
 
 	/**
-	 * The outcome of the attempt is unknown: its reconciler is asked when the effect has one,
-	 * otherwise the intent waits for a decision.
+	 * The outcome of the attempt is unknown: its reconciler is asked when the effect has
+	 * one, otherwise the intent waits for a decision.
 	 */
 	private Completion unknownOutcome(ClaimedIntent intent, String error) {
 		return (this.registry.reconciler(intent.effectName()) != null) ? reconciling(intent, error)
@@ -250,7 +259,8 @@ public class EffectDispatcher {
 				+ ((failure.getMessage() != null) ? ": " + failure.getMessage() : "");
 		Throwable cause = failure.getCause();
 		if (failure instanceof Error && cause != null && cause != failure) {
-			// an ExceptionInInitializerError says little without what the initialiser threw
+			// an ExceptionInInitializerError says little without what the initialiser
+			// threw
 			description += " (caused by " + cause.getClass().getName()
 					+ ((cause.getMessage() != null) ? ": " + cause.getMessage() : "") + ")";
 		}

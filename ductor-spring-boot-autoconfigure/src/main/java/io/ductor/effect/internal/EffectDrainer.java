@@ -16,21 +16,23 @@ import io.ductor.worker.internal.WorkerRounds;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**
- * Drains the outbox. A claim thread claims due intents in batches (one short statement each),
- * hands them to a bounded pool that runs the effects outside any transaction, and a completion
- * thread records their outcomes in batches with updates fenced by lease owner and attempt.
+ * Drains the outbox. A claim thread claims due intents in batches (one short statement
+ * each), hands them to a bounded pool that runs the effects outside any transaction, and
+ * a completion thread records their outcomes in batches with updates fenced by lease
+ * owner and attempt.
  * <p>
  * It wakes when a local transaction that recorded an intent commits, when
- * {@link #wakeUp()} is called (for example on a PostgreSQL notification from another instance),
- * and every poll interval as a fallback. A heartbeat of its own extends the leases of every claim
- * held every third of the lease, from the database clock, whether claims succeed or not. Before a
- * receiver that cannot deduplicate is called, the attempt is durably marked started, so the
- * reconciler parks only attempts that may have reached their receiver. Stopping it stops
- * claiming, lets running effects finish within the shutdown timeout and hands claimed-but-unstarted
- * intents back.
+ * {@link #wakeUp()} is called (for example on a PostgreSQL notification from another
+ * instance), and every poll interval as a fallback. A heartbeat of its own extends the
+ * leases of every claim held every third of the lease, from the database clock, whether
+ * claims succeed or not. Before a receiver that cannot deduplicate is called, the attempt
+ * is durably marked started, so the reconciler parks only attempts that may have reached
+ * their receiver. Stopping it stops claiming, lets running effects finish within the
+ * shutdown timeout and hands claimed-but-unstarted intents back.
  * <p>
- * Each start runs a fresh {@link DrainSession} under a lease owner of its own (the instance id and
- * the start's generation): nothing a stop leaves behind reaches the next start.
+ * Each start runs a fresh {@link DrainSession} under a lease owner of its own (the
+ * instance id and the start's generation): nothing a stop leaves behind reaches the next
+ * start.
  */
 public class EffectDrainer implements SmartLifecycle {
 
@@ -67,16 +69,16 @@ public class EffectDrainer implements SmartLifecycle {
 	}
 
 	/**
-	 * @return what identifies this drainer's instance for as long as it lives (it signs the
-	 * notifications its commits send)
+	 * @return what identifies this drainer's instance for as long as it lives (it signs
+	 * the notifications its commits send)
 	 */
 	public String instanceId() {
 		return this.instanceId;
 	}
 
 	/**
-	 * @return the lease owner this drainer claims under since its last start: its instance id and
-	 * the start's generation; {@code null} before the first start
+	 * @return the lease owner this drainer claims under since its last start: its
+	 * instance id and the start's generation; {@code null} before the first start
 	 */
 	public String owner() {
 		return this.owner;
@@ -91,10 +93,10 @@ public class EffectDrainer implements SmartLifecycle {
 	}
 
 	/**
-	 * A place in the running drainer for an intent that a transaction of this instance records
-	 * already leased to it, so that the commit hands it straight to a worker.
-	 * @return the reservation, or {@code null} when the drainer does not run or holds as many
-	 * intents as it would claim
+	 * A place in the running drainer for an intent that a transaction of this instance
+	 * records already leased to it, so that the commit hands it straight to a worker.
+	 * @return the reservation, or {@code null} when the drainer does not run or holds as
+	 * many intents as it would claim
 	 */
 	DrainSession.Handoff reserve() {
 		DrainSession session = this.session;
@@ -148,7 +150,9 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 	}
 
-	/** @return what the drainer has been doing: a round is one claim attempt */
+	/**
+	 * @return what the drainer has been doing: a round is one claim attempt
+	 */
 	public WorkerStatus status() {
 		return this.rounds.status(isRunning(), this.settings.pollInterval());
 	}

@@ -26,22 +26,26 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
 import io.ductor.effect.DurableEffectException;
 
 /**
- * A key or ordering key expression of one effect, parsed once at start-up, with the method's
- * parameter names resolved once. Each evaluation gets a small context of its own over the call's
- * arguments; everything else (property accessors, method resolvers, the type converter) comes from
- * one shared {@link StandardEvaluationContext}. The variables are those of Spring's
- * {@code MethodBasedEvaluationContext}: each parameter by name, {@code #p0}, {@code #a0}; the root
- * object is {@code null}.
+ * A key or ordering key expression of one effect, parsed once at start-up, with the
+ * method's parameter names resolved once. Each evaluation gets a small context of its own
+ * over the call's arguments; everything else (property accessors, method resolvers, the
+ * type converter) comes from one shared {@link StandardEvaluationContext}. The variables
+ * are those of Spring's {@code MethodBasedEvaluationContext}: each parameter by name,
+ * {@code #p0}, {@code #a0}; the root object is {@code null}.
  * <p>
- * The commonest keys ({@code #orderId}, {@code 'ship:' + #orderId}, {@code #a + ':' + #b}) are
- * variables and string literals joined by {@code +}. For those, a call whose variables are strings,
- * integers, booleans, characters or {@code null} is evaluated without SpEL's interpreter, giving
- * what SpEL gives (each value as {@code String.valueOf} writes it); any other value, two numbers
- * added, or any other expression goes through SpEL.
+ * The commonest keys ({@code #orderId}, {@code 'ship:' + #orderId},
+ * {@code #a + ':' + #b}) are variables and string literals joined by {@code +}. For
+ * those, a call whose variables are strings, integers, booleans, characters or
+ * {@code null} is evaluated without SpEL's interpreter, giving what SpEL gives (each
+ * value as {@code String.valueOf} writes it); any other value, two numbers added, or any
+ * other expression goes through SpEL.
  */
 public final class EffectExpression {
 
-	/** Configured once and only read afterwards: every getter is called here so no field is initialized lazily later. */
+	/**
+	 * Configured once and only read afterwards: every getter is called here so no field
+	 * is initialized lazily later.
+	 */
 	private static final StandardEvaluationContext shared = shared();
 
 	private final Expression expression;
@@ -52,14 +56,19 @@ public final class EffectExpression {
 
 	private final String[] parameterNames;
 
-	/** The expression as a concatenation of literals and variables, or {@code null} when it is another kind. */
+	/**
+	 * The expression as a concatenation of literals and variables, or {@code null} when
+	 * it is another kind.
+	 */
 	private final Part concatenation;
 
 	/**
 	 * @param expression the parsed expression
-	 * @param attribute the annotation attribute it comes from ({@code key}, {@code orderingKey})
+	 * @param attribute the annotation attribute it comes from ({@code key},
+	 * {@code orderingKey})
 	 * @param effectName the effect's name
-	 * @param parameterNames the method's parameter names; an element is {@code null} when unknown
+	 * @param parameterNames the method's parameter names; an element is {@code null} when
+	 * unknown
 	 */
 	EffectExpression(Expression expression, String attribute, String effectName, String[] parameterNames) {
 		this.expression = expression;
@@ -69,7 +78,9 @@ public final class EffectExpression {
 		this.concatenation = (expression instanceof SpelExpression spel) ? part(spel.getAST()) : null;
 	}
 
-	/** @return the expression's text */
+	/**
+	 * @return the expression's text
+	 */
 	String text() {
 		return this.expression.getExpressionString();
 	}
@@ -108,18 +119,25 @@ public final class EffectExpression {
 				+ this.effectName + "' evaluated to null");
 	}
 
-	/** What a part gives when it cannot tell what SpEL would: the whole expression goes to SpEL. */
+	/**
+	 * What a part gives when it cannot tell what SpEL would: the whole expression goes to
+	 * SpEL.
+	 */
 	private static final Object INTERPRET = new Object();
 
 	/** A literal, a variable, or two parts joined by {@code +}. */
 	private interface Part {
 
-		/** @return the value, or {@link #INTERPRET} */
+		/**
+		 * @return the value, or {@link #INTERPRET}
+		 */
 		Object value(String[] names, Object[] args);
 
 	}
 
-	/** @return the node as a concatenation part, or {@code null} when it is something else */
+	/**
+	 * @return the node as a concatenation part, or {@code null} when it is something else
+	 */
 	private static Part part(SpelNode node) {
 		if (node instanceof StringLiteral literal) {
 			Object text = literal.getLiteralValue().getValue();
@@ -181,7 +199,10 @@ public final class EffectExpression {
 		return context;
 	}
 
-	/** The variables of one evaluation: the call's arguments, and whatever the expression assigns. */
+	/**
+	 * The variables of one evaluation: the call's arguments, and whatever the expression
+	 * assigns.
+	 */
 	private static final class Arguments implements EvaluationContext {
 
 		private final String[] names;
@@ -203,7 +224,10 @@ public final class EffectExpression {
 			return lookup(this.names, this.args, name);
 		}
 
-		/** The argument a variable name refers to, as MethodBasedEvaluationContext resolves it. */
+		/**
+		 * The argument a variable name refers to, as MethodBasedEvaluationContext
+		 * resolves it.
+		 */
 		static Object lookup(String[] names, Object[] args, String name) {
 			// a parameter name wins over #p0 and #a0
 			for (int i = names.length - 1; i >= 0; i--) {
@@ -219,7 +243,9 @@ public final class EffectExpression {
 			return (index < args.length) ? args[index] : null;
 		}
 
-		/** @return {@code n} for {@code pn} or {@code an}, else -1 */
+		/**
+		 * @return {@code n} for {@code pn} or {@code an}, else -1
+		 */
 		private static int positional(String name) {
 			if (name.length() < 2 || (name.charAt(0) != 'p' && name.charAt(0) != 'a')) {
 				return -1;

@@ -18,9 +18,9 @@ import io.ductor.effect.EffectReconciler;
 import io.ductor.effect.ReconcileOutcome;
 
 /**
- * Finds the {@link DurableEffect} and {@link EffectReconciler} methods of every bean as it is
- * created, and fails the bean's creation when one of them cannot be intercepted or called, or its
- * name is taken.
+ * Finds the {@link DurableEffect} and {@link EffectReconciler} methods of every bean as
+ * it is created, and fails the bean's creation when one of them cannot be intercepted or
+ * called, or its name is taken.
  */
 public class EffectMethods implements BeanPostProcessor {
 
@@ -45,8 +45,8 @@ public class EffectMethods implements BeanPostProcessor {
 	private void registerReconciler(String beanName, Method method) {
 		String problem = reconcilerProblemWith(method);
 		if (problem != null) {
-			throw new BeanInitializationException("@EffectReconciler method " + describe(method) + " of bean '"
-					+ beanName + "' " + problem);
+			throw new BeanInitializationException(
+					"@EffectReconciler method " + describe(method) + " of bean '" + beanName + "' " + problem);
 		}
 		EffectReconciler annotation = AnnotatedElementUtils.findMergedAnnotation(method, EffectReconciler.class);
 		String name = annotation.value();
@@ -58,8 +58,8 @@ public class EffectMethods implements BeanPostProcessor {
 		ReconcilerMethod existing = this.reconcilers.putIfAbsent(name, reconciler);
 		if (existing != null && !existing.method().equals(method)) {
 			throw new BeanInitializationException("Effect '" + name + "' has two @EffectReconciler methods: "
-					+ describe(method) + " in bean '" + beanName + "' and " + describe(existing.method())
-					+ " in bean '" + existing.beanName() + "'; an effect has at most one reconciler");
+					+ describe(method) + " in bean '" + beanName + "' and " + describe(existing.method()) + " in bean '"
+					+ existing.beanName() + "'; an effect has at most one reconciler");
 		}
 	}
 
@@ -84,8 +84,8 @@ public class EffectMethods implements BeanPostProcessor {
 	private void register(String beanName, Class<?> userClass, Method method) {
 		String problem = problemWith(userClass, method);
 		if (problem != null) {
-			throw new BeanInitializationException("@DurableEffect method " + describe(method) + " of bean '" + beanName
-					+ "' " + problem);
+			throw new BeanInitializationException(
+					"@DurableEffect method " + describe(method) + " of bean '" + beanName + "' " + problem);
 		}
 		DurableEffect annotation = AnnotatedElementUtils.findMergedAnnotation(method, DurableEffect.class);
 		String name = annotation.name().isEmpty() ? userClass.getSimpleName() + "." + method.getName()
@@ -121,9 +121,8 @@ public class EffectMethods implements BeanPostProcessor {
 	}
 
 	static String describe(Method method) {
-		return method.getDeclaringClass().getName() + "." + method.getName() + "("
-				+ String.join(", ", java.util.Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
-				+ ")";
+		return method.getDeclaringClass().getName() + "." + method.getName() + "(" + String.join(", ",
+				java.util.Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList()) + ")";
 	}
 
 	/**

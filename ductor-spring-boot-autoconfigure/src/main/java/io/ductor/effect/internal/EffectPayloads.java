@@ -26,25 +26,32 @@ import org.springframework.util.ClassUtils;
 import io.ductor.effect.DurableEffectException;
 
 /**
- * Writes an effect's arguments as a JSON array using the method's generic parameter types, proves
- * they read back, and reads them again for dispatch.
+ * Writes an effect's arguments as a JSON array using the method's generic parameter
+ * types, proves they read back, and reads them again for dispatch.
  * <p>
- * What can be prepared once per effect is, on its first use: a writer and a reader per parameter
- * (for strings, booleans and integers the generator itself, once the mapper is shown to write
- * sample values the same way), and the name every fingerprint starts with. When every parameter is
- * of a type that survives JSON by construction ({@code String}, {@code boolean}, the integral
- * primitives and their wrappers) and the application's mapper is shown, once, to write and read
- * sample values of those types unchanged (a custom serializer or deserializer would not be), the
- * per-call round-trip check is skipped; for every other effect each call writes, reads back and
- * writes again, as before.
+ * What can be prepared once per effect is, on its first use: a writer and a reader per
+ * parameter (for strings, booleans and integers the generator itself, once the mapper is
+ * shown to write sample values the same way), and the name every fingerprint starts with.
+ * When every parameter is of a type that survives JSON by construction ({@code String},
+ * {@code boolean}, the integral primitives and their wrappers) and the application's
+ * mapper is shown, once, to write and read sample values of those types unchanged (a
+ * custom serializer or deserializer would not be), the per-call round-trip check is
+ * skipped; for every other effect each call writes, reads back and writes again, as
+ * before.
  */
 public class EffectPayloads {
 
-	/** Types whose values JSON carries unchanged, if the mapper treats them as Jackson does by default. */
+	/**
+	 * Types whose values JSON carries unchanged, if the mapper treats them as Jackson
+	 * does by default.
+	 */
 	private static final Set<Class<?>> EXACT_TYPES = Set.of(String.class, boolean.class, Boolean.class, byte.class,
 			Byte.class, short.class, Short.class, int.class, Integer.class, long.class, Long.class);
 
-	/** One SHA-256 per thread, reset by every digest: a fingerprint allocates only its result. */
+	/**
+	 * One SHA-256 per thread, reset by every digest: a fingerprint allocates only its
+	 * result.
+	 */
 	private static final ThreadLocal<MessageDigest> sha256 = ThreadLocal.withInitial(EffectPayloads::sha256);
 
 	private final JsonMapper mapper;
@@ -71,7 +78,8 @@ public class EffectPayloads {
 	}
 
 	/**
-	 * The arguments as a JSON array (checked as {@link #write} does) and their fingerprint.
+	 * The arguments as a JSON array (checked as {@link #write} does) and their
+	 * fingerprint.
 	 * @param effect the effect
 	 * @param args the call's arguments
 	 * @return the payload
@@ -87,8 +95,9 @@ public class EffectPayloads {
 			json = prepared.write(args);
 		}
 		catch (JacksonException ex) {
-			throw new DurableEffectException("Cannot store the arguments of effect '" + effect.name()
-					+ "' as JSON: " + ex.getOriginalMessage(), ex);
+			throw new DurableEffectException(
+					"Cannot store the arguments of effect '" + effect.name() + "' as JSON: " + ex.getOriginalMessage(),
+					ex);
 		}
 		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
 		if (bytes.length > this.maxPayloadBytes) {
@@ -146,16 +155,17 @@ public class EffectPayloads {
 			return args;
 		}
 		catch (JacksonException ex) {
-			throw new DurableEffectException("Cannot read the stored arguments of effect '" + effect.name()
-					+ "' into " + types + ": " + ex.getOriginalMessage(), ex);
+			throw new DurableEffectException("Cannot read the stored arguments of effect '" + effect.name() + "' into "
+					+ types + ": " + ex.getOriginalMessage(), ex);
 		}
 	}
 
 	/**
 	 * Arguments written as text (in properties), one per parameter: a {@code String} (or
-	 * {@code CharSequence}) parameter takes the text as it is, any other parameter reads it as JSON
-	 * ({@code 42}, {@code true}, {@code {"sku": "book-1"}}).
-	 * @throws IllegalArgumentException when the count is wrong or a text does not read into its type
+	 * {@code CharSequence}) parameter takes the text as it is, any other parameter reads
+	 * it as JSON ({@code 42}, {@code true}, {@code {"sku": "book-1"}}).
+	 * @throws IllegalArgumentException when the count is wrong or a text does not read
+	 * into its type
 	 */
 	Object[] fromText(EffectDefinition effect, List<String> texts) {
 		List<JavaType> types = effect.parameterTypes();
@@ -182,7 +192,9 @@ public class EffectPayloads {
 		return args;
 	}
 
-	/** @return whether calls of {@code effect} skip the per-call round-trip check */
+	/**
+	 * @return whether calls of {@code effect} skip the per-call round-trip check
+	 */
 	boolean isExact(EffectDefinition effect) {
 		return arguments(effect).exact;
 	}
@@ -196,7 +208,10 @@ public class EffectPayloads {
 		return prepared;
 	}
 
-	/** SHA-256 over the effect name and its arguments: what binds an idempotency key to its payload. */
+	/**
+	 * SHA-256 over the effect name and its arguments: what binds an idempotency key to
+	 * its payload.
+	 */
 	static String fingerprint(String effectName, String payloadJson) {
 		MessageDigest digest = sha256();
 		digest.update(effectName.getBytes(StandardCharsets.UTF_8));
@@ -229,16 +244,19 @@ public class EffectPayloads {
 
 		private final ObjectReader[] readers;
 
-		/** Whether every parameter's values are shown to survive JSON unchanged: no check per call. */
+		/**
+		 * Whether every parameter's values are shown to survive JSON unchanged: no check
+		 * per call.
+		 */
 		private final boolean exact;
 
 		/** The effect's name in UTF-8, where every fingerprint starts. */
 		private final byte[] name;
 
 		/**
-		 * Per parameter, the class whose values (and {@code null}) are written with the generator
-		 * directly, as the mapper was shown to write them; {@code null} where the parameter's
-		 * writer runs.
+		 * Per parameter, the class whose values (and {@code null}) are written with the
+		 * generator directly, as the mapper was shown to write them; {@code null} where
+		 * the parameter's writer runs.
 		 */
 		private final Class<?>[] direct;
 
@@ -263,7 +281,9 @@ public class EffectPayloads {
 			this.name = effect.name().getBytes(StandardCharsets.UTF_8);
 		}
 
-		/** Each argument written with its parameter's type, into one array, in one pass. */
+		/**
+		 * Each argument written with its parameter's type, into one array, in one pass.
+		 */
 		String write(Object[] args) {
 			StringWriter out = new StringWriter(64);
 			try (JsonGenerator generator = this.mapper.createGenerator(out)) {
@@ -274,7 +294,8 @@ public class EffectPayloads {
 						writeDirectly(generator, arg);
 					}
 					else {
-						// other types, and values of another class than the parameter's (refused as before)
+						// other types, and values of another class than the parameter's
+						// (refused as before)
 						this.writers[i].writeValue(generator, arg);
 					}
 				}
@@ -298,7 +319,10 @@ public class EffectPayloads {
 			}
 		}
 
-		/** Whether the mapper's writer for {@code type} writes every sample as the generator alone does. */
+		/**
+		 * Whether the mapper's writer for {@code type} writes every sample as the
+		 * generator alone does.
+		 */
 		private static boolean writesAsGenerator(JsonMapper mapper, JavaType type) {
 			ObjectWriter writer = mapper.writerFor(type);
 			try {
@@ -326,7 +350,10 @@ public class EffectPayloads {
 			}
 		}
 
-		/** @return the arguments, or {@code null} when the JSON is not an array of one value per parameter */
+		/**
+		 * @return the arguments, or {@code null} when the JSON is not an array of one
+		 * value per parameter
+		 */
 		Object[] readStreaming(String json) {
 			Object[] args = new Object[this.readers.length];
 			try (JsonParser parser = this.mapper.createParser(json)) {
@@ -360,10 +387,10 @@ public class EffectPayloads {
 		}
 
 		/**
-		 * Whether values of {@code type} come back from this mapper as they went in: the type is
-		 * one JSON carries exactly, and sample values (edge cases a custom serializer or
-		 * deserializer would change: blanks, case, escapes, extremes, {@code null}) write, read
-		 * back equal, and write again to the same JSON.
+		 * Whether values of {@code type} come back from this mapper as they went in: the
+		 * type is one JSON carries exactly, and sample values (edge cases a custom
+		 * serializer or deserializer would change: blanks, case, escapes, extremes,
+		 * {@code null}) write, read back equal, and write again to the same JSON.
 		 */
 		private static boolean survivesUnchanged(JsonMapper mapper, JavaType type) {
 			Class<?> raw = type.getRawClass();

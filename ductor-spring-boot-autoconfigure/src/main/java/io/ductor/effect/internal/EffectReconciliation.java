@@ -25,15 +25,15 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.Backoff;
 
 /**
- * Asks the {@link EffectReconciler}s about the intents in {@code reconciling}: claims due rounds
- * under a lease (the round is counted in the claim), calls each reconciler outside any
- * transaction, and records its answer with an update fenced by lease owner and round. A crash
- * during a round leaves the intent in {@code reconciling}; once the round's lease expires it is
- * claimed again and asked again, never dispatched blindly.
+ * Asks the {@link EffectReconciler}s about the intents in {@code reconciling}: claims due
+ * rounds under a lease (the round is counted in the claim), calls each reconciler outside
+ * any transaction, and records its answer with an update fenced by lease owner and round.
+ * A crash during a round leaves the intent in {@code reconciling}; once the round's lease
+ * expires it is claimed again and asked again, never dispatched blindly.
  * <p>
- * Each round is observed ({@code ductor.effect.reconcile}) as a continuation of the trace context
- * stored with the intent, as its attempts are, and the MDC names the intent while the reconciler
- * runs.
+ * Each round is observed ({@code ductor.effect.reconcile}) as a continuation of the trace
+ * context stored with the intent, as its attempts are, and the MDC names the intent while
+ * the reconciler runs.
  */
 public final class EffectReconciliation {
 
@@ -87,8 +87,8 @@ public final class EffectReconciliation {
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Ductor could not record reconciliation round " + claim.round() + " of intent " + claim.id()
-						+ " of effect '" + claim.effectName() + "'; it is reconciled again when the round's lease expires",
-						ex);
+						+ " of effect '" + claim.effectName()
+						+ "'; it is reconciled again when the round's lease expires", ex);
 			}
 		}
 		if (!settled.isEmpty()) {
@@ -101,9 +101,8 @@ public final class EffectReconciliation {
 	private java.util.Optional<Settled> settle(ReconcileClaim claim) {
 		DuctorMdc.Restore mdc = DuctorMdc.attempt(claim.id(), claim.effectName(), claim.key(), claim.runId(),
 				claim.attempt());
-		DuctorObservations.Scope scope = this.observations.reconcile(
-				new DuctorObservations.Attempt(claim.id(), claim.effectName(), claim.receiver().name(), claim.key(),
-						claim.attempt(), claim.runId()),
+		DuctorObservations.Scope scope = this.observations.reconcile(new DuctorObservations.Attempt(claim.id(),
+				claim.effectName(), claim.receiver().name(), claim.key(), claim.attempt(), claim.runId()),
 				claim.round(), TraceContexts.decode(claim.traceContext()));
 		try {
 			return settle(claim, scope);
@@ -165,9 +164,11 @@ public final class EffectReconciliation {
 		}
 		if (claim.receiver() == Receiver.IDEMPOTENT) {
 			// its receiver deduplicates: what it would have had without a reconciler
-			return this.store.settleReconciling(this.owner, claim, "retry", stored, "Not reconciled after "
-					+ claim.round() + " round(s), " + answer + "; retried with the same key, which the receiver "
-					+ "deduplicates" + round, null);
+			return this.store
+				.settleReconciling(
+						this.owner, claim, "retry", stored, "Not reconciled after " + claim.round() + " round(s), "
+								+ answer + "; retried with the same key, which the receiver " + "deduplicates" + round,
+						null);
 		}
 		return this.store.settleReconciling(this.owner, claim, "park", stored,
 				"Outcome unknown after attempt " + claim.attempt() + " at a receiver that cannot deduplicate, and not "
@@ -185,7 +186,8 @@ public final class EffectReconciliation {
 		if (EffectRegistry.takesArguments(reconciler)) {
 			EffectDefinition effect = this.registry.find(claim.effectName());
 			if (effect == null) {
-				throw new IllegalStateException("effect '" + claim.effectName() + "' does not exist in this application");
+				throw new IllegalStateException(
+						"effect '" + claim.effectName() + "' does not exist in this application");
 			}
 			Object[] stored = this.payloads.read(effect, claim.payloadJson());
 			System.arraycopy(stored, 0, arguments, 1, stored.length);
@@ -197,7 +199,8 @@ public final class EffectReconciliation {
 	/**
 	 * How reconciliation works.
 	 *
-	 * @param maxRounds how often an unknown outcome is asked about before it waits for a decision
+	 * @param maxRounds how often an unknown outcome is asked about before it waits for a
+	 * decision
 	 * @param backoff the wait between rounds
 	 * @param lease how long a round is held before another may take it over
 	 * @param batchSize the most rounds one claim takes

@@ -26,8 +26,8 @@ import io.ductor.effect.internal.EffectMethods.EffectMethod;
 import io.ductor.effect.internal.EffectMethods.ReconcilerMethod;
 
 /**
- * Resolves effect names and intercepted methods to their {@link EffectDefinition}, and checks at
- * start-up that every effect can be intercepted and is well declared.
+ * Resolves effect names and intercepted methods to their {@link EffectDefinition}, and
+ * checks at start-up that every effect can be intercepted and is well declared.
  */
 public class EffectRegistry implements SmartInitializingSingleton {
 
@@ -75,12 +75,16 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		return this.methods.findReconciler(effectName);
 	}
 
-	/** @return the bean (its proxy) that has the reconciler */
+	/**
+	 * @return the bean (its proxy) that has the reconciler
+	 */
 	Object reconcilerBean(ReconcilerMethod reconciler) {
 		return this.beanFactory.getBean(reconciler.beanName());
 	}
 
-	/** @return the names of the effects that have a reconciler */
+	/**
+	 * @return the names of the effects that have a reconciler
+	 */
 	java.util.Set<String> reconciledEffects() {
 		java.util.Set<String> names = new java.util.TreeSet<>();
 		this.methods.reconcilers().forEach((reconciler) -> names.add(reconciler.effectName()));
@@ -138,7 +142,9 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		return definition(effect);
 	}
 
-	/** @return the bean (its proxy) that runs the effect */
+	/**
+	 * @return the bean (its proxy) that runs the effect
+	 */
 	Object bean(EffectDefinition definition) {
 		return this.beanFactory.getBean(definition.beanName());
 	}
@@ -163,9 +169,8 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		String[] names = parameterNames(method);
 		return new EffectDefinition(effect.name(), effect.beanName(), method, List.copyOf(types),
 				expression(effect, "key", annotation.key(), names),
-				expression(effect, "orderingKey", annotation.orderingKey(), names),
-				delay(effect, annotation.delay()), annotation.receiver(),
-				this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
+				expression(effect, "orderingKey", annotation.orderingKey(), names), delay(effect, annotation.delay()),
+				annotation.receiver(), this.retry.maxAttemptsFor(effect.name(), annotation.maxAttempts()),
 				this.retry.backoffFor(effect.name()), List.of(annotation.noRetryFor()),
 				annotation.compensation().isBlank() ? null : annotation.compensation(),
 				this.retry.maxConcurrencyFor(effect.name(), annotation.maxConcurrency()));
@@ -187,7 +192,8 @@ public class EffectRegistry implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Fails start-up when configuration overrides the concurrency of an effect that does not exist.
+	 * Fails start-up when configuration overrides the concurrency of an effect that does
+	 * not exist.
 	 */
 	private void checkConcurrencyOverrides() {
 		for (String name : this.retry.maxConcurrencyByEffect().keySet()) {
@@ -198,7 +204,10 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		}
 	}
 
-	/** A declared compensation must exist and take the same parameters as the effect it undoes. */
+	/**
+	 * A declared compensation must exist and take the same parameters as the effect it
+	 * undoes.
+	 */
 	private void checkCompensation(EffectDefinition effect) {
 		if (effect.compensation() == null) {
 			return;
@@ -220,7 +229,10 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		}
 	}
 
-	/** The names expressions know the parameters by, found once; an element is {@code null} when unknown. */
+	/**
+	 * The names expressions know the parameters by, found once; an element is
+	 * {@code null} when unknown.
+	 */
 	private static String[] parameterNames(Method method) {
 		String[] names = parameterNames.getParameterNames(method);
 		return (names != null) ? names : new String[method.getParameterCount()];
@@ -260,9 +272,10 @@ public class EffectRegistry implements SmartInitializingSingleton {
 					+ "', which is not proxied, so calls would run the method directly instead of recording an intent");
 		}
 		if (Proxy.isProxyClass(bean.getClass()) && !declaredOnInterface(effect.method(), bean.getClass())) {
-			throw invalid(effect, "is not declared on an interface of bean '" + effect.beanName()
-					+ "', which is a JDK interface proxy; declare it on the interface or use class proxies"
-					+ " (spring.aop.proxy-target-class=true)");
+			throw invalid(effect,
+					"is not declared on an interface of bean '" + effect.beanName()
+							+ "', which is a JDK interface proxy; declare it on the interface or use class proxies"
+							+ " (spring.aop.proxy-target-class=true)");
 		}
 	}
 

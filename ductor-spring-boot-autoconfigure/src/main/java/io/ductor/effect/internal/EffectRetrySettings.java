@@ -5,8 +5,8 @@ import java.util.Map;
 import io.ductor.worker.internal.Backoff;
 
 /**
- * How effects retry: the defaults, and per-effect overrides from configuration. An override wins
- * over {@link DurableEffect#maxAttempts()}, which wins over the default.
+ * How effects retry: the defaults, and per-effect overrides from configuration. An
+ * override wins over {@link DurableEffect#maxAttempts()}, which wins over the default.
  *
  * @param maxAttempts the default attempt limit
  * @param backoff the default backoff between attempts

@@ -19,21 +19,23 @@ import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 
 /**
  * The concurrency limits of effects, held across every instance by the slot rows of
- * {@code eec_effect_slot}: rows 1..N per effect limited to N. A claim of a limited effect's
- * intents runs in a transaction of its own:
+ * {@code eec_effect_slot}: rows 1..N per effect limited to N. A claim of a limited
+ * effect's intents runs in a transaction of its own:
  * <ol>
- * <li>it locks the effect's slot rows that no other claim holds ({@code FOR UPDATE SKIP LOCKED}):
- * two claims never take the same slot, and a claim never waits for another;</li>
- * <li>in a new statement, so with a snapshot taken after those locks were granted (every claim that
- * held one of them has committed), it keeps the slots whose holder is no longer in flight, under a
- * live lease, with the attempt it took the slot for;</li>
- * <li>it claims at most that many of the effect's due intents and writes each one's id and
- * attempt into one of the free slots.</li>
+ * <li>it locks the effect's slot rows that no other claim holds
+ * ({@code FOR UPDATE SKIP LOCKED}): two claims never take the same slot, and a claim
+ * never waits for another;</li>
+ * <li>in a new statement, so with a snapshot taken after those locks were granted (every
+ * claim that held one of them has committed), it keeps the slots whose holder is no
+ * longer in flight, under a live lease, with the attempt it took the slot for;</li>
+ * <li>it claims at most that many of the effect's due intents and writes each one's id
+ * and attempt into one of the free slots.</li>
  * </ol>
- * Nothing releases a slot explicitly: whatever ends its holder's attempt (the fenced completion, a
- * hand-back, the reconciler's redrive) or the expiry of the holder's lease frees it, so a crashed
- * instance never keeps one. At most N attempts of the effect are in flight under a live lease at
- * any moment; a call that outlives its lost lease is the only way a receiver sees more.
+ * Nothing releases a slot explicitly: whatever ends its holder's attempt (the fenced
+ * completion, a hand-back, the reconciler's redrive) or the expiry of the holder's lease
+ * frees it, so a crashed instance never keeps one. At most N attempts of the effect are
+ * in flight under a live lease at any moment; a call that outlives its lost lease is the
+ * only way a receiver sees more.
  */
 public final class EffectSlots {
 
@@ -42,7 +44,10 @@ public final class EffectSlots {
 			SELECT slot FROM eec_effect_slot WHERE effect_name = ? AND slot <= ?
 			ORDER BY slot FOR UPDATE SKIP LOCKED""";
 
-	/** Of the slots this claim locked, those whose holder's attempt is over (or whose lease expired). */
+	/**
+	 * Of the slots this claim locked, those whose holder's attempt is over (or whose
+	 * lease expired).
+	 */
 	private static final String FREE_SQL = """
 			SELECT s.slot FROM eec_effect_slot s
 			WHERE s.effect_name = ? AND s.slot = ANY (?)
@@ -57,7 +62,10 @@ public final class EffectSlots {
 			FROM unnest(?::int[], ?::bigint[], ?::int[]) AS v(slot, id, attempt)
 			WHERE s.effect_name = ? AND s.slot = v.slot""";
 
-	/** The slots in use per limited effect: held by an attempt in flight under a live lease. */
+	/**
+	 * The slots in use per limited effect: held by an attempt in flight under a live
+	 * lease.
+	 */
 	private static final String IN_USE_SQL = """
 			SELECT s.effect_name, count(*) AS used FROM eec_effect_slot s
 			JOIN eec_effect_intent h ON h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
@@ -116,8 +124,8 @@ public final class EffectSlots {
 	}
 
 	/**
-	 * Claims due intents of the limited effects, each effect in a transaction of its own and never
-	 * more than its free slots.
+	 * Claims due intents of the limited effects, each effect in a transaction of its own
+	 * and never more than its free slots.
 	 * @return at most {@code limit} intents claimed for {@code owner}
 	 */
 	List<ClaimedIntent> claim(IntentStore store, String owner, Duration lease, int limit) {
@@ -180,7 +188,10 @@ public final class EffectSlots {
 		return claimed;
 	}
 
-	/** @return the slots in use of every limited effect, by name (0 for an effect with none in use) */
+	/**
+	 * @return the slots in use of every limited effect, by name (0 for an effect with
+	 * none in use)
+	 */
 	public Map<String, Integer> inUse() {
 		ensureSlots();
 		Map<String, Integer> known = limits();

@@ -20,14 +20,15 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.Tick;
 
 /**
- * Records effect intents in the caller's transaction: resolves the key, writes the payload, binds
- * the key to it, and arranges what happens at commit. An intent due at commit, without an ordering
- * key, not an alarm and not recorded by a run's tick, is recorded already claimed by the local drainer when it has room (in
- * flight, attempt 1, its lease from the database clock) and handed to its workers right after the
- * commit: no wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
- * drainers (the local one at once, the others by notification). Recording is observed, and the
- * trace context of the recording (when a tracer is present) is stored with the intent, for its
- * attempts to continue.
+ * Records effect intents in the caller's transaction: resolves the key, writes the
+ * payload, binds the key to it, and arranges what happens at commit. An intent due at
+ * commit, without an ordering key, not an alarm and not recorded by a run's tick, is
+ * recorded already claimed by the local drainer when it has room (in flight, attempt 1,
+ * its lease from the database clock) and handed to its workers right after the commit: no
+ * wake-up, no claim. Every other intent is recorded pending, and the commit wakes the
+ * drainers (the local one at once, the others by notification). Recording is observed,
+ * and the trace context of the recording (when a tracer is present) is stored with the
+ * intent, for its attempts to continue.
  */
 public class EffectWriter {
 
@@ -48,8 +49,8 @@ public class EffectWriter {
 	private final DuctorObservations observations;
 
 	/**
-	 * @param handoffs a place in the local drainer for an intent due at commit, or {@code null}
-	 * when it has none (intents are then recorded pending)
+	 * @param handoffs a place in the local drainer for an intent due at commit, or
+	 * {@code null} when it has none (intents are then recorded pending)
 	 */
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
 			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer,
@@ -68,8 +69,10 @@ public class EffectWriter {
 	 * Record one intent.
 	 * @param effect the effect
 	 * @param args the call's arguments
-	 * @param key the idempotency key, or {@code null} to evaluate the effect's key expression
-	 * @param orderingKey the ordering key, or {@code null} to evaluate the effect's expression
+	 * @param key the idempotency key, or {@code null} to evaluate the effect's key
+	 * expression
+	 * @param orderingKey the ordering key, or {@code null} to evaluate the effect's
+	 * expression
 	 * @param delay the delay, or {@code null} for the effect's own
 	 * @param alarmName the alarm this intent is an occurrence of, or {@code null}
 	 * @return the intent's key
@@ -81,7 +84,8 @@ public class EffectWriter {
 	}
 
 	/**
-	 * Record one intent linked to {@code runId} whatever tick is current: a run's compensation.
+	 * Record one intent linked to {@code runId} whatever tick is current: a run's
+	 * compensation.
 	 * @return the intent's key
 	 */
 	public String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
@@ -120,8 +124,8 @@ public class EffectWriter {
 
 	/**
 	 * Insert the intent, leased to this instance or pending, and arrange its commit.
-	 * @return whether it was recorded; {@code false} when its key is bound to an intent already
-	 * (with the same payload)
+	 * @return whether it was recorded; {@code false} when its key is bound to an intent
+	 * already (with the same payload)
 	 */
 	private boolean insert(EffectDefinition effect, IntentStore.NewIntent intent, EffectPayloads.Payload payload) {
 		Duration wait = intent.delay();
@@ -129,10 +133,14 @@ public class EffectWriter {
 		String ordering = intent.orderingKey();
 		String alarmName = intent.alarmName();
 		String runId = intent.runId();
-		// due at commit, unordered, not an alarm, not a run's: recorded already leased to this instance when it
-		// has room. A run's intents stay pending until claimed, so that the run failing in the same
-		// transaction still finds them never attempted and cancels them instead of compensating them.
-		// An effect with a concurrency limit is always claimed: the claim is what takes its slot.
+		// due at commit, unordered, not an alarm, not a run's: recorded already leased to
+		// this instance when it
+		// has room. A run's intents stay pending until claimed, so that the run failing
+		// in the same
+		// transaction still finds them never attempted and cancels them instead of
+		// compensating them.
+		// An effect with a concurrency limit is always claimed: the claim is what takes
+		// its slot.
 		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
 				&& !effect.isLimited()) ? this.handoffs.get() : null;
 		ClaimedIntent leased = null;
@@ -158,10 +166,10 @@ public class EffectWriter {
 			}
 			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(payload.fingerprint())) {
-				throw new IdempotencyKeyReuseException("Idempotency key '" + resolvedKey
-						+ "' is already bound to an intent of effect '" + binding[0]
-						+ "' with other arguments; cannot reuse it for '" + effect.name()
-						+ "' with these arguments. Derive keys from the operation and its payload.");
+				throw new IdempotencyKeyReuseException(
+						"Idempotency key '" + resolvedKey + "' is already bound to an intent of effect '" + binding[0]
+								+ "' with other arguments; cannot reuse it for '" + effect.name()
+								+ "' with these arguments. Derive keys from the operation and its payload.");
 			}
 			return false;
 		}
@@ -183,10 +191,11 @@ public class EffectWriter {
 	}
 
 	/**
-	 * After the commit, hand the intents recorded leased to this instance to its workers, count
-	 * what was scheduled and, for intents recorded pending, wake the local drainer and (when one is
-	 * due at once) have the drainers of other instances notified, once per transaction. When the
-	 * transaction does not commit, the places reserved for leased intents are given up.
+	 * After the commit, hand the intents recorded leased to this instance to its workers,
+	 * count what was scheduled and, for intents recorded pending, wake the local drainer
+	 * and (when one is due at once) have the drainers of other instances notified, once
+	 * per transaction. When the transaction does not commit, the places reserved for
+	 * leased intents are given up.
 	 */
 	private void onCommit(String effectName, boolean dueNow, DrainSession.Handoff handoff, ClaimedIntent leased) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
@@ -210,8 +219,8 @@ public class EffectWriter {
 	}
 
 	/**
-	 * What one transaction has recorded so far, and what happens when it completes: one object per
-	 * transaction, however many intents it records.
+	 * What one transaction has recorded so far, and what happens when it completes: one
+	 * object per transaction, however many intents it records.
 	 */
 	private final class Scheduled implements TransactionSynchronization {
 
@@ -229,7 +238,9 @@ public class EffectWriter {
 
 		private List<ClaimedIntent> leased;
 
-		/** Whether the transaction rolled back to a savepoint: leased intents may be gone. */
+		/**
+		 * Whether the transaction rolled back to a savepoint: leased intents may be gone.
+		 */
 		private boolean partlyRolledBack;
 
 		Scheduled(String first) {

@@ -34,8 +34,8 @@ import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.Receiver;
 
 /**
- * The SQL behind the outbox: {@code eec_effect_intent}. Every statement is a single round trip;
- * claims and completions work on batches.
+ * The SQL behind the outbox: {@code eec_effect_intent}. Every statement is a single round
+ * trip; claims and completions work on batches.
  */
 public class IntentStore {
 
@@ -61,14 +61,15 @@ public class IntentStore {
 			FOR UPDATE SKIP LOCKED""";
 
 	/**
-	 * Redrives the in-flight intents whose ids {@code %s} gives. An attempt of a receiver that
-	 * cannot deduplicate is parked for a decision only when it was marked started
-	 * ({@link #markStarted}); one that never started goes back to {@code pending} with its attempt
-	 * uncounted, since its receiver was never called. A superseded alarm occurrence (its alarm was
-	 * rescheduled or cancelled while it ran) that would go back to pending is cancelled instead: the
-	 * newer occurrence holds the alarm's one pending place. An attempt that may have reached its
-	 * receiver, of an effect among those {@code %2$s} names (the effects with a reconciler), goes to
-	 * {@code reconciling} instead, whatever its receiver, with its attempt counted.
+	 * Redrives the in-flight intents whose ids {@code %s} gives. An attempt of a receiver
+	 * that cannot deduplicate is parked for a decision only when it was marked started
+	 * ({@link #markStarted}); one that never started goes back to {@code pending} with
+	 * its attempt uncounted, since its receiver was never called. A superseded alarm
+	 * occurrence (its alarm was rescheduled or cancelled while it ran) that would go back
+	 * to pending is cancelled instead: the newer occurrence holds the alarm's one pending
+	 * place. An attempt that may have reached its receiver, of an effect among those
+	 * {@code %2$s} names (the effects with a reconciler), goes to {@code reconciling}
+	 * instead, whatever its receiver, with its attempt counted.
 	 */
 	private static final String REDRIVE_UPDATE_SQL = """
 			UPDATE eec_effect_intent i
@@ -99,29 +100,38 @@ public class IntentStore {
 			WHERE i.id = ANY (%s) AND i.status = 'in_flight'
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 
-	/** Redrives expired leases (of effects none of which has a reconciler): found by primary key. */
+	/**
+	 * Redrives expired leases (of effects none of which has a reconciler): found by
+	 * primary key.
+	 */
 	public static final String REDRIVE_SQL = redriveSql(Set.of());
 
 	/**
-	 * Redrives expired leases, found by primary key as the batch statements below; the attempts of
-	 * the {@code reconciled} effects that may have reached their receiver go to reconciliation.
+	 * Redrives expired leases, found by primary key as the batch statements below; the
+	 * attempts of the {@code reconciled} effects that may have reached their receiver go
+	 * to reconciliation.
 	 */
 	static String redriveSql(Collection<String> reconciled) {
 		return "WITH expired AS (" + EXPIRED_SQL + ")\n"
 				+ REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)", textArray(reconciled));
 	}
 
-	/** A literal {@code text[]} of fixed names (effect names, known at start-up): one plan whatever the round. */
+	/**
+	 * A literal {@code text[]} of fixed names (effect names, known at start-up): one plan
+	 * whatever the round.
+	 */
 	static String textArray(Collection<String> values) {
-		return "ARRAY[" + String.join(", ", values.stream().map((value) -> "'" + value.replace("'", "''") + "'").toList())
+		return "ARRAY["
+				+ String.join(", ", values.stream().map((value) -> "'" + value.replace("'", "''") + "'").toList())
 				+ "]::text[]";
 	}
 
 	/**
-	 * One batch of the parked intents of one effect that were parked at or before {@code :asOf}
-	 * (the start of the operator's call, from the database clock): an intent the call already moved,
-	 * or that a drainer touched since, is never in a later batch of the same call. The literal
-	 * statuses let even a generic plan read the parked index.
+	 * One batch of the parked intents of one effect that were parked at or before
+	 * {@code :asOf} (the start of the operator's call, from the database clock): an
+	 * intent the call already moved, or that a drainer touched since, is never in a later
+	 * batch of the same call. The literal statuses let even a generic plan read the
+	 * parked index.
 	 */
 	private static final String PARKED_SQL = """
 			SELECT id FROM eec_effect_intent
@@ -130,10 +140,10 @@ public class IntentStore {
 			ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
 
 	/**
-	 * Marks superseded the other live occurrences of the alarms of the intents the {@code moved}
-	 * statement put back to pending: an occurrence an operator runs again is its alarm's live one,
-	 * as after a reschedule, so another occurrence still running (or parked) may finish or fail but
-	 * never returns to pending beside it.
+	 * Marks superseded the other live occurrences of the alarms of the intents the
+	 * {@code moved} statement put back to pending: an occurrence an operator runs again
+	 * is its alarm's live one, as after a reschedule, so another occurrence still running
+	 * (or parked) may finish or fail but never returns to pending beside it.
 	 */
 	private static final String SUPERSEDE_OTHER_OCCURRENCES = """
 			, superseded AS (
@@ -146,8 +156,8 @@ public class IntentStore {
 			""";
 
 	/**
-	 * Moves the parked intents whose ids {@code %s} gives back to pending, superseding the other
-	 * live occurrences of their alarms; selects the ids moved.
+	 * Moves the parked intents whose ids {@code %s} gives back to pending, superseding
+	 * the other live occurrences of their alarms; selects the ids moved.
 	 */
 	private static final String RETRY_UPDATE_SQL = """
 			WITH moved AS (
@@ -162,8 +172,8 @@ public class IntentStore {
 	public static final String RETRY_BATCH_SQL = RETRY_UPDATE_SQL.formatted("ARRAY(" + PARKED_SQL + ")");
 
 	/**
-	 * Supersedes the live occurrences of one alarm, found through the alarm's live index: the
-	 * pending one is cancelled, the others are marked.
+	 * Supersedes the live occurrences of one alarm, found through the alarm's live index:
+	 * the pending one is cancelled, the others are marked.
 	 */
 	public static final String SUPERSEDE_ALARM_SQL = """
 			UPDATE eec_effect_intent
@@ -185,14 +195,15 @@ public class IntentStore {
 			FOR UPDATE SKIP LOCKED""";
 
 	/** Deletes one batch of finished intents past their retention. */
-	public static final String PURGE_SQL =
-			"DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL + "))";
+	public static final String PURGE_SQL = "DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL
+			+ "))";
 
 	/**
-	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of a
-	 * superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran) may complete
-	 * or fail, but instead of going back to pending beside the newer occurrence it is cancelled. An
-	 * outcome {@code reconciling} starts the reconciliation of the attempt from its first round.
+	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of
+	 * a superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran)
+	 * may complete or fail, but instead of going back to pending beside the newer
+	 * occurrence it is cancelled. An outcome {@code reconciling} starts the
+	 * reconciliation of the attempt from its first round.
 	 */
 	public static final String COMPLETE_SQL = """
 			UPDATE eec_effect_intent i
@@ -212,15 +223,15 @@ public class IntentStore {
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
 
 	/**
-	 * Settings of the transaction that records outcomes. It commits without waiting for the WAL
-	 * flush: a completion lost in a server crash looks like an expired lease, and the reconciler
-	 * redrives the intent (or parks it for a decision), which the at-least-once promise allows;
-	 * claims keep a durable commit. No nested loops: the planner believes almost nothing is in
-	 * flight (so the statistics say, between batches) and, left alone, loops over every in-flight
-	 * row once per outcome once the plan is generic.
+	 * Settings of the transaction that records outcomes. It commits without waiting for
+	 * the WAL flush: a completion lost in a server crash looks like an expired lease, and
+	 * the reconciler redrives the intent (or parks it for a decision), which the
+	 * at-least-once promise allows; claims keep a durable commit. No nested loops: the
+	 * planner believes almost nothing is in flight (so the statistics say, between
+	 * batches) and, left alone, loops over every in-flight row once per outcome once the
+	 * plan is generic.
 	 */
-	public static final String COMPLETION_SETTINGS =
-			"SET LOCAL synchronous_commit = off; SET LOCAL enable_nestloop = off";
+	public static final String COMPLETION_SETTINGS = "SET LOCAL synchronous_commit = off; SET LOCAL enable_nestloop = off";
 
 	private final JdbcClient jdbc;
 
@@ -236,8 +247,9 @@ public class IntentStore {
 	}
 
 	/**
-	 * Records one intent; bound by position, with the statement text fixed, so that a call builds
-	 * no SQL and the driver reuses one server-side prepared statement per connection.
+	 * Records one intent; bound by position, with the statement text fixed, so that a
+	 * call builds no SQL and the driver reuses one server-side prepared statement per
+	 * connection.
 	 */
 	static final String INSERT_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
@@ -246,7 +258,9 @@ public class IntentStore {
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id""";
 
-	/** @return the new intent's id, or 0 when the key is taken */
+	/**
+	 * @return the new intent's id, or 0 when the key is taken
+	 */
 	long insert(NewIntent intent) {
 		Long id = this.template.execute(INSERT_SQL, (PreparedStatement statement) -> {
 			statement.setString(1, intent.effectName());
@@ -268,10 +282,10 @@ public class IntentStore {
 	}
 
 	/**
-	 * Records one intent already claimed by {@code owner}: in flight, attempt 1, under a lease from
-	 * the database clock, so that the committing instance runs it without a claim while every
-	 * other instance and the reconciler see an ordinary lease. Only for intents due at once and
-	 * without an ordering key; bound like {@link #INSERT_SQL}.
+	 * Records one intent already claimed by {@code owner}: in flight, attempt 1, under a
+	 * lease from the database clock, so that the committing instance runs it without a
+	 * claim while every other instance and the reconciler see an ordinary lease. Only for
+	 * intents due at once and without an ordering key; bound like {@link #INSERT_SQL}.
 	 */
 	static final String INSERT_LEASED_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
@@ -281,8 +295,8 @@ public class IntentStore {
 			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 
 	/**
-	 * @return the intent as claimed by {@code owner}, attempt 1, or {@code null} when the key is
-	 * taken
+	 * @return the intent as claimed by {@code owner}, attempt 1, or {@code null} when the
+	 * key is taken
 	 */
 	ClaimedIntent insertLeased(NewIntent intent, String owner, Duration lease) {
 		return this.template.execute(INSERT_LEASED_SQL, (PreparedStatement statement) -> {
@@ -300,11 +314,11 @@ public class IntentStore {
 				if (!row.next()) {
 					return null;
 				}
-				// as a number: cheaper to read than a timestamp's text, on the committing thread
+				// as a number: cheaper to read than a timestamp's text, on the committing
+				// thread
 				long micros = row.getLong(2);
-				OffsetDateTime due = OffsetDateTime.ofInstant(
-						Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L),
-						ZoneOffset.UTC);
+				OffsetDateTime due = OffsetDateTime.ofInstant(Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
+						Math.floorMod(micros, 1_000_000L) * 1000L), ZoneOffset.UTC);
 				// claimed at the commit that records it: no time passes between the two
 				return new ClaimedIntent(row.getLong(1), intent.effectName(), intent.key(), intent.payloadJson(), 1,
 						intent.maxAttempts(), intent.receiver(), due, due, 0.0, intent.runId(), intent.traceContext());
@@ -312,7 +326,9 @@ public class IntentStore {
 		});
 	}
 
-	/** @return the effect name and payload fingerprint the key is bound to */
+	/**
+	 * @return the effect name and payload fingerprint the key is bound to
+	 */
 	Optional<String[]> keyBinding(String key) {
 		return this.jdbc.sql("SELECT effect_name, payload_fingerprint FROM eec_effect_intent WHERE idempotency_key = ?")
 			.param(key)
@@ -320,23 +336,26 @@ public class IntentStore {
 			.optional();
 	}
 
-	/** Serializes the caller's transaction with others holding the same lock name, until commit. */
+	/**
+	 * Serializes the caller's transaction with others holding the same lock name, until
+	 * commit.
+	 */
 	public void lockUntilCommit(String lockName) {
 		this.jdbc.sql("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))").param(lockName).query().singleRow();
 	}
 
 	/**
-	 * Sends the wake-up notification, signed by {@code sender}, inside the caller's transaction:
-	 * delivered when it commits.
+	 * Sends the wake-up notification, signed by {@code sender}, inside the caller's
+	 * transaction: delivered when it commits.
 	 */
 	void notifyDrainers(String sender) {
 		this.jdbc.sql("SELECT pg_notify('" + CHANNEL + "', ?)").param(sender).query().singleRow();
 	}
 
 	/**
-	 * Sends the wake-up notification, signed by {@code sender}, in a transaction of its own that
-	 * commits without waiting for the WAL flush: queuing a notification gives the transaction an id
-	 * and so a commit record, and a hint needs no durability.
+	 * Sends the wake-up notification, signed by {@code sender}, in a transaction of its
+	 * own that commits without waiting for the WAL flush: queuing a notification gives
+	 * the transaction an id and so a commit record, and a hint needs no durability.
 	 */
 	void notifyDrainersNow(String sender) {
 		this.jdbc.sql("SELECT set_config('synchronous_commit', 'off', true), pg_notify('" + CHANNEL + "', ?)")
@@ -346,11 +365,11 @@ public class IntentStore {
 	}
 
 	/**
-	 * Supersedes the occurrences of an alarm, in the caller's transaction (which holds the alarm's
-	 * lock): the pending one is cancelled; one that runs or is parked is marked superseded, under a
-	 * row lock held until the caller commits, so that its outcome, a redrive or a retry racing with
-	 * this transaction waits for it and then cannot put it back to pending beside the newer
-	 * occurrence.
+	 * Supersedes the occurrences of an alarm, in the caller's transaction (which holds
+	 * the alarm's lock): the pending one is cancelled; one that runs or is parked is
+	 * marked superseded, under a row lock held until the caller commits, so that its
+	 * outcome, a redrive or a retry racing with this transaction waits for it and then
+	 * cannot put it back to pending beside the newer occurrence.
 	 * @return how many pending occurrences were cancelled
 	 */
 	public int supersedeAlarm(String alarmName) {
@@ -363,26 +382,31 @@ public class IntentStore {
 			.count();
 	}
 
-	/** @return the pending occurrence of an alarm, if it has one */
+	/**
+	 * @return the pending occurrence of an alarm, if it has one
+	 */
 	public Optional<EffectIntent> pendingOccurrence(String alarmName) {
-		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE alarm_name = ? AND status = 'pending'")
+		return this.jdbc
+			.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE alarm_name = ? AND status = 'pending'")
 			.param(alarmName)
 			.query(IntentStore::intent)
 			.optional();
 	}
 
 	/**
-	 * Claims up to {@code limit} due intents for {@code owner}: one short statement that locks
-	 * them with {@code SKIP LOCKED}, marks them in flight under a lease from the database clock and
-	 * counts the attempt. An intent with an ordering key is due only when no earlier intent of its
-	 * key is still live; a compensation only when the intent it undoes can no longer run.
+	 * Claims up to {@code limit} due intents for {@code owner}: one short statement that
+	 * locks them with {@code SKIP LOCKED}, marks them in flight under a lease from the
+	 * database clock and counts the attempt. An intent with an ordering key is due only
+	 * when no earlier intent of its key is still live; a compensation only when the
+	 * intent it undoes can no longer run.
 	 */
 	public List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		EffectSlots limited = this.slots;
 		if (limited == null || limited.limits().isEmpty()) {
 			return claim(owner, lease, limit, null, "");
 		}
-		// the limited effects first, each bounded by its free slots; then the others, never behind them
+		// the limited effects first, each bounded by its free slots; then the others,
+		// never behind them
 		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
 		if (claimed.size() < limit) {
 			claimed.addAll(claim(owner, lease, limit - claimed.size(), null,
@@ -393,8 +417,8 @@ public class IntentStore {
 
 	/**
 	 * Claims as {@link #claim(String, Duration, int)} does, only intents of the effect
-	 * {@code effectName} when it is not {@code null}, whatever its concurrency limit: the caller
-	 * holds the slots (or is a test's drain).
+	 * {@code effectName} when it is not {@code null}, whatever its concurrency limit: the
+	 * caller holds the slots (or is a test's drain).
 	 */
 	public List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName) {
 		return claim(owner, lease, limit, effectName, "");
@@ -402,22 +426,22 @@ public class IntentStore {
 
 	/**
 	 * Claims up to {@code limit} due intents, of {@code effectName} only when it is not
-	 * {@code null}, that {@code filter} (a condition on {@code i}, or empty) admits, in the caller's
-	 * transaction if there is one.
+	 * {@code null}, that {@code filter} (a condition on {@code i}, or empty) admits, in
+	 * the caller's transaction if there is one.
 	 */
 	private List<ClaimedIntent> claim(String owner, Duration lease, int limit, String effectName, String filter) {
-		JdbcClient.StatementSpec statement = this.jdbc.sql(claimSql(commitTimestamps(), limit, effectName != null, filter))
+		JdbcClient.StatementSpec statement = this.jdbc
+			.sql(claimSql(commitTimestamps(), limit, effectName != null, filter))
 			.param("owner", owner)
 			.param("leaseMs", lease.toMillis());
 		if (effectName != null) {
 			statement = statement.param("effect", effectName);
 		}
 		return statement.query((rs, row) -> new ClaimedIntent(rs.getLong("id"), rs.getString("effect_name"),
-					rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
-					rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
-					rs.getObject("next_attempt_at", OffsetDateTime.class),
-					rs.getObject("created_at", OffsetDateTime.class), rs.getObject("lag_ms", Double.class),
-					rs.getString("run_id"), rs.getString("trace_context")))
+				rs.getString("idempotency_key"), rs.getString("payload"), rs.getInt("attempts"),
+				rs.getInt("max_attempts"), Receiver.valueOf(rs.getString("receiver")),
+				rs.getObject("next_attempt_at", OffsetDateTime.class), rs.getObject("created_at", OffsetDateTime.class),
+				rs.getObject("lag_ms", Double.class), rs.getString("run_id"), rs.getString("trace_context")))
 			.list();
 	}
 
@@ -427,26 +451,31 @@ public class IntentStore {
 	}
 
 	/**
-	 * The claim. The update finds the claimed rows through an array of their ids, so it reads them
-	 * by primary key whatever the planner expects of the batch (joined on the CTE, a large batch or a
-	 * generic plan made it hash-join a scan of the whole table). The lag of a first attempt runs from
-	 * the commit that recorded the intent when the server tracks commit timestamps (read before the
-	 * update replaces the row version), else from its creation. The limit is written into the
-	 * statement: a drainer always claims the same number, and with it known the server can keep one
-	 * plan for the prepared statement instead of planning every claim again.
+	 * The claim. The update finds the claimed rows through an array of their ids, so it
+	 * reads them by primary key whatever the planner expects of the batch (joined on the
+	 * CTE, a large batch or a generic plan made it hash-join a scan of the whole table).
+	 * The lag of a first attempt runs from the commit that recorded the intent when the
+	 * server tracks commit timestamps (read before the update replaces the row version),
+	 * else from its creation. The limit is written into the statement: a drainer always
+	 * claims the same number, and with it known the server can keep one plan for the
+	 * prepared statement instead of planning every claim again.
 	 */
 	public static String claimSql(boolean commitTimestamps, int limit) {
 		return claimSql(commitTimestamps, limit, false);
 	}
 
-	/** The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}. */
+	/**
+	 * The claim, of the intents of one effect only ({@code :effect}) when
+	 * {@code oneEffect}.
+	 */
 	public static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect) {
 		return claimSql(commitTimestamps, limit, oneEffect, "");
 	}
 
 	/**
-	 * The claim, of the intents of one effect only ({@code :effect}) when {@code oneEffect}, and of
-	 * those that {@code filter} (a condition on {@code i}, or empty) admits.
+	 * The claim, of the intents of one effect only ({@code :effect}) when
+	 * {@code oneEffect}, and of those that {@code filter} (a condition on {@code i}, or
+	 * empty) admits.
 	 */
 	public static String claimSql(boolean commitTimestamps, int limit, boolean oneEffect, String filter) {
 		String due = commitTimestamps ? "i.id, CASE WHEN i.attempts = 0 "
@@ -478,14 +507,14 @@ public class IntentStore {
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at, t.run_id,
 				    t.trace_context::text AS trace_context,
-				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms"""
-			.formatted(due, oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, filter, limit, rows,
-					committedAt);
+				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms""".formatted(due,
+				oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, filter, limit, rows, committedAt);
 	}
 
 	/**
-	 * Whether the server records commit timestamps ({@code track_commit_timestamp}): then lag is
-	 * measured from the commit of the transaction that recorded an intent, otherwise from its start.
+	 * Whether the server records commit timestamps ({@code track_commit_timestamp}): then
+	 * lag is measured from the commit of the transaction that recorded an intent,
+	 * otherwise from its start.
 	 */
 	private boolean commitTimestamps() {
 		Boolean enabled = this.commitTimestamps;
@@ -499,10 +528,11 @@ public class IntentStore {
 	}
 
 	/**
-	 * Records the outcomes of attempts, each fenced by lease owner and attempt number: an outcome
-	 * whose lease was lost (redriven, reclaimed) changes nothing. When one outcome breaks a
-	 * constraint, the batch is recorded again outcome by outcome, each in a savepoint, and the
-	 * offending intent is failed with the reason: one intent can never hold up the others.
+	 * Records the outcomes of attempts, each fenced by lease owner and attempt number: an
+	 * outcome whose lease was lost (redriven, reclaimed) changes nothing. When one
+	 * outcome breaks a constraint, the batch is recorded again outcome by outcome, each
+	 * in a savepoint, and the offending intent is failed with the reason: one intent can
+	 * never hold up the others.
 	 * @return the intents actually updated, with their new status
 	 */
 	public List<Settled> complete(String owner, List<Completion> completions) {
@@ -521,9 +551,8 @@ public class IntentStore {
 				settled.addAll(eachInSavepoint(connection, () -> completeBatch(connection, owner, List.of(completion)),
 						(fault) -> failInFlight(connection, completion.intentId(), owner, completion.attempt(),
 								"Ductor could not record the outcome of attempt " + completion.attempt() + " ("
-										+ completion.status().dbValue() + "): " + fault
-										+ ((completion.error() != null) ? "; the attempt's error: " + completion.error()
-												: ""))));
+										+ completion.status().dbValue() + "): " + fault + ((completion.error() != null)
+												? "; the attempt's error: " + completion.error() : ""))));
 			}
 			return settled;
 		}));
@@ -557,8 +586,8 @@ public class IntentStore {
 	}
 
 	/**
-	 * Fails an in-flight intent whose outcome or redrive broke a constraint, with the reason; fenced
-	 * by lease owner and attempt when they are given.
+	 * Fails an in-flight intent whose outcome or redrive broke a constraint, with the
+	 * reason; fenced by lease owner and attempt when they are given.
 	 */
 	private static List<Settled> failInFlight(Connection connection, long id, String owner, Integer attempt,
 			String reason) throws SQLException {
@@ -580,9 +609,10 @@ public class IntentStore {
 	}
 
 	/**
-	 * Runs {@code work} in a savepoint of the connection's transaction; when it breaks a constraint
-	 * (or a value is out of range), rolls back to the savepoint and runs {@code onFault} with the
-	 * reason, in a savepoint of its own. A fault of {@code onFault} too leaves the row as it was.
+	 * Runs {@code work} in a savepoint of the connection's transaction; when it breaks a
+	 * constraint (or a value is out of range), rolls back to the savepoint and runs
+	 * {@code onFault} with the reason, in a savepoint of its own. A fault of
+	 * {@code onFault} too leaves the row as it was.
 	 */
 	private static <T> List<T> eachInSavepoint(Connection connection, SqlWork<List<T>> work,
 			SqlFaultWork<List<T>> onFault) throws SQLException {
@@ -617,8 +647,8 @@ public class IntentStore {
 	}
 
 	/**
-	 * The message of a failure that belongs to one row: a constraint it breaks (SQLSTATE class 23)
-	 * or a value out of range (class 22); {@code null} for any other failure.
+	 * The message of a failure that belongs to one row: a constraint it breaks (SQLSTATE
+	 * class 23) or a value out of range (class 22); {@code null} for any other failure.
 	 */
 	static String rowFault(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
@@ -638,12 +668,18 @@ public class IntentStore {
 
 	}
 
-	/** Runs {@code work} in a transaction of its own with the {@link #COMPLETION_SETTINGS}. */
+	/**
+	 * Runs {@code work} in a transaction of its own with the
+	 * {@link #COMPLETION_SETTINGS}.
+	 */
 	private static <T> T inCompletionTransaction(Connection connection, SqlWork<T> work) throws SQLException {
 		return inTransaction(connection, COMPLETION_SETTINGS, work);
 	}
 
-	/** Runs {@code work} in a transaction of its own that first applies {@code settings}, if any. */
+	/**
+	 * Runs {@code work} in a transaction of its own that first applies {@code settings},
+	 * if any.
+	 */
 	private static <T> T inTransaction(Connection connection, String settings, SqlWork<T> work) throws SQLException {
 		boolean autoCommit = connection.getAutoCommit();
 		connection.setAutoCommit(false);
@@ -673,7 +709,10 @@ public class IntentStore {
 
 	}
 
-	/** The heartbeat: the in-flight intents of one owner that no other transaction holds locked. */
+	/**
+	 * The heartbeat: the in-flight intents of one owner that no other transaction holds
+	 * locked.
+	 */
 	public static final String EXTEND_LEASES_SQL = """
 			UPDATE eec_effect_intent SET lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond'
 			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
@@ -681,11 +720,11 @@ public class IntentStore {
 			RETURNING id""";
 
 	/**
-	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A row another
-	 * transaction holds locked (a transaction that reschedules the alarm of a running occurrence, until
-	 * it commits) is skipped for this round rather than waited for, so one open transaction never
-	 * holds up the leases of all the other running effects; {@link #heldBy} tells such a row from a
-	 * lost lease.
+	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A
+	 * row another transaction holds locked (a transaction that reschedules the alarm of a
+	 * running occurrence, until it commits) is skipped for this round rather than waited
+	 * for, so one open transaction never holds up the leases of all the other running
+	 * effects; {@link #heldBy} tells such a row from a lost lease.
 	 * @return the ids of the intents whose lease was extended
 	 */
 	public Set<Long> extendLeases(String owner, Duration lease) {
@@ -697,9 +736,9 @@ public class IntentStore {
 	}
 
 	/**
-	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits for no
-	 * lock, to tell a lease the heartbeat did not extend because it was lost from one it only
-	 * skipped.
+	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits
+	 * for no lock, to tell a lease the heartbeat did not extend because it was lost from
+	 * one it only skipped.
 	 */
 	Set<Long> heldBy(String owner, Collection<Long> ids) {
 		Long[] array = ids.toArray(Long[]::new);
@@ -722,12 +761,13 @@ public class IntentStore {
 	}
 
 	/**
-	 * Marks the claimed attempt started, just before a receiver that cannot deduplicate is called:
-	 * the mark is what lets the reconciler tell an attempt that may have reached the receiver from
-	 * one that cannot have. It is fenced like a completion (lease owner and attempt), and also by a
-	 * lease that has not expired and a mark not yet set, so of two tasks holding the same claim at
-	 * most one starts it. It commits durably whatever the session's {@code synchronous_commit}: a
-	 * mark lost in a server crash would let a called receiver be called again with no decision.
+	 * Marks the claimed attempt started, just before a receiver that cannot deduplicate
+	 * is called: the mark is what lets the reconciler tell an attempt that may have
+	 * reached the receiver from one that cannot have. It is fenced like a completion
+	 * (lease owner and attempt), and also by a lease that has not expired and a mark not
+	 * yet set, so of two tasks holding the same claim at most one starts it. It commits
+	 * durably whatever the session's {@code synchronous_commit}: a mark lost in a server
+	 * crash would let a called receiver be called again with no decision.
 	 * @return whether the attempt may start; {@code false} when the lease was lost
 	 */
 	public boolean markStarted(String owner, long id, int attempt) {
@@ -744,9 +784,9 @@ public class IntentStore {
 	}
 
 	/**
-	 * Hands back claimed intents, each fenced by lease owner and attempt: pending again with the
-	 * attempt uncounted, or cancelled for a superseded alarm occurrence, whose newer occurrence holds
-	 * the alarm's pending place.
+	 * Hands back claimed intents, each fenced by lease owner and attempt: pending again
+	 * with the attempt uncounted, or cancelled for a superseded alarm occurrence, whose
+	 * newer occurrence holds the alarm's pending place.
 	 */
 	public static final String HAND_BACK_SQL = """
 			UPDATE eec_effect_intent i
@@ -761,9 +801,10 @@ public class IntentStore {
 			RETURNING i.id""";
 
 	/**
-	 * Returns claimed intents whose attempt never started, undoing the attempt count. When one of
-	 * them breaks a constraint, they are handed back one by one, each in a savepoint, and the
-	 * offender is failed with the reason. An attempt marked started is never handed back, whoever asks.
+	 * Returns claimed intents whose attempt never started, undoing the attempt count.
+	 * When one of them breaks a constraint, they are handed back one by one, each in a
+	 * savepoint, and the offender is failed with the reason. An attempt marked started is
+	 * never handed back, whoever asks.
 	 * @return how many were handed back
 	 */
 	public int handBack(String owner, List<ClaimedIntent> intents) {
@@ -786,8 +827,8 @@ public class IntentStore {
 						() -> Collections.nCopies(handBackBatch(connection, owner, List.of(intent)), intent.id()),
 						(fault) -> {
 							failInFlight(connection, intent.id(), owner, intent.attempt(),
-									"Ductor could not hand back attempt " + intent.attempt()
-											+ ", which never started: " + fault);
+									"Ductor could not hand back attempt " + intent.attempt() + ", which never started: "
+											+ fault);
 							return List.<Long>of();
 						})
 					.size();
@@ -811,8 +852,8 @@ public class IntentStore {
 
 	/**
 	 * Redrives in-flight intents whose lease expired: back to {@code pending}, or to
-	 * {@code needs_decision} for receivers that cannot deduplicate, or to {@code failed} when the
-	 * expired attempt was the last.
+	 * {@code needs_decision} for receivers that cannot deduplicate, or to {@code failed}
+	 * when the expired attempt was the last.
 	 */
 	List<Settled> redriveExpired(int limit, Collection<String> reconciled) {
 		try {
@@ -834,9 +875,9 @@ public class IntentStore {
 	}
 
 	/**
-	 * The fallback of a batch statement that one row broke: in one transaction, selects the batch's
-	 * ids again (locking them) and runs {@code each} for every id in a savepoint of its own, and
-	 * {@code onFault} for a row that breaks a constraint.
+	 * The fallback of a batch statement that one row broke: in one transaction, selects
+	 * the batch's ids again (locking them) and runs {@code each} for every id in a
+	 * savepoint of its own, and {@code onFault} for a row that breaks a constraint.
 	 */
 	private <T> List<T> rowByRow(String selectIds, Object[] parameters, RowWork<List<T>> each,
 			RowFaultWork<List<T>> onFault) {
@@ -906,27 +947,29 @@ public class IntentStore {
 	}
 
 	/**
-	 * Moves an intent from one of {@code from} to {@code to} in one conditional update. An intent
-	 * moved to pending is no longer superseded: an operator chose to run it; the other live
-	 * occurrences of its alarm, if it is an alarm occurrence, are superseded by it in the same
-	 * statement.
+	 * Moves an intent from one of {@code from} to {@code to} in one conditional update.
+	 * An intent moved to pending is no longer superseded: an operator chose to run it;
+	 * the other live occurrences of its alarm, if it is an alarm occurrence, are
+	 * superseded by it in the same statement.
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
 	public Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
 			Integer maxAttempts, OperatorDecision decision) {
-		return this.jdbc.sql("""
-				WITH moved AS (
-				    UPDATE eec_effect_intent
-				    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = ductor_now(),
-				        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
-				        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
-				        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
-				        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END,
-				        decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
-				        decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
-				        decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END
-				    WHERE id = :id AND status IN (:from)
-				    RETURNING\s""" + COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
+		return this.jdbc
+			.sql("""
+					WITH moved AS (
+					    UPDATE eec_effect_intent
+					    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = ductor_now(),
+					        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
+					        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
+					        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
+					        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END,
+					        decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
+					        decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
+					        decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END
+					    WHERE id = :id AND status IN (:from)
+					    RETURNING\s"""
+					+ COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
 			.param("to", to.dbValue())
 			.param("from", from.stream().map(EffectStatus::dbValue).toList())
@@ -940,11 +983,11 @@ public class IntentStore {
 	}
 
 	/**
-	 * Moves one batch of an effect's intents from {@code from} back to {@code pending}, each with
-	 * {@code budget} more attempts: only intents parked at or before {@code asOf} and untouched
-	 * since. When one of them breaks a constraint (an alarm occurrence whose alarm has a pending
-	 * occurrence), the batch is moved again intent by intent, and the offender stays parked with the
-	 * reason.
+	 * Moves one batch of an effect's intents from {@code from} back to {@code pending},
+	 * each with {@code budget} more attempts: only intents parked at or before
+	 * {@code asOf} and untouched since. When one of them breaks a constraint (an alarm
+	 * occurrence whose alarm has a pending occurrence), the batch is moved again intent
+	 * by intent, and the offender stays parked with the reason.
 	 * @return how many moved
 	 */
 	public int retryBatch(String effectName, EffectStatus from, int budget, int batchSize, OffsetDateTime asOf) {
@@ -965,7 +1008,10 @@ public class IntentStore {
 			}
 		}
 		String retryOne = RETRY_UPDATE_SQL.replace(":budget", "?").formatted("ARRAY[?]::bigint[]");
-		String parked = PARKED_SQL.replace(":name", "?").replace(":from", "?").replace(":asOf", "?").replace(":batch", "?");
+		String parked = PARKED_SQL.replace(":name", "?")
+			.replace(":from", "?")
+			.replace(":asOf", "?")
+			.replace(":batch", "?");
 		return rowByRow(parked, new Object[] { effectName, from.dbValue(), asOf, batchSize }, (connection, id) -> {
 			try (PreparedStatement statement = connection.prepareStatement(retryOne)) {
 				statement.setInt(1, budget);
@@ -973,7 +1019,8 @@ public class IntentStore {
 				return ids(statement);
 			}
 		}, (connection, id, fault) -> {
-			// stays parked, with the reason; touched now, so no later batch of this call takes it again
+			// stays parked, with the reason; touched now, so no later batch of this call
+			// takes it again
 			try (PreparedStatement statement = connection.prepareStatement("""
 					UPDATE eec_effect_intent SET updated_at = ductor_now(),
 					    last_error = COALESCE(last_error || '; ', '') || 'not retried in bulk: ' || ?
@@ -986,17 +1033,19 @@ public class IntentStore {
 		}).size();
 	}
 
-	/** @return the current time of the database clock */
+	/**
+	 * @return the current time of the database clock
+	 */
 	public OffsetDateTime databaseNow() {
 		return this.jdbc.sql("SELECT ductor_clock()").query(OffsetDateTime.class).single();
 	}
 
 	/**
 	 * Deletes one batch of completed and cancelled intents finished longer ago than
-	 * {@code retention}, found by primary key ({@code IN (subquery)} became a scan of the whole table
-	 * for large batches). An intent that cannot be deleted (a foreign key of the application's
-	 * tables refers to it) is kept, with the reason, for another retention period, and the rest of
-	 * the batch is deleted.
+	 * {@code retention}, found by primary key ({@code IN (subquery)} became a scan of the
+	 * whole table for large batches). An intent that cannot be deleted (a foreign key of
+	 * the application's tables refers to it) is kept, with the reason, for another
+	 * retention period, and the rest of the batch is deleted.
 	 */
 	public int purge(Duration retention, int batchSize) {
 		try {
@@ -1012,8 +1061,8 @@ public class IntentStore {
 		}
 		String purgeable = PURGEABLE_SQL.replace(":retentionMs", "?").replace(":batch", "?");
 		return rowByRow(purgeable, new Object[] { retention.toMillis(), batchSize }, (connection, id) -> {
-			try (PreparedStatement statement = connection.prepareStatement(
-					"DELETE FROM eec_effect_intent WHERE id = ? RETURNING id")) {
+			try (PreparedStatement statement = connection
+				.prepareStatement("DELETE FROM eec_effect_intent WHERE id = ? RETURNING id")) {
 				statement.setLong(1, id);
 				return ids(statement);
 			}
@@ -1066,17 +1115,18 @@ public class IntentStore {
 				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
 				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
 				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
-				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"), rs.getString("last_error"),
-				rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
+				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),
+				rs.getString("last_error"), rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
 				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
 				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
 	}
 
 	/**
 	 * Claims up to {@code limit} due reconciliation rounds for {@code owner}: intents in
-	 * {@code reconciling} whose next round is due and whose last round's lease (if any) expired. The
-	 * round is counted and leased in the claiming statement, before the reconciler is asked, so a
-	 * round a crash interrupts is counted, and the intent is claimed again once its lease expires.
+	 * {@code reconciling} whose next round is due and whose last round's lease (if any)
+	 * expired. The round is counted and leased in the claiming statement, before the
+	 * reconciler is asked, so a round a crash interrupts is counted, and the intent is
+	 * claimed again once its lease expires.
 	 */
 	static final String CLAIM_RECONCILING_SQL = """
 			WITH due AS (
@@ -1106,11 +1156,12 @@ public class IntentStore {
 	}
 
 	/**
-	 * Records the end of one reconciliation round, fenced by lease owner and round: a round whose
-	 * lease was lost (and that another round took over) changes nothing. {@code complete} completes
-	 * the intent; {@code retry} returns it to pending with the same key (failed when its attempts
-	 * are used up, cancelled for a superseded alarm occurrence); {@code again} leaves it to a later
-	 * round after {@code :delayMs}; {@code park} waits for a decision.
+	 * Records the end of one reconciliation round, fenced by lease owner and round: a
+	 * round whose lease was lost (and that another round took over) changes nothing.
+	 * {@code complete} completes the intent; {@code retry} returns it to pending with the
+	 * same key (failed when its attempts are used up, cancelled for a superseded alarm
+	 * occurrence); {@code again} leaves it to a later round after {@code :delayMs};
+	 * {@code park} waits for a decision.
 	 */
 	static final String SETTLE_RECONCILING_SQL = """
 			UPDATE eec_effect_intent i
@@ -1159,24 +1210,26 @@ public class IntentStore {
 	 * @param attempt the attempt whose outcome is unknown
 	 * @param round the round, from 1
 	 * @param runId the run whose tick recorded the intent, or {@code null}
-	 * @param traceContext the trace context stored with the intent (JSON), or {@code null}
+	 * @param traceContext the trace context stored with the intent (JSON), or
+	 * {@code null}
 	 */
 	public record ReconcileClaim(long id, String effectName, String key, String payloadJson, int attempt,
 			Receiver receiver, OffsetDateTime dueAt, int round, String runId, String traceContext) {
 	}
 
 	/**
-	 * An intent to insert; {@code traceContext} is the {@code trace_context} column's JSON, or
-	 * {@code null}.
+	 * An intent to insert; {@code traceContext} is the {@code trace_context} column's
+	 * JSON, or {@code null}.
 	 */
 	record NewIntent(String effectName, String key, String payloadJson, String fingerprint, Receiver receiver,
 			int maxAttempts, Duration delay, String orderingKey, String alarmName, String runId, String traceContext) {
 	}
 
 	/**
-	 * An intent this drainer claimed: what one attempt needs. {@code lagMillis} is the time from
-	 * the recording commit to this claim, by the database clock, for first attempts only.
-	 * {@code traceContext} is the trace context stored with the intent (JSON), or {@code null}.
+	 * An intent this drainer claimed: what one attempt needs. {@code lagMillis} is the
+	 * time from the recording commit to this claim, by the database clock, for first
+	 * attempts only. {@code traceContext} is the trace context stored with the intent
+	 * (JSON), or {@code null}.
 	 */
 	public record ClaimedIntent(long id, String effectName, String key, String payloadJson, int attempt,
 			int maxAttempts, Receiver receiver, OffsetDateTime dueAt, OffsetDateTime createdAt, Double lagMillis,

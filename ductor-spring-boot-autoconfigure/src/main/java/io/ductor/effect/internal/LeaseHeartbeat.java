@@ -16,10 +16,11 @@ import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerRounds;
 
 /**
- * The heartbeat of a drain session: on a thread of its own, every third of the lease whatever the
- * claims are doing, it extends the lease of every claim held, from the database clock, and reports
- * the claims whose lease was lost meanwhile (it expired and was redriven, or another drainer holds
- * the intent now). Their attempts may still be running; their outcomes will be fenced off.
+ * The heartbeat of a drain session: on a thread of its own, every third of the lease
+ * whatever the claims are doing, it extends the lease of every claim held, from the
+ * database clock, and reports the claims whose lease was lost meanwhile (it expired and
+ * was redriven, or another drainer holds the intent now). Their attempts may still be
+ * running; their outcomes will be fenced off.
  */
 public final class LeaseHeartbeat {
 
@@ -97,7 +98,8 @@ public final class LeaseHeartbeat {
 		List<DrainClaim> notExtended = new ArrayList<>();
 		for (DrainClaim claim : claims) {
 			long id = claim.id();
-			// a claim settling or settled may have been completed before the update read it
+			// a claim settling or settled may have been completed before the update read
+			// it
 			if (!extended.contains(id) && !claim.settling && !claim.lost && this.held.get(id) == claim) {
 				notExtended.add(claim);
 			}
@@ -107,7 +109,10 @@ public final class LeaseHeartbeat {
 		}
 	}
 
-	/** Counts and logs the claims among {@code notExtended} that the session no longer holds. */
+	/**
+	 * Counts and logs the claims among {@code notExtended} that the session no longer
+	 * holds.
+	 */
 	private void reportLost(List<DrainClaim> notExtended) {
 		Set<Long> stillHeld;
 		try {
@@ -128,7 +133,8 @@ public final class LeaseHeartbeat {
 		if (!lost.isEmpty()) {
 			this.observer.drainerLeaseLost(lost.size());
 			logger.warn("Ductor's drainer lost the lease of " + lost.size() + " intent(s) it holds "
-					+ lost.subList(0, Math.min(lost.size(), MAX_IDS_LOGGED)) + ((lost.size() > MAX_IDS_LOGGED) ? "…" : "")
+					+ lost.subList(0, Math.min(lost.size(), MAX_IDS_LOGGED))
+					+ ((lost.size() > MAX_IDS_LOGGED) ? "…" : "")
 					+ ": the lease expired and the intent was redriven, or another drainer holds it; the outcome of "
 					+ "the attempt this drainer runs will be ignored");
 		}

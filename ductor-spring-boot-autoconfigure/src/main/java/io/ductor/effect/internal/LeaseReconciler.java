@@ -7,13 +7,13 @@ import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.worker.internal.WorkerTask;
 
 /**
- * The reconciler's round: in-flight intents whose lease expired (their drainer crashed, paused or
- * lost its database) go back to {@code pending}, or to {@code needs_decision} when their receiver
- * cannot deduplicate, or to {@code reconciling} when their effect has an {@link EffectReconciler};
- * a superseded alarm occurrence that would go back to pending is cancelled. Then the due
- * reconciliation rounds are asked ({@link EffectReconciliation}).
- * An intent that cannot be redriven (it breaks a constraint) is failed with the reason, and the
- * rest of the round's batch is redriven.
+ * The reconciler's round: in-flight intents whose lease expired (their drainer crashed,
+ * paused or lost its database) go back to {@code pending}, or to {@code needs_decision}
+ * when their receiver cannot deduplicate, or to {@code reconciling} when their effect has
+ * an {@link EffectReconciler}; a superseded alarm occurrence that would go back to
+ * pending is cancelled. Then the due reconciliation rounds are asked
+ * ({@link EffectReconciliation}). An intent that cannot be redriven (it breaks a
+ * constraint) is failed with the reason, and the rest of the round's batch is redriven.
  */
 public class LeaseReconciler implements WorkerTask {
 

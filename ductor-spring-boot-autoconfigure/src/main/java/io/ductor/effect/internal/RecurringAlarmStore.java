@@ -22,8 +22,8 @@ import io.ductor.effect.MissedOccurrences;
 import io.ductor.effect.RecurringAlarm;
 
 /**
- * The SQL behind recurring alarms: {@code eec_recurring_alarm}. Every statement runs in the
- * caller's transaction.
+ * The SQL behind recurring alarms: {@code eec_recurring_alarm}. Every statement runs in
+ * the caller's transaction.
  */
 public class RecurringAlarmStore {
 
@@ -37,7 +37,10 @@ public class RecurringAlarmStore {
 		this.jdbc = JdbcClient.create(dataSource);
 	}
 
-	/** The due alarms no other scheduler holds, locked until the caller commits, with the database clock. */
+	/**
+	 * The due alarms no other scheduler holds, locked until the caller commits, with the
+	 * database clock.
+	 */
 	List<Stored> lockDue(int limit) {
 		return this.jdbc.sql("SELECT " + COLUMNS + ", ductor_now() AS db_now FROM eec_recurring_alarm a "
 				+ "WHERE NOT a.paused AND a.next_at <= ductor_now() ORDER BY a.next_at LIMIT ? FOR UPDATE SKIP LOCKED")
@@ -46,15 +49,23 @@ public class RecurringAlarmStore {
 			.list();
 	}
 
-	/** One alarm, locked until the caller commits (waiting for a scheduler round that holds it). */
+	/**
+	 * One alarm, locked until the caller commits (waiting for a scheduler round that
+	 * holds it).
+	 */
 	Optional<Stored> lock(String name) {
-		return this.jdbc.sql("SELECT " + COLUMNS + ", ductor_now() AS db_now FROM eec_recurring_alarm a WHERE a.name = ? FOR UPDATE")
+		return this.jdbc
+			.sql("SELECT " + COLUMNS
+					+ ", ductor_now() AS db_now FROM eec_recurring_alarm a WHERE a.name = ? FOR UPDATE")
 			.param(name)
 			.query(RecurringAlarmStore::stored)
 			.optional();
 	}
 
-	/** @return whether it was inserted ({@code false} when another transaction inserted the name first) */
+	/**
+	 * @return whether it was inserted ({@code false} when another transaction inserted
+	 * the name first)
+	 */
 	boolean insert(String name, String effectName, AlarmSchedule schedule, EffectPayloads.Payload payload,
 			String declaredIn, Instant nextAt) {
 		return this.jdbc.sql("""
@@ -71,10 +82,11 @@ public class RecurringAlarmStore {
 
 	void update(String name, String effectName, AlarmSchedule schedule, EffectPayloads.Payload payload,
 			String declaredIn, Instant nextAt) {
-		this.jdbc.sql("""
-				UPDATE eec_recurring_alarm SET effect_name = ?, cron = ?, every_ms = ?, zone = ?, payload = ?::jsonb,
-				    payload_fingerprint = ?, missed = ?, grace_ms = ?, declared_in = ?, next_at = ?, updated_at = ductor_now()
-				WHERE name = ?""")
+		this.jdbc
+			.sql("""
+					UPDATE eec_recurring_alarm SET effect_name = ?, cron = ?, every_ms = ?, zone = ?, payload = ?::jsonb,
+					    payload_fingerprint = ?, missed = ?, grace_ms = ?, declared_in = ?, next_at = ?, updated_at = ductor_now()
+					WHERE name = ?""")
 			.params(effectName, schedule.cronExpression(),
 					(schedule.period() != null) ? schedule.period().toMillis() : null, schedule.zone().getId(),
 					payload.json(), payload.fingerprint(), schedule.missed().dbValue(), schedule.grace().toMillis(),
@@ -83,9 +95,9 @@ public class RecurringAlarmStore {
 	}
 
 	/**
-	 * Moves an alarm on after a scheduler round recorded its due occurrences: fenced by the
-	 * {@code next_at} the round read, so a round that lost its lock (it never does; the fence says
-	 * so in SQL) changes nothing.
+	 * Moves an alarm on after a scheduler round recorded its due occurrences: fenced by
+	 * the {@code next_at} the round read, so a round that lost its lock (it never does;
+	 * the fence says so in SQL) changes nothing.
 	 * @return whether the alarm moved
 	 */
 	boolean advance(String name, Instant seenNextAt, Instant nextAt, Instant lastOccurrence, String lastKey) {
@@ -100,8 +112,9 @@ public class RecurringAlarmStore {
 
 	/** Pauses, or resumes with {@code nextAt}. @return whether the alarm exists */
 	boolean setPaused(String name, boolean paused, Instant nextAt) {
-		return this.jdbc.sql("UPDATE eec_recurring_alarm SET paused = ?, next_at = COALESCE(?, next_at), "
-				+ "updated_at = ductor_now() WHERE name = ?")
+		return this.jdbc
+			.sql("UPDATE eec_recurring_alarm SET paused = ?, next_at = COALESCE(?, next_at), "
+					+ "updated_at = ductor_now() WHERE name = ?")
 			.params(paused, utc(nextAt), name)
 			.update() == 1;
 	}
@@ -110,10 +123,14 @@ public class RecurringAlarmStore {
 		return this.jdbc.sql("DELETE FROM eec_recurring_alarm WHERE name = ?").param(name).update() == 1;
 	}
 
-	/** Deletes the alarms declared in properties that {@code declared} no longer names. @return their names */
+	/**
+	 * Deletes the alarms declared in properties that {@code declared} no longer
+	 * names. @return their names
+	 */
 	List<String> deleteUndeclared(List<String> declared) {
-		return this.jdbc.sql("DELETE FROM eec_recurring_alarm WHERE declared_in = 'properties' "
-				+ "AND NOT (name = ANY (?)) RETURNING name")
+		return this.jdbc
+			.sql("DELETE FROM eec_recurring_alarm WHERE declared_in = 'properties' "
+					+ "AND NOT (name = ANY (?)) RETURNING name")
 			.param(declared.toArray(String[]::new))
 			.query(String.class)
 			.list();
@@ -121,8 +138,9 @@ public class RecurringAlarmStore {
 
 	/** Every alarm, by name, with the status of its last occurrence. */
 	List<RecurringAlarm> list() {
-		return this.jdbc.sql("SELECT " + COLUMNS + ", i.status AS last_status FROM eec_recurring_alarm a "
-				+ "LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key ORDER BY a.name")
+		return this.jdbc
+			.sql("SELECT " + COLUMNS + ", i.status AS last_status FROM eec_recurring_alarm a "
+					+ "LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key ORDER BY a.name")
 			.query((rs, row) -> {
 				Stored stored = stored(rs, row);
 				String status = rs.getString("last_status");
@@ -134,7 +152,9 @@ public class RecurringAlarmStore {
 			.list();
 	}
 
-	/** @return the database clock */
+	/**
+	 * @return the database clock
+	 */
 	Instant databaseNow() {
 		return this.jdbc.sql("SELECT ductor_now()").query(OffsetDateTime.class).single().toInstant();
 	}

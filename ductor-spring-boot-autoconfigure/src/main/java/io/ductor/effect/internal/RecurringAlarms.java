@@ -16,12 +16,13 @@ import io.ductor.effect.RecurringAlarm;
 import io.ductor.internal.Ids;
 
 /**
- * Declares, reschedules, pauses, resumes and cancels recurring alarms in {@code eec_recurring_alarm},
- * in the caller's transaction (or, for the alarms declared in properties, in one of its own at
- * start-up). Declaring an alarm that exists changes it under its row lock: a scheduler round holding
- * it finishes first. A changed schedule starts with its first occurrence after the change (by the
- * database clock, and after the last occurrence recorded); an unchanged one keeps its next
- * occurrence, so an alarm redeclared after an outage still has the occurrences it missed.
+ * Declares, reschedules, pauses, resumes and cancels recurring alarms in
+ * {@code eec_recurring_alarm}, in the caller's transaction (or, for the alarms declared
+ * in properties, in one of its own at start-up). Declaring an alarm that exists changes
+ * it under its row lock: a scheduler round holding it finishes first. A changed schedule
+ * starts with its first occurrence after the change (by the database clock, and after the
+ * last occurrence recorded); an unchanged one keeps its next occurrence, so an alarm
+ * redeclared after an outage still has the occurrences it missed.
  */
 public class RecurringAlarms {
 
@@ -78,9 +79,9 @@ public class RecurringAlarms {
 	}
 
 	/**
-	 * Declares the alarms of the properties, each in a transaction of its own, and deletes the
-	 * alarms declared in properties earlier that these no longer name (their occurrences already
-	 * recorded still run).
+	 * Declares the alarms of the properties, each in a transaction of its own, and
+	 * deletes the alarms declared in properties earlier that these no longer name (their
+	 * occurrences already recorded still run).
 	 */
 	void declareAll(List<RecurringAlarmDeclaration> declared, TransactionTemplate transactions) {
 		List<String> names = new ArrayList<>();
@@ -97,16 +98,16 @@ public class RecurringAlarms {
 			catch (RuntimeException ex) {
 				throw new DurableEffectException(alarm.property() + ".arguments: " + ex.getMessage(), ex);
 			}
-			Instant next = transactions.execute((status) -> declare(alarm.name(), alarm.schedule(), effect, args,
-					PROPERTIES));
+			Instant next = transactions
+				.execute((status) -> declare(alarm.name(), alarm.schedule(), effect, args, PROPERTIES));
 			logger.info("Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule() + ", effect '"
 					+ effect.name() + "') next fires at " + next);
 			names.add(alarm.name());
 		}
 		List<String> removed = transactions.execute((status) -> this.store.deleteUndeclared(names));
 		if (removed != null && !removed.isEmpty()) {
-			logger.info("Ductor deleted the recurring alarm(s) " + removed + ", which ductor.effects.alarms no longer declares;"
-					+ " occurrences already recorded still run");
+			logger.info("Ductor deleted the recurring alarm(s) " + removed
+					+ ", which ductor.effects.alarms no longer declares;" + " occurrences already recorded still run");
 		}
 	}
 
@@ -116,8 +117,8 @@ public class RecurringAlarms {
 	}
 
 	/**
-	 * Resumes an alarm in the caller's transaction, with its first occurrence after now: the
-	 * occurrences of the pause are not made up. @return whether it exists
+	 * Resumes an alarm in the caller's transaction, with its first occurrence after now:
+	 * the occurrences of the pause are not made up. @return whether it exists
 	 */
 	public boolean resume(String name) {
 		RecurringAlarmStore.Stored current = this.store.lock(Ids.require("alarmName", name)).orElse(null);
@@ -146,8 +147,8 @@ public class RecurringAlarms {
 		Instant after = (lastOccurrence != null && lastOccurrence.isAfter(now)) ? lastOccurrence : now;
 		Instant next = schedule.next(after);
 		if (next == null) {
-			throw new IllegalArgumentException("Recurring alarm '" + name + "' (" + schedule + ") never fires after "
-					+ after);
+			throw new IllegalArgumentException(
+					"Recurring alarm '" + name + "' (" + schedule + ") never fires after " + after);
 		}
 		return next;
 	}

@@ -11,10 +11,10 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * The {@code trace_context} column: the propagated fields of a trace context as a JSON object of
- * strings, {@code null} when there are none. Written and read by hand, once per recording and
- * once per attempt: a flat object of a few short strings needs no object mapper. A value this
- * reader does not expect goes to Jackson.
+ * The {@code trace_context} column: the propagated fields of a trace context as a JSON
+ * object of strings, {@code null} when there are none. Written and read by hand, once per
+ * recording and once per attempt: a flat object of a few short strings needs no object
+ * mapper. A value this reader does not expect goes to Jackson.
  */
 public final class TraceContexts {
 
@@ -28,7 +28,9 @@ public final class TraceContexts {
 	private TraceContexts() {
 	}
 
-	/** @return the column's value, or {@code null} for no fields */
+	/**
+	 * @return the column's value, or {@code null} for no fields
+	 */
 	public static String encode(Map<String, String> fields) {
 		if (fields == null || fields.isEmpty()) {
 			return null;
@@ -51,7 +53,10 @@ public final class TraceContexts {
 		return first ? null : json.append('}').toString();
 	}
 
-	/** @return the fields stored in the column; empty for {@code null} or a value that cannot be read */
+	/**
+	 * @return the fields stored in the column; empty for {@code null} or a value that
+	 * cannot be read
+	 */
 	public static Map<String, String> decode(String column) {
 		if (column == null) {
 			return Map.of();
@@ -96,8 +101,9 @@ public final class TraceContexts {
 	}
 
 	/**
-	 * Reads a flat JSON object of string values, as PostgreSQL prints a {@code jsonb} value; gives
-	 * {@code null} for anything else (nested values, numbers, escapes other than the simple ones).
+	 * Reads a flat JSON object of string values, as PostgreSQL prints a {@code jsonb}
+	 * value; gives {@code null} for anything else (nested values, numbers, escapes other
+	 * than the simple ones).
 	 */
 	private static final class Reader {
 

@@ -4,8 +4,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * Where the claim thread waits for the next poll. A wake-up that arrives while it is busy is kept,
- * so that its next wait returns at once: no commit's wake-up is lost between two claims.
+ * Where the claim thread waits for the next poll. A wake-up that arrives while it is busy
+ * is kept, so that its next wait returns at once: no commit's wake-up is lost between two
+ * claims.
  */
 public final class Waiter {
 
@@ -22,9 +23,10 @@ public final class Waiter {
 	}
 
 	/**
-	 * Waits until woken or {@code nanos} have passed; returns at once when woken since the last
-	 * wait, or when {@code skip} says so.
-	 * @return {@code false} when the waiting thread was interrupted (its interrupt flag set again)
+	 * Waits until woken or {@code nanos} have passed; returns at once when woken since
+	 * the last wait, or when {@code skip} says so.
+	 * @return {@code false} when the waiting thread was interrupted (its interrupt flag
+	 * set again)
 	 */
 	boolean await(long nanos, BooleanSupplier skip) {
 		synchronized (this.signal) {

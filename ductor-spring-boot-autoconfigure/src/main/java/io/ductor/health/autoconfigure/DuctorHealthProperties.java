@@ -7,8 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import io.ductor.autoconfigure.internal.PropertyChecks;
 
 /**
- * Thresholds that turn the ductor health contributor DOWN, under {@code ductor.health}. Both are
- * off unless set.
+ * Thresholds that turn the ductor health contributor DOWN, under {@code ductor.health}.
+ * Both are off unless set.
  *
  * @param maxOldestAge DOWN when the oldest due effect intent has waited longer than this.
  * Unset: never.

@@ -9,11 +9,12 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * What is waiting in Ductor's tables, read with one cheap statement: every count walks a partial
- * index of live rows in its order (so the planner never prefers a table scan, wherever the live
- * rows sit in the heap) and stops at a limit, so a million finished rows cost nothing and a huge
- * backlog costs no more than the limit (above it, the pending count is PostgreSQL's estimate).
- * Snapshots are cached for a short time so metric scrapes share one query.
+ * What is waiting in Ductor's tables, read with one cheap statement: every count walks a
+ * partial index of live rows in its order (so the planner never prefers a table scan,
+ * wherever the live rows sit in the heap) and stops at a limit, so a million finished
+ * rows cost nothing and a huge backlog costs no more than the limit (above it, the
+ * pending count is PostgreSQL's estimate). Snapshots are cached for a short time so
+ * metric scrapes share one query.
  */
 public class DuctorBacklog {
 
@@ -59,9 +60,11 @@ public class DuctorBacklog {
 	}
 
 	/**
-	 * A snapshot at most the cache TTL old. A failure to read one is also kept for the cache TTL.
+	 * A snapshot at most the cache TTL old. A failure to read one is also kept for the
+	 * cache TTL.
 	 * @return the snapshot
-	 * @throws org.springframework.dao.DataAccessException when the database cannot be read
+	 * @throws org.springframework.dao.DataAccessException when the database cannot be
+	 * read
 	 */
 	public Snapshot snapshot() {
 		Snapshot snapshot = this.cached;
@@ -83,7 +86,8 @@ public class DuctorBacklog {
 	/**
 	 * A fresh snapshot, also cached for {@link #snapshot()}.
 	 * @return the snapshot
-	 * @throws org.springframework.dao.DataAccessException when the database cannot be read
+	 * @throws org.springframework.dao.DataAccessException when the database cannot be
+	 * read
 	 */
 	public Snapshot refresh() {
 		try {
@@ -99,44 +103,47 @@ public class DuctorBacklog {
 	}
 
 	private Snapshot query() {
-		return this.jdbc.sql(SQL)
-			.param("cap", this.countLimit)
-			.query((rs, row) -> {
-				long pending = rs.getLong("pending");
-				boolean estimated = pending >= this.countLimit;
-				if (estimated) {
-					pending = Math.max(pending, rs.getLong("pending_estimate"));
-				}
-				OffsetDateTime oldestDue = rs.getObject("oldest_due", OffsetDateTime.class);
-				OffsetDateTime now = rs.getObject("db_now", OffsetDateTime.class);
-				Duration oldestDueAge = (oldestDue != null) ? Duration.between(oldestDue, now) : Duration.ZERO;
-				return new Snapshot(pending, estimated, oldestDueAge, rs.getLong("in_flight"), rs.getLong("failed"),
-						rs.getLong("needs_decision"), rs.getLong("reconciling"), rs.getLong("pending_reservations"),
-						Instant.now());
-			})
-			.single();
+		return this.jdbc.sql(SQL).param("cap", this.countLimit).query((rs, row) -> {
+			long pending = rs.getLong("pending");
+			boolean estimated = pending >= this.countLimit;
+			if (estimated) {
+				pending = Math.max(pending, rs.getLong("pending_estimate"));
+			}
+			OffsetDateTime oldestDue = rs.getObject("oldest_due", OffsetDateTime.class);
+			OffsetDateTime now = rs.getObject("db_now", OffsetDateTime.class);
+			Duration oldestDueAge = (oldestDue != null) ? Duration.between(oldestDue, now) : Duration.ZERO;
+			return new Snapshot(pending, estimated, oldestDueAge, rs.getLong("in_flight"), rs.getLong("failed"),
+					rs.getLong("needs_decision"), rs.getLong("reconciling"), rs.getLong("pending_reservations"),
+					Instant.now());
+		}).single();
 	}
 
 	private record Failure(RuntimeException error, Instant at) {
 	}
 
 	/**
-	 * The backlog at one moment. Counts other than {@code pendingIntents} stop at the count limit.
+	 * The backlog at one moment. Counts other than {@code pendingIntents} stop at the
+	 * count limit.
 	 *
 	 * @param pendingIntents effect intents waiting to run
-	 * @param pendingEstimated whether {@code pendingIntents} is PostgreSQL's estimate (above the limit)
-	 * @param oldestDueAge how long the oldest due intent has been waiting past its due time
+	 * @param pendingEstimated whether {@code pendingIntents} is PostgreSQL's estimate
+	 * (above the limit)
+	 * @param oldestDueAge how long the oldest due intent has been waiting past its due
+	 * time
 	 * @param inFlight intents being dispatched
 	 * @param failed intents that failed for good
 	 * @param needsDecision intents waiting for an operator's decision
-	 * @param reconciling intents whose last attempt's outcome is unknown, waiting for their reconciler
+	 * @param reconciling intents whose last attempt's outcome is unknown, waiting for
+	 * their reconciler
 	 * @param pendingReservations idempotency reservations not settled yet
 	 * @param takenAt when the snapshot was read
 	 */
 	public record Snapshot(long pendingIntents, boolean pendingEstimated, Duration oldestDueAge, long inFlight,
 			long failed, long needsDecision, long reconciling, long pendingReservations, Instant takenAt) {
 
-		/** @return failed plus undecided intents: what needs an operator */
+		/**
+		 * @return failed plus undecided intents: what needs an operator
+		 */
 		public long parked() {
 			return this.failed + this.needsDecision;
 		}

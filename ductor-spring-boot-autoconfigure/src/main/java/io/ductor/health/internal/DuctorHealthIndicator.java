@@ -14,10 +14,11 @@ import org.springframework.boot.health.contributor.Health;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**
- * The {@code ductor} health contributor: DOWN when Ductor's tables cannot be read, when a worker
- * has not completed a round within three of its intervals (at least {@value #MIN_STALL_SECONDS}
- * seconds), and, when thresholds are set, when the oldest due intent waits too long or too many
- * intents are parked. Details show the backlog and each worker's last round.
+ * The {@code ductor} health contributor: DOWN when Ductor's tables cannot be read, when a
+ * worker has not completed a round within three of its intervals (at least
+ * {@value #MIN_STALL_SECONDS} seconds), and, when thresholds are set, when the oldest due
+ * intent waits too long or too many intents are parked. Details show the backlog and each
+ * worker's last round.
  */
 public class DuctorHealthIndicator extends AbstractHealthIndicator {
 
@@ -34,8 +35,10 @@ public class DuctorHealthIndicator extends AbstractHealthIndicator {
 	/**
 	 * @param backlog the backlog queries
 	 * @param workers the statuses of this instance's workers
-	 * @param maxOldestAge DOWN when the oldest due intent waits longer, or {@code null} for never
-	 * @param maxParked DOWN when more intents are failed or undecided, or {@code null} for never
+	 * @param maxOldestAge DOWN when the oldest due intent waits longer, or {@code null}
+	 * for never
+	 * @param maxParked DOWN when more intents are failed or undecided, or {@code null}
+	 * for never
 	 */
 	public DuctorHealthIndicator(DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers, Duration maxOldestAge,
 			Integer maxParked) {

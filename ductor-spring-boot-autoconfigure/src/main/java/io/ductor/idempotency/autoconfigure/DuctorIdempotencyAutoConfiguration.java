@@ -31,10 +31,10 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.PeriodicWorker;
 
 /**
- * Auto-configuration for Ductor's ingress idempotency: the {@link IdempotencyService}, the
- * sweeper, the retention purger for idempotency records and, in Spring MVC applications,
- * {@code @Idempotent} handler methods, configured by {@link DuctorIdempotencyProperties}
- * ({@code ductor.idempotency.*}).
+ * Auto-configuration for Ductor's ingress idempotency: the {@link IdempotencyService},
+ * the sweeper, the retention purger for idempotency records and, in Spring MVC
+ * applications, {@code @Idempotent} handler methods, configured by
+ * {@link DuctorIdempotencyProperties} ({@code ductor.idempotency.*}).
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnBean(DuctorSchema.class)

@@ -13,31 +13,33 @@ import io.ductor.idempotency.internal.IdempotencySettings;
 
 /**
  * Ingress idempotency, under {@code ductor.idempotency}: one decision per (tenant, pool,
- * idempotency key), how long reservations and decisions live, what duplicates of an in-flight
- * request get, and the sweeper that releases abandoned reservations.
+ * idempotency key), how long reservations and decisions live, what duplicates of an
+ * in-flight request get, and the sweeper that releases abandoned reservations.
  *
  * @param pendingTtl How long a two-phase reservation may stay pending before the sweeper
  * releases it so that a retry runs again. Longer than the slowest two-phase operation.
- * @param completedTtl How long a completed decision is replayed to repeated requests; after
- * it the same key runs again.
+ * @param completedTtl How long a completed decision is replayed to repeated requests;
+ * after it the same key runs again.
  * @param retention How long settled records are kept after their last change before the
- * retention worker deletes them. Not shorter than the completed TTL, at most 36500d; to keep
- * them for ever, set ductor.retention.enabled=false.
- * @param duplicatePolicy What a request gets while another request with its key is in flight:
- * wait for its outcome (wait) or an in-flight error at once (reject).
- * @param waitTimeout The longest a duplicate waits under the wait policy before it gets an
- * in-flight error.
- * @param pollInterval How often a waiting duplicate looks again when no notification woke it.
+ * retention worker deletes them. Not shorter than the completed TTL, at most 36500d; to
+ * keep them for ever, set ductor.retention.enabled=false.
+ * @param duplicatePolicy What a request gets while another request with its key is in
+ * flight: wait for its outcome (wait) or an in-flight error at once (reject).
+ * @param waitTimeout The longest a duplicate waits under the wait policy before it gets
+ * an in-flight error.
+ * @param pollInterval How often a waiting duplicate looks again when no notification woke
+ * it.
  * @param headerName The HTTP request header that carries the idempotency key.
  * @param maxRequestSize Largest request an @Idempotent endpoint accepts: its body (by
  * Content-Length when declared), the sum of its multipart parts or the bytes of its form
- * parameters. The body is read into memory for the fingerprint, so a larger request gets 413
- * before the handler runs and nothing is stored. At most 1GB.
- * @param maxResponseSize Largest response body of an @Idempotent handler that is stored for
- * replay; never more is buffered. A larger response rolls a one-transaction decision back (a
- * 500 problem answers) and, in two-phase mode, is sent but not stored. At most 1GB (the
- * largest bytea PostgreSQL stores).
- * @param sweeper The worker that releases pending idempotency reservations past their TTL.
+ * parameters. The body is read into memory for the fingerprint, so a larger request gets
+ * 413 before the handler runs and nothing is stored. At most 1GB.
+ * @param maxResponseSize Largest response body of an @Idempotent handler that is stored
+ * for replay; never more is buffered. A larger response rolls a one-transaction decision
+ * back (a 500 problem answers) and, in two-phase mode, is sent but not stored. At most
+ * 1GB (the largest bytea PostgreSQL stores).
+ * @param sweeper The worker that releases pending idempotency reservations past their
+ * TTL.
  */
 @ConfigurationProperties("ductor.idempotency")
 public record DuctorIdempotencyProperties(@DefaultValue("5m") Duration pendingTtl,
@@ -85,8 +87,8 @@ public record DuctorIdempotencyProperties(@DefaultValue("5m") Duration pendingTt
 	}
 
 	/**
-	 * The sweeper: releases pending idempotency reservations whose owner never settled them
-	 * (to failed_before_commit), so that a retry can run again.
+	 * The sweeper: releases pending idempotency reservations whose owner never settled
+	 * them (to failed_before_commit), so that a retry can run again.
 	 *
 	 * @param enabled Whether the sweeper runs in this instance.
 	 * @param interval Pause between sweeps.

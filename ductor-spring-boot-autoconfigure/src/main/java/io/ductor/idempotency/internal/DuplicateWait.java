@@ -23,13 +23,14 @@ import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 
 /**
- * The wait protocol of duplicates under {@link DuplicatePolicy#WAIT}: a duplicate parks, with no
- * connection held, until the key's holder settles it or the poll interval has passed, and looks
- * again, up to the wait timeout. A settlement in this instance wakes it at once; one in another
- * instance through a notification on {@value IdempotencyService#CHANNEL}. A duplicate of another
- * instance's open one-transaction request, which cannot mark the row as awaited, announces on
- * {@value IdempotencyService#WAITING_CHANNEL} that it waits, and the holder's instance announces
- * the end of that transaction.
+ * The wait protocol of duplicates under {@link DuplicatePolicy#WAIT}: a duplicate parks,
+ * with no connection held, until the key's holder settles it or the poll interval has
+ * passed, and looks again, up to the wait timeout. A settlement in this instance wakes it
+ * at once; one in another instance through a notification on
+ * {@value IdempotencyService#CHANNEL}. A duplicate of another instance's open
+ * one-transaction request, which cannot mark the row as awaited, announces on
+ * {@value IdempotencyService#WAITING_CHANNEL} that it waits, and the holder's instance
+ * announces the end of that transaction.
  */
 public final class DuplicateWait {
 
@@ -42,8 +43,8 @@ public final class DuplicateWait {
 	private final DuplicateWaiters waiters = new DuplicateWaiters();
 
 	/**
-	 * The keys held by an open one-transaction reservation of this instance, each with whether a
-	 * duplicate of another instance announced that it waits for it.
+	 * The keys held by an open one-transaction reservation of this instance, each with
+	 * whether a duplicate of another instance announced that it waits for it.
 	 */
 	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
 
@@ -60,17 +61,20 @@ public final class DuplicateWait {
 		}
 	}
 
-	/** @return how many duplicates are parked right now, waiting for their key */
+	/**
+	 * @return how many duplicates are parked right now, waiting for their key
+	 */
 	public int parked() {
 		return this.waiters.parked();
 	}
 
 	/**
-	 * Looks at a key until it is settled or the wait timeout has passed: between two looks the
-	 * caller parks, with no connection held, until the key's holder settles it (a local
-	 * settlement or a notification wakes it) or the poll interval has passed. After the first
-	 * look that finds it held, {@code announce} asks the holder to notify, and the key is looked
-	 * at once more: settled meanwhile means no notification is coming, but that look sees it.
+	 * Looks at a key until it is settled or the wait timeout has passed: between two
+	 * looks the caller parks, with no connection held, until the key's holder settles it
+	 * (a local settlement or a notification wakes it) or the poll interval has passed.
+	 * After the first look that finds it held, {@code announce} asks the holder to
+	 * notify, and the key is looked at once more: settled meanwhile means no notification
+	 * is coming, but that look sees it.
 	 * @return the answer of the last look
 	 */
 	public <R> R awaitSettled(IdempotentRequest request, Looker<R> looker, Runnable announce) {
@@ -90,7 +94,8 @@ public final class DuplicateWait {
 					continue;
 				}
 				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
-					// settled or released: a reclaim clears the mark, so a new holder must be asked again
+					// settled or released: a reclaim clears the mark, so a new holder
+					// must be asked again
 					announced = false;
 				}
 			}
@@ -105,12 +110,12 @@ public final class DuplicateWait {
 	}
 
 	/**
-	 * Looks at a key inside the caller's transaction. The key's advisory lock keeps a look from
-	 * waiting inside PostgreSQL for another open transaction; under {@link DuplicatePolicy#WAIT}
-	 * it looks again (woken by a settlement in this instance, else every poll interval) until the
-	 * wait timeout. It cannot roll the caller's transaction back, so it waits holding its
-	 * connection, and never marks a row as awaited (that would lock the row until the caller's
-	 * transaction ends).
+	 * Looks at a key inside the caller's transaction. The key's advisory lock keeps a
+	 * look from waiting inside PostgreSQL for another open transaction; under
+	 * {@link DuplicatePolicy#WAIT} it looks again (woken by a settlement in this
+	 * instance, else every poll interval) until the wait timeout. It cannot roll the
+	 * caller's transaction back, so it waits holding its connection, and never marks a
+	 * row as awaited (that would lock the row until the caller's transaction ends).
 	 * @param look one look at the key
 	 * @return the outcome of the last look
 	 */
@@ -146,10 +151,10 @@ public final class DuplicateWait {
 	}
 
 	/**
-	 * Asks the holder of a key to announce its settlement: a two-phase holder's committed pending
-	 * row is marked, so that its settlement notifies; another instance's open transaction is told
-	 * that a duplicate waits. Nothing to ask when this instance holds the key in an open
-	 * transaction: its end wakes the duplicates here.
+	 * Asks the holder of a key to announce its settlement: a two-phase holder's committed
+	 * pending row is marked, so that its settlement notifies; another instance's open
+	 * transaction is told that a duplicate waits. Nothing to ask when this instance holds
+	 * the key in an open transaction: its end wakes the duplicates here.
 	 */
 	public void askHolderToAnnounce(IdempotentRequest request) {
 		if (!this.held.containsKey(DuplicateWaiters.waiterId(request))) {
@@ -158,7 +163,9 @@ public final class DuplicateWait {
 		}
 	}
 
-	/** Marks a two-phase holder's pending row as awaited, so that its settlement notifies. */
+	/**
+	 * Marks a two-phase holder's pending row as awaited, so that its settlement notifies.
+	 */
 	public void markWaited(IdempotentRequest request) {
 		this.store.markWaited(request);
 	}
@@ -176,10 +183,10 @@ public final class DuplicateWait {
 	}
 
 	/**
-	 * After a one-transaction reservation's transaction ended (committed or rolled back, the
-	 * connection returned): when a duplicate of another instance announced that it waits for the
-	 * key, announce the end, with no transaction held. Duplicates of this instance were woken by
-	 * the transaction's completion already.
+	 * After a one-transaction reservation's transaction ended (committed or rolled back,
+	 * the connection returned): when a duplicate of another instance announced that it
+	 * waits for the key, announce the end, with no transaction held. Duplicates of this
+	 * instance were woken by the transaction's completion already.
 	 */
 	public void announceEnd(IdempotentRequest request) {
 		AtomicBoolean awaited = this.held.remove(DuplicateWaiters.waiterId(request));
@@ -195,7 +202,10 @@ public final class DuplicateWait {
 		}
 	}
 
-	/** Wakes this instance's duplicates when the current transaction ends, committed or rolled back. */
+	/**
+	 * Wakes this instance's duplicates when the current transaction ends, committed or
+	 * rolled back.
+	 */
 	void wakeWhenEnded(IdempotentRequest request) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()) {
 			wakeAfterCommit(request);
@@ -218,14 +228,20 @@ public final class DuplicateWait {
 		});
 	}
 
-	/** One look at a held key: whether it is settled, and the answer to give if the wait ends here. */
+	/**
+	 * One look at a held key: whether it is settled, and the answer to give if the wait
+	 * ends here.
+	 */
 	public record Look<R>(boolean settled, Supplier<R> answer) {
 	}
 
 	@FunctionalInterface
 	public interface Looker<R> {
 
-		/** @param wakeUp what wakes the caller before the next look, registered for this one */
+		/**
+		 * @param wakeUp what wakes the caller before the next look, registered for this
+		 * one
+		 */
 		Look<R> look(CountDownLatch wakeUp);
 
 	}

@@ -9,14 +9,17 @@ import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.jdbc.internal.PostgresNotificationListener.NotificationHandler;
 
 /**
- * The duplicates parked in this JVM, by key. A notification that a key settled (from this JVM or,
- * through {@code LISTEN}, from any other) wakes its waiters, who then look at the row again.
+ * The duplicates parked in this JVM, by key. A notification that a key settled (from this
+ * JVM or, through {@code LISTEN}, from any other) wakes its waiters, who then look at the
+ * row again.
  */
 public class DuplicateWaiters implements NotificationHandler {
 
 	private final Map<String, Set<CountDownLatch>> waiters = new ConcurrentHashMap<>();
 
-	/** Register before looking at the row, so that a settlement in between is not missed. */
+	/**
+	 * Register before looking at the row, so that a settlement in between is not missed.
+	 */
 	/**
 	 * The channel payload naming a key: scope, pool and key joined by unit separators.
 	 * @param request the key
@@ -50,7 +53,9 @@ public class DuplicateWaiters implements NotificationHandler {
 		}
 	}
 
-	/** @return how many duplicates are parked right now */
+	/**
+	 * @return how many duplicates are parked right now
+	 */
 	int parked() {
 		return this.waiters.values().stream().mapToInt(Set::size).sum();
 	}
@@ -62,7 +67,8 @@ public class DuplicateWaiters implements NotificationHandler {
 
 	@Override
 	public void connected() {
-		// notifications may have been lost while the listener was away: everyone looks again
+		// notifications may have been lost while the listener was away: everyone looks
+		// again
 		this.waiters.values().forEach((latches) -> latches.forEach(CountDownLatch::countDown));
 	}
 

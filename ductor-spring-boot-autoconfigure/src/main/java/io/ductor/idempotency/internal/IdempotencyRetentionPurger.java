@@ -7,10 +7,11 @@ import javax.sql.DataSource;
 import io.ductor.worker.internal.RetentionPurger;
 
 /**
- * Retention for idempotency records: deletes {@code completed} and {@code failed_before_commit}
- * rows last changed more than {@code ductor.idempotency.retention} ago (and no longer replayed),
- * oldest first, one bounded batch per short statement, skipping rows locked by a concurrent
- * reservation. Pending rows are never purged; the sweeper settles them first.
+ * Retention for idempotency records: deletes {@code completed} and
+ * {@code failed_before_commit} rows last changed more than
+ * {@code ductor.idempotency.retention} ago (and no longer replayed), oldest first, one
+ * bounded batch per short statement, skipping rows locked by a concurrent reservation.
+ * Pending rows are never purged; the sweeper settles them first.
  */
 public class IdempotencyRetentionPurger implements RetentionPurger {
 

@@ -8,13 +8,15 @@ import io.ductor.idempotency.DuplicatePolicy;
  * How {@link IdempotencyService} keeps and waits for its records.
  *
  * @param pendingTtl how long a two-phase reservation may stay pending before the sweeper
- * releases it (to {@code failed_before_commit}); longer than the slowest protected operation
- * (one-transaction reservations are never pending in the table)
- * @param completedTtl how long a completed decision is replayed; after it the key runs again
+ * releases it (to {@code failed_before_commit}); longer than the slowest protected
+ * operation (one-transaction reservations are never pending in the table)
+ * @param completedTtl how long a completed decision is replayed; after it the key runs
+ * again
  * @param duplicatePolicy what a duplicate of an in-flight request gets by default (never
  * {@link DuplicatePolicy#DEFAULT})
  * @param waitTimeout the longest a duplicate waits under {@link DuplicatePolicy#WAIT}
- * @param pollInterval how often a waiting duplicate looks again when no notification woke it
+ * @param pollInterval how often a waiting duplicate looks again when no notification woke
+ * it
  */
 public record IdempotencySettings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy duplicatePolicy,
 		Duration waitTimeout, Duration pollInterval) {
@@ -29,7 +31,10 @@ public record IdempotencySettings(Duration pendingTtl, Duration completedTtl, Du
 		requirePositive("pollInterval", pollInterval);
 	}
 
-	/** @return five minutes pending, a day completed, {@code WAIT} up to ten seconds, polling every second */
+	/**
+	 * @return five minutes pending, a day completed, {@code WAIT} up to ten seconds,
+	 * polling every second
+	 */
 	public static IdempotencySettings defaults() {
 		return new IdempotencySettings(Duration.ofMinutes(5), Duration.ofHours(24), DuplicatePolicy.WAIT,
 				Duration.ofSeconds(10), Duration.ofSeconds(1));

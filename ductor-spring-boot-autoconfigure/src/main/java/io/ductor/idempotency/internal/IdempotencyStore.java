@@ -24,9 +24,10 @@ import io.ductor.idempotency.StoredResponse;
  * The SQL behind ingress idempotency: {@code eec_routing_idempotency}. Every time is the
  * database's {@code ductor_now()}; every statement is a single short one.
  * <p>
- * Reserve and complete run once per request, so their SQL is built once and their parameters are
- * bound by position with explicit types: no per-call SQL formatting, named-parameter rewriting or
- * type guessing, which on a small machine cost a visible share of the CPU the database needs.
+ * Reserve and complete run once per request, so their SQL is built once and their
+ * parameters are bound by position with explicit types: no per-call SQL formatting,
+ * named-parameter rewriting or type guessing, which on a small machine cost a visible
+ * share of the CPU the database needs.
  */
 public class IdempotencyStore {
 
@@ -42,15 +43,18 @@ public class IdempotencyStore {
 		/** A row with the key exists already. */
 		TAKEN,
 
-		/** Another transaction holds the key's lock: it is reserving the key right now. */
+		/**
+		 * Another transaction holds the key's lock: it is reserving the key right now.
+		 */
 		LOCKED
 
 	}
 
 	/**
-	 * Counts the settled rows and, in the settling statement, notifies {@link IdempotencyService#CHANNEL}
-	 * with the key of each one a duplicate is waiting for. Without waiters there is no notification:
-	 * PostgreSQL serializes the commits of notifying transactions.
+	 * Counts the settled rows and, in the settling statement, notifies
+	 * {@link IdempotencyService#CHANNEL} with the key of each one a duplicate is waiting
+	 * for. Without waiters there is no notification: PostgreSQL serializes the commits of
+	 * notifying transactions.
 	 */
 	private static final String NOTIFY_SETTLED = """
 			SELECT count(*) + coalesce(sum(CASE WHEN has_waiters THEN length(pg_notify('%s',
@@ -61,18 +65,19 @@ public class IdempotencyStore {
 	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
 	/**
-	 * The key's advisory lock, taken for the rest of the transaction: held by the request that
-	 * reserves the key until its transaction ends, so that nobody waits inside PostgreSQL for a
-	 * row being inserted or reclaimed by an open transaction. The two-key form with Ductor's own
-	 * first key keeps it apart from the application's single-key advisory locks; a collision of
-	 * two keys' hashes only makes one of them look in flight for a moment.
+	 * The key's advisory lock, taken for the rest of the transaction: held by the request
+	 * that reserves the key until its transaction ends, so that nobody waits inside
+	 * PostgreSQL for a row being inserted or reclaimed by an open transaction. The
+	 * two-key form with Ductor's own first key keeps it apart from the application's
+	 * single-key advisory locks; a collision of two keys' hashes only makes one of them
+	 * look in flight for a moment.
 	 */
 	private static final String TRY_KEY_LOCK = "pg_try_advisory_xact_lock(" + IdempotencyStore.LOCK_SPACE
 			+ ", hashtext(?))";
 
 	/**
-	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name (7): a row
-	 * inserted only when the key's advisory lock is granted.
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name
+	 * (7): a row inserted only when the key's advisory lock is granted.
 	 */
 	private static final String INSERT = """
 			INSERT INTO eec_routing_idempotency AS r
@@ -81,9 +86,10 @@ public class IdempotencyStore {
 			WHERE\s""" + TRY_KEY_LOCK + "\n";
 
 	/**
-	 * Same parameters. A new key only: on a conflict it neither waits for nor locks the existing
-	 * row. Answers whether the key's lock was granted and whether the row was inserted; a lock
-	 * not granted means another transaction is reserving the key right now.
+	 * Same parameters. A new key only: on a conflict it neither waits for nor locks the
+	 * existing row. Answers whether the key's lock was granted and whether the row was
+	 * inserted; a lock not granted means another transaction is reserving the key right
+	 * now.
 	 */
 	private static final String RESERVE_NEW = """
 			WITH lock AS (SELECT %s AS granted),
@@ -97,10 +103,11 @@ public class IdempotencyStore {
 		.formatted(TRY_KEY_LOCK);
 
 	/**
-	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name (7). A new
-	 * key, or takes over a released or expired one atomically. On any conflict PostgreSQL locks the
-	 * existing row, reclaimable or not, until the transaction ends: only for keys seen to be
-	 * reclaimable, so replays and waiting duplicates lock nothing.
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name
+	 * (7). A new key, or takes over a released or expired one atomically. On any conflict
+	 * PostgreSQL locks the existing row, reclaimable or not, until the transaction ends:
+	 * only for keys seen to be reclaimable, so replays and waiting duplicates lock
+	 * nothing.
 	 */
 	private static final String RESERVE = INSERT + """
 			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
@@ -121,7 +128,10 @@ public class IdempotencyStore {
 			       response_body, updated_at, expires_at, expires_at <= ductor_now() AS expired
 			FROM eec_routing_idempotency WHERE\s""" + KEY_MATCHES;
 
-	/** Decision (1), status (2), headers (3), body (4), completed TTL in microseconds (5), key (6-8), token (9). */
+	/**
+	 * Decision (1), status (2), headers (3), body (4), completed TTL in microseconds (5),
+	 * key (6-8), token (9).
+	 */
 	private static final String COMPLETE = """
 			WITH settled AS (
 			    UPDATE eec_routing_idempotency
@@ -163,9 +173,10 @@ public class IdempotencyStore {
 	}
 
 	/**
-	 * Insert a pending reservation for a new key, under the key's advisory lock (held until the
-	 * transaction ends).
-	 * @return inserted, taken (a row exists) or locked (another transaction is reserving the key)
+	 * Insert a pending reservation for a new key, under the key's advisory lock (held
+	 * until the transaction ends).
+	 * @return inserted, taken (a row exists) or locked (another transaction is reserving
+	 * the key)
 	 */
 	Claim reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl) {
 		return this.jdbc.query(RESERVE_NEW, (ps) -> {
@@ -181,8 +192,8 @@ public class IdempotencyStore {
 	}
 
 	/**
-	 * Insert a pending reservation, or take over a released one or a completed one past its TTL,
-	 * in one statement, under the key's advisory lock.
+	 * Insert a pending reservation, or take over a released one or a completed one past
+	 * its TTL, in one statement, under the key's advisory lock.
 	 * @return whether {@code token} holds the key now
 	 */
 	boolean reserveOrReclaim(IdempotentRequest request, UUID token, Duration pendingTtl) {
@@ -200,7 +211,10 @@ public class IdempotencyStore {
 		this.jdbc.update(MARK_WAITED, (ps) -> bindKey(ps, 1, request));
 	}
 
-	/** Sends a notification on {@code channel}, in a statement (and, outside a transaction, a commit) of its own. */
+	/**
+	 * Sends a notification on {@code channel}, in a statement (and, outside a
+	 * transaction, a commit) of its own.
+	 */
 	void notify(String channel, String payload) {
 		this.jdbc.query("SELECT pg_notify(?, ?)", (ps) -> {
 			ps.setString(1, channel);
@@ -208,14 +222,17 @@ public class IdempotencyStore {
 		}, ResultSet::next);
 	}
 
-	/** @return the key's row as it is now, if there is one */
+	/**
+	 * @return the key's row as it is now, if there is one
+	 */
 	Optional<Row> find(IdempotentRequest request) {
 		List<Row> rows = this.jdbc.query(FIND, (ps) -> bindKey(ps, 1, request), IdempotencyStore::mapRow);
 		return rows.stream().findFirst();
 	}
 
 	/**
-	 * Complete the reservation held by {@code token}, unless someone else reclaimed the key.
+	 * Complete the reservation held by {@code token}, unless someone else reclaimed the
+	 * key.
 	 * @return 1 when completed, 0 when the token no longer owns an unsettled row
 	 */
 	public int complete(Reservation reservation, String decisionId, StoredResponse response, String headersJson,
@@ -237,7 +254,9 @@ public class IdempotencyStore {
 		});
 	}
 
-	/** @return 1 when the pending reservation held by {@code token} was released, else 0 */
+	/**
+	 * @return 1 when the pending reservation held by {@code token} was released, else 0
+	 */
 	public int fail(Reservation reservation) {
 		return count(FAIL, (ps) -> {
 			bindKey(ps, 1, reservation.request());
@@ -245,12 +264,18 @@ public class IdempotencyStore {
 		});
 	}
 
-	/** Release at most {@code batchSize} pending reservations past their TTL; rows locked elsewhere are skipped. */
+	/**
+	 * Release at most {@code batchSize} pending reservations past their TTL; rows locked
+	 * elsewhere are skipped.
+	 */
 	int sweep(int batchSize) {
 		return count(SWEEP, (ps) -> ps.setInt(1, batchSize));
 	}
 
-	/** Moves the rows matching {@code where} to failed_before_commit and announces each of them. */
+	/**
+	 * Moves the rows matching {@code where} to failed_before_commit and announces each of
+	 * them.
+	 */
 	private static String release(String where) {
 		return """
 				WITH settled AS (
@@ -262,8 +287,8 @@ public class IdempotencyStore {
 	}
 
 	/**
-	 * Delete at most {@code batchSize} settled rows last changed more than {@code retention} ago
-	 * and no longer replayed; rows locked elsewhere are skipped.
+	 * Delete at most {@code batchSize} settled rows last changed more than
+	 * {@code retention} ago and no longer replayed; rows locked elsewhere are skipped.
 	 */
 	int purge(Duration retention, int batchSize) {
 		return this.jdbc.update(PURGE, (ps) -> {

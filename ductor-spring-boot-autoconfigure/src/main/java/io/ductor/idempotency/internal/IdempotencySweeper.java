@@ -10,17 +10,18 @@ import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerTask;
 
 /**
- * The sweeper's round: pending reservations past {@code ductor.idempotency.pending-ttl} (their
- * owner crashed, hung or lost its connection) become {@code failed_before_commit}, so that a
- * retry with the same key can reclaim them; their waiting duplicates are notified. Rows locked by
- * a concurrent statement are skipped and swept next round, so several instances can sweep at
- * once.
+ * The sweeper's round: pending reservations past {@code ductor.idempotency.pending-ttl}
+ * (their owner crashed, hung or lost its connection) become {@code failed_before_commit},
+ * so that a retry with the same key can reclaim them; their waiting duplicates are
+ * notified. Rows locked by a concurrent statement are skipped and swept next round, so
+ * several instances can sweep at once.
  * <p>
- * Only two-phase reservations ({@code @Idempotent(mode = TWO_PHASE)}, {@link IdempotencyService#execute})
- * are ever pending in the table: a one-transaction reservation commits together with its decision
- * or not at all. A swept two-phase reservation is the documented crash window of that mode: its
- * owner may have committed its work before it stopped, and the retry runs it again. Every sweep
- * that releases something is logged as a warning and counted as
+ * Only two-phase reservations ({@code @Idempotent(mode = TWO_PHASE)},
+ * {@link IdempotencyService#execute}) are ever pending in the table: a one-transaction
+ * reservation commits together with its decision or not at all. A swept two-phase
+ * reservation is the documented crash window of that mode: its owner may have committed
+ * its work before it stopped, and the retry runs it again. Every sweep that releases
+ * something is logged as a warning and counted as
  * {@code ductor.idempotency.released{reason=swept}}.
  */
 public class IdempotencySweeper implements WorkerTask {

@@ -32,9 +32,9 @@ import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 
 /**
- * The execute template of {@link IdempotencyService}: runs an action once per key and stores its
- * result as a JSON body (status 200), which a replay reads back into the result type; a
- * duplicate in flight or a reused key becomes an exception.
+ * The execute template of {@link IdempotencyService}: runs an action once per key and
+ * stores its result as a JSON body (status 200), which a replay reads back into the
+ * result type; a duplicate in flight or a reused key becomes an exception.
  */
 public final class JsonExecution {
 
@@ -59,7 +59,10 @@ public final class JsonExecution {
 		this.observer = observer;
 	}
 
-	/** See {@link IdempotencyService#execute(IdempotentRequest, DuplicatePolicy, Class, Supplier)}. */
+	/**
+	 * See
+	 * {@link IdempotencyService#execute(IdempotentRequest, DuplicatePolicy, Class, Supplier)}.
+	 */
 	public <T> IdempotentResult<T> execute(IdempotentRequest request, DuplicatePolicy policy, Class<T> resultType,
 			Supplier<T> action) {
 		Objects.requireNonNull(resultType, "resultType must not be null");
@@ -81,7 +84,8 @@ public final class JsonExecution {
 			if (!joined) {
 				releaseAfterFailure(reservation, ReleaseReason.HANDLER_FAILED, ex);
 			}
-			// joined: the caller's rollback removes the reservation with the action's writes
+			// joined: the caller's rollback removes the reservation with the action's
+			// writes
 			throw ex;
 		}
 		String decisionId = reservation.ownerToken().toString();

@@ -19,7 +19,8 @@ import io.ductor.idempotency.internal.IdempotencyStore.Row;
 import io.ductor.json.internal.JsonCodec;
 
 /**
- * One look at a key, without waiting: reserves it, or says who holds it and what was decided.
+ * One look at a key, without waiting: reserves it, or says who holds it and what was
+ * decided.
  */
 public final class KeyReserver {
 
@@ -38,9 +39,9 @@ public final class KeyReserver {
 	}
 
 	/**
-	 * One look at the key. The first statement inserts a new key under its advisory lock; a lock
-	 * held by another transaction means that transaction is reserving the key: in flight, unless
-	 * the visible row is a valid decision (a replay, which needs no lock).
+	 * One look at the key. The first statement inserts a new key under its advisory lock;
+	 * a lock held by another transaction means that transaction is reserving the key: in
+	 * flight, unless the visible row is a valid decision (a replay, which needs no lock).
 	 */
 	public ReserveOutcome reserveOnce(IdempotentRequest request) {
 		for (int attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
@@ -88,7 +89,9 @@ public final class KeyReserver {
 		return new StoredDecision(row.decisionId(), response, row.updatedAt(), row.expiresAt());
 	}
 
-	/** @return the outcome's name in observations and meters */
+	/**
+	 * @return the outcome's name in observations and meters
+	 */
 	public static String tag(ReserveOutcome outcome) {
 		if (outcome instanceof Reserved) {
 			return "reserved";

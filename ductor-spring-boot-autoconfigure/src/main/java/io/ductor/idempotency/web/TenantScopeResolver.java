@@ -5,17 +5,17 @@ import java.security.Principal;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
- * Decides whose idempotency key a request carries: keys of different tenant scopes never meet,
- * so one tenant can never be answered with another's stored response. Define a bean of this type
- * to replace the default, {@link #principal()}.
+ * Decides whose idempotency key a request carries: keys of different tenant scopes never
+ * meet, so one tenant can never be answered with another's stored response. Define a bean
+ * of this type to replace the default, {@link #principal()}.
  */
 @FunctionalInterface
 public interface TenantScopeResolver {
 
 	/**
 	 * @param request the request
-	 * @return its tenant scope: at most 200 characters without control characters, empty for
-	 * none
+	 * @return its tenant scope: at most 200 characters without control characters, empty
+	 * for none
 	 */
 	String tenantScope(HttpServletRequest request);
 

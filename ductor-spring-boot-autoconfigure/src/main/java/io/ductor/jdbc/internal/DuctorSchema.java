@@ -14,9 +14,9 @@ import io.ductor.DuctorException;
 import io.ductor.jdbc.SchemaMode;
 
 /**
- * Brings Ductor's tables up to date at start-up with a private Flyway instance that has its own
- * history table, so the application's own Flyway migrations (and Boot's {@code Flyway} bean)
- * are left untouched.
+ * Brings Ductor's tables up to date at start-up with a private Flyway instance that has
+ * its own history table, so the application's own Flyway migrations (and Boot's
+ * {@code Flyway} bean) are left untouched.
  */
 public class DuctorSchema implements InitializingBean {
 
@@ -54,8 +54,8 @@ public class DuctorSchema implements InitializingBean {
 			}
 		}
 		catch (FlywayException ex) {
-			throw new DuctorException("Ductor could not migrate its tables (ductor.schema.mode=migrate): "
-					+ ex.getMessage(), ex);
+			throw new DuctorException(
+					"Ductor could not migrate its tables (ductor.schema.mode=migrate): " + ex.getMessage(), ex);
 		}
 	}
 
@@ -65,13 +65,13 @@ public class DuctorSchema implements InitializingBean {
 			result = flyway().validateWithResult();
 		}
 		catch (FlywayException ex) {
-			throw new DuctorException("Ductor could not validate its tables (ductor.schema.mode=validate): "
-					+ ex.getMessage(), ex);
+			throw new DuctorException(
+					"Ductor could not validate its tables (ductor.schema.mode=validate): " + ex.getMessage(), ex);
 		}
 		if (!result.validationSuccessful) {
 			throw new DuctorException("Ductor's tables are not up to date and ductor.schema.mode=validate: "
-					+ result.getAllErrorMessages() + ". Apply the migrations in " + LOCATION
-					+ " (history table " + HISTORY_TABLE + ") or set ductor.schema.mode=migrate.");
+					+ result.getAllErrorMessages() + ". Apply the migrations in " + LOCATION + " (history table "
+					+ HISTORY_TABLE + ") or set ductor.schema.mode=migrate.");
 		}
 	}
 
@@ -80,7 +80,8 @@ public class DuctorSchema implements InitializingBean {
 			.dataSource(this.dataSource)
 			.locations(LOCATION)
 			.table(HISTORY_TABLE)
-			// the application's schema usually holds tables already; Ductor's history starts empty
+			// the application's schema usually holds tables already; Ductor's history
+			// starts empty
 			.baselineOnMigrate(true)
 			.baselineVersion("0")
 			.load();

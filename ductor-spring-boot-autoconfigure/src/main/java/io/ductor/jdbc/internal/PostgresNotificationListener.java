@@ -25,21 +25,21 @@ import org.springframework.context.SmartLifecycle;
 import io.ductor.worker.internal.Backoff;
 
 /**
- * Receives PostgreSQL notifications ({@code LISTEN}/{@code NOTIFY}) on one dedicated connection
- * and hands them to the handlers subscribed to their channel.
+ * Receives PostgreSQL notifications ({@code LISTEN}/{@code NOTIFY}) on one dedicated
+ * connection and hands them to the handlers subscribed to their channel.
  * <p>
- * The connection is taken from the application's {@link DataSource} when the listener starts
- * and kept for as long as it runs, on a thread of its own. When the connection is lost the
- * thread reconnects by itself, listens again and tells every handler
- * ({@link NotificationHandler#connected()}), because notifications sent meanwhile are gone:
- * a handler must treat a notification as a hint to look, never as the only way to learn
- * something.
+ * The connection is taken from the application's {@link DataSource} when the listener
+ * starts and kept for as long as it runs, on a thread of its own. When the connection is
+ * lost the thread reconnects by itself, listens again and tells every handler
+ * ({@link NotificationHandler#connected()}), because notifications sent meanwhile are
+ * gone: a handler must treat a notification as a hint to look, never as the only way to
+ * learn something.
  * <p>
- * Waiting for notifications never notices a dead connection: a backend that was killed is seen
- * at the next read, but a connection left half-open by a failover, a dropped NAT entry or a
- * stopped proxy just stays silent. So every validation interval the listener runs a cheap query
- * on its connection with a network timeout of the same length; a query that fails or gets no
- * answer in time closes the connection and the listener reconnects.
+ * Waiting for notifications never notices a dead connection: a backend that was killed is
+ * seen at the next read, but a connection left half-open by a failover, a dropped NAT
+ * entry or a stopped proxy just stays silent. So every validation interval the listener
+ * runs a cheap query on its connection with a network timeout of the same length; a query
+ * that fails or gets no answer in time closes the connection and the listener reconnects.
  */
 public class PostgresNotificationListener implements SmartLifecycle {
 
@@ -65,8 +65,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	private volatile boolean connected;
 
 	/**
-	 * Create a listener that waits up to half a second per receive call, validates its connection
-	 * every five seconds and reconnects after at most five seconds.
+	 * Create a listener that waits up to half a second per receive call, validates its
+	 * connection every five seconds and reconnects after at most five seconds.
 	 * @param dataSource where the listening connection comes from
 	 */
 	public PostgresNotificationListener(DataSource dataSource) {
@@ -76,8 +76,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	/**
 	 * Create a listener.
 	 * @param dataSource where the listening connection comes from
-	 * @param receiveTimeout how long one receive call waits; also how quickly new subscriptions
-	 * take effect and how long {@link #stop()} may take
+	 * @param receiveTimeout how long one receive call waits; also how quickly new
+	 * subscriptions take effect and how long {@link #stop()} may take
 	 * @param maxReconnectDelay the longest pause between reconnection attempts
 	 */
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay) {
@@ -87,11 +87,12 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	/**
 	 * Create a listener.
 	 * @param dataSource where the listening connection comes from
-	 * @param receiveTimeout how long one receive call waits; also how quickly new subscriptions
-	 * take effect and how long {@link #stop()} may take
+	 * @param receiveTimeout how long one receive call waits; also how quickly new
+	 * subscriptions take effect and how long {@link #stop()} may take
 	 * @param maxReconnectDelay the longest pause between reconnection attempts
-	 * @param validationInterval how often the connection is checked with a query, and how long that
-	 * query may wait for its answer: a dead connection is noticed within twice this
+	 * @param validationInterval how often the connection is checked with a query, and how
+	 * long that query may wait for its answer: a dead connection is noticed within twice
+	 * this
 	 */
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
 			Duration validationInterval) {
@@ -101,13 +102,14 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		this.dataSource = dataSource;
 		this.receiveTimeout = receiveTimeout;
 		this.validationInterval = validationInterval;
-		// jittered, so instances that lost the database together do not reconnect in lockstep
+		// jittered, so instances that lost the database together do not reconnect in
+		// lockstep
 		this.reconnectBackoff = new Backoff(min(Duration.ofMillis(100), maxReconnectDelay), maxReconnectDelay, 2.0);
 	}
 
 	/**
-	 * Hand every notification on {@code channel} to {@code handler}, on the listener's thread.
-	 * Handlers must return quickly.
+	 * Hand every notification on {@code channel} to {@code handler}, on the listener's
+	 * thread. Handlers must return quickly.
 	 * @param channel the channel, a lower-case identifier of at most 63 characters
 	 * @param handler what to call
 	 * @return a handle that ends the subscription when closed
@@ -124,7 +126,9 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		});
 	}
 
-	/** @return whether the listening connection is currently open and listening */
+	/**
+	 * @return whether the listening connection is currently open and listening
+	 */
 	public boolean isConnected() {
 		return this.connected;
 	}
@@ -206,9 +210,10 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	}
 
 	/**
-	 * Bounds every read on the listening connection, the validation query's included. A pool or
-	 * driver that cannot set a network timeout still gets the validation query, which then notices
-	 * a connection closed under it but may wait on a half-open one until TCP gives up.
+	 * Bounds every read on the listening connection, the validation query's included. A
+	 * pool or driver that cannot set a network timeout still gets the validation query,
+	 * which then notices a connection closed under it but may wait on a half-open one
+	 * until TCP gives up.
 	 */
 	private void boundReads(Connection connection) throws SQLException {
 		try {
@@ -220,8 +225,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	}
 
 	/**
-	 * The network timeout of the listening connection: the validation interval, and never shorter
-	 * than a receive call, which sets its own read timeout while it waits.
+	 * The network timeout of the listening connection: the validation interval, and never
+	 * shorter than a receive call, which sets its own read timeout while it waits.
 	 */
 	private int networkTimeoutMillis() {
 		long millis = Math.max(this.validationInterval.toMillis(), this.receiveTimeout.toMillis() + 1000);
@@ -229,8 +234,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	}
 
 	/**
-	 * Runs a cheap query on the listening connection: on a connection that is half-open it gets no
-	 * answer, the read times out and the connection is closed.
+	 * Runs a cheap query on the listening connection: on a connection that is half-open
+	 * it gets no answer, the read times out and the connection is closed.
 	 */
 	private static void validate(Connection connection) throws SQLException {
 		try (Statement statement = connection.createStatement()) {
@@ -309,8 +314,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		void notified(String payload);
 
 		/**
-		 * The listener (re)connected: notifications sent while it was away are lost, so look for
-		 * what they would have announced.
+		 * The listener (re)connected: notifications sent while it was away are lost, so
+		 * look for what they would have announced.
 		 */
 		default void connected() {
 		}

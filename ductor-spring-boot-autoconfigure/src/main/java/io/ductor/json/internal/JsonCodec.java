@@ -18,7 +18,9 @@ public class JsonCodec {
 		this.mapper = mapper;
 	}
 
-	/** @return the mapper this codec reads and writes with */
+	/**
+	 * @return the mapper this codec reads and writes with
+	 */
 	public JsonMapper mapper() {
 		return this.mapper;
 	}
@@ -34,8 +36,8 @@ public class JsonCodec {
 			return this.mapper.writeValueAsString(value);
 		}
 		catch (JacksonException ex) {
-			throw new JsonConversionException("Cannot write " + what + " of type "
-					+ value.getClass().getName() + " as JSON: " + ex.getOriginalMessage(), ex);
+			throw new JsonConversionException("Cannot write " + what + " of type " + value.getClass().getName()
+					+ " as JSON: " + ex.getOriginalMessage(), ex);
 		}
 	}
 

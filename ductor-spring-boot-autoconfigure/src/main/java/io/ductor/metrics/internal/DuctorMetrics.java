@@ -12,21 +12,23 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.ductor.health.internal.DuctorBacklog;
 
 /**
- * Ductor's Micrometer meters. Counters and timers follow what the observer is told; gauges read
- * the cached {@link DuctorBacklog} snapshot, so a scrape costs at most one cheap query.
+ * Ductor's Micrometer meters. Counters and timers follow what the observer is told;
+ * gauges read the cached {@link DuctorBacklog} snapshot, so a scrape costs at most one
+ * cheap query.
  * <ul>
- * <li>{@code ductor.effects.scheduled} (effect), {@code ductor.effects.dispatched} (effect,
- * outcome), {@code ductor.effects.reconciled} (effect, outcome),
+ * <li>{@code ductor.effects.scheduled} (effect), {@code ductor.effects.dispatched}
+ * (effect, outcome), {@code ductor.effects.reconciled} (effect, outcome),
  * {@code ductor.effects.dispatch.duration} (effect, outcome), {@code ductor.effects.lag}
  * (effect): from the recording commit to the first claim, by the database clock;</li>
  * <li>{@code ductor.effects.backlog}, {@code ductor.effects.oldest.age} (seconds),
- * {@code ductor.effects.in.flight}, {@code ductor.effects.reconciling}, {@code ductor.effects.parked} (status),
- * {@code ductor.idempotency.pending};</li>
+ * {@code ductor.effects.in.flight}, {@code ductor.effects.reconciling},
+ * {@code ductor.effects.parked} (status), {@code ductor.idempotency.pending};</li>
  * <li>{@code ductor.ticks} (outcome), {@code ductor.ticks.conflicts},
- * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released} (reason),
- * {@code ductor.worker.runs} (worker, outcome), {@code ductor.drainer.lease.lost};</li>
- * <li>{@code ductor.alarms.occurrences} (alarm, outcome {@code recorded}: occurrences recorded;
- * {@code missed}: scheduler rounds that found missed occurrences).</li>
+ * {@code ductor.idempotency.reservations} (outcome), {@code ductor.idempotency.released}
+ * (reason), {@code ductor.worker.runs} (worker, outcome),
+ * {@code ductor.drainer.lease.lost};</li>
+ * <li>{@code ductor.alarms.occurrences} (alarm, outcome {@code recorded}: occurrences
+ * recorded; {@code missed}: scheduler rounds that found missed occurrences).</li>
  * </ul>
  */
 public class DuctorMetrics implements DuctorObserver {
@@ -59,8 +61,9 @@ public class DuctorMetrics implements DuctorObserver {
 			.description("Effect intents that need an operator")
 			.tag("status", "needs_decision")
 			.register(registry);
-		gauge(registry, "ductor.effects.reconciling", "Effect intents whose outcome is unknown, waiting for their reconciler",
-				null, DuctorBacklog.Snapshot::reconciling);
+		gauge(registry, "ductor.effects.reconciling",
+				"Effect intents whose outcome is unknown, waiting for their reconciler", null,
+				DuctorBacklog.Snapshot::reconciling);
 		gauge(registry, "ductor.idempotency.pending", "Idempotency reservations not settled yet", null,
 				DuctorBacklog.Snapshot::pendingReservations);
 	}
@@ -78,7 +81,8 @@ public class DuctorMetrics implements DuctorObserver {
 			return value.applyAsDouble(this.backlog.snapshot());
 		}
 		catch (RuntimeException ex) {
-			// the database is unreachable: the health contributor says so; the gauge has no value
+			// the database is unreachable: the health contributor says so; the gauge has
+			// no value
 			return Double.NaN;
 		}
 	}
@@ -149,7 +153,8 @@ public class DuctorMetrics implements DuctorObserver {
 	@Override
 	public void alarmOccurrences(String alarm, int recorded, boolean missed) {
 		if (recorded > 0) {
-			this.registry.counter("ductor.alarms.occurrences", "alarm", alarm, "outcome", "recorded").increment(recorded);
+			this.registry.counter("ductor.alarms.occurrences", "alarm", alarm, "outcome", "recorded")
+				.increment(recorded);
 		}
 		if (missed) {
 			this.registry.counter("ductor.alarms.occurrences", "alarm", alarm, "outcome", "missed").increment();

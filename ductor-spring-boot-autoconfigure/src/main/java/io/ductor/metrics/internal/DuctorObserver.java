@@ -1,9 +1,10 @@
 package io.ductor.metrics.internal;
 
 /**
- * What Ductor reports as it works: ticks, effects scheduled and dispatched, worker rounds,
- * reservations and their releases. The Micrometer implementation turns it into meters; without Micrometer the no-op
- * one is used. Implementations must be fast and must not throw.
+ * What Ductor reports as it works: ticks, effects scheduled and dispatched, worker
+ * rounds, reservations and their releases. The Micrometer implementation turns it into
+ * meters; without Micrometer the no-op one is used. Implementations must be fast and must
+ * not throw.
  */
 public interface DuctorObserver {
 
@@ -13,7 +14,8 @@ public interface DuctorObserver {
 
 	/**
 	 * A tick finished.
-	 * @param outcome {@code applied}, {@code duplicate}, {@code terminal} or {@code conflict}
+	 * @param outcome {@code applied}, {@code duplicate}, {@code terminal} or
+	 * {@code conflict}
 	 * @param attempts how often it was computed
 	 */
 	default void tick(String outcome, int attempts) {
@@ -29,8 +31,8 @@ public interface DuctorObserver {
 	/**
 	 * An attempt of an effect ended.
 	 * @param effect the effect name
-	 * @param outcome {@code completed}, {@code retry}, {@code failed}, {@code needs_decision} or
-	 * {@code reconciling} (unknown, its reconciler is asked)
+	 * @param outcome {@code completed}, {@code retry}, {@code failed},
+	 * {@code needs_decision} or {@code reconciling} (unknown, its reconciler is asked)
 	 * @param nanos how long the effect ran
 	 */
 	default void effectDispatched(String effect, String outcome, long nanos) {
@@ -39,7 +41,8 @@ public interface DuctorObserver {
 	/**
 	 * An effect's reconciler answered about an attempt whose outcome was unknown.
 	 * @param effect the effect name
-	 * @param outcome {@code applied}, {@code not_applied}, {@code unknown} or {@code failed} (it threw)
+	 * @param outcome {@code applied}, {@code not_applied}, {@code unknown} or
+	 * {@code failed} (it threw)
 	 */
 	default void effectReconciled(String effect, String outcome) {
 	}
@@ -47,23 +50,25 @@ public interface DuctorObserver {
 	/**
 	 * A first attempt started.
 	 * @param effect the effect name
-	 * @param millis from the commit that recorded the intent to the claim, by the database clock
+	 * @param millis from the commit that recorded the intent to the claim, by the
+	 * database clock
 	 */
 	default void effectLag(String effect, double millis) {
 	}
 
 	/**
 	 * A worker finished a round.
-	 * @param worker the worker's name ({@code heartbeat} for the drainer's lease extension)
+	 * @param worker the worker's name ({@code heartbeat} for the drainer's lease
+	 * extension)
 	 * @param success whether the round completed without error
 	 */
 	default void workerRound(String worker, boolean success) {
 	}
 
 	/**
-	 * A drainer found leases it held lost while their attempts were claimed or running: they
-	 * expired and were redriven, or another drainer holds the intents now. The attempts' outcomes
-	 * are fenced off.
+	 * A drainer found leases it held lost while their attempts were claimed or running:
+	 * they expired and were redriven, or another drainer holds the intents now. The
+	 * attempts' outcomes are fenced off.
 	 * @param leases how many leases were found lost
 	 */
 	default void drainerLeaseLost(int leases) {
@@ -71,8 +76,8 @@ public interface DuctorObserver {
 
 	/**
 	 * A reservation call returned.
-	 * @param outcome {@code reserved}, {@code replay}, {@code in_flight}, {@code fingerprint_mismatch} or
-	 * {@code opted_out}
+	 * @param outcome {@code reserved}, {@code replay}, {@code in_flight},
+	 * {@code fingerprint_mismatch} or {@code opted_out}
 	 */
 	default void reservation(String outcome) {
 	}
@@ -80,8 +85,9 @@ public interface DuctorObserver {
 	/**
 	 * Pending reservations were released so that a retry with their key runs again.
 	 * @param reason why, see {@code io.ductor.idempotency.ReleaseReason}: {@code swept},
-	 * {@code handler_failed}, {@code completion_failed}, {@code rolled_back}, {@code server_error},
-	 * {@code not_storable}, {@code too_large} or {@code failed_by_owner}
+	 * {@code handler_failed}, {@code completion_failed}, {@code rolled_back},
+	 * {@code server_error}, {@code not_storable}, {@code too_large} or
+	 * {@code failed_by_owner}
 	 * @param count how many
 	 */
 	default void released(String reason, int count) {

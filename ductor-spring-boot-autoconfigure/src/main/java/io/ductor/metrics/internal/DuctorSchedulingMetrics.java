@@ -17,18 +17,18 @@ import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarm;
 
 /**
- * Gauges of recurring alarms and concurrency limits, read from one cached snapshot (so a scrape
- * costs at most two small queries per TTL):
+ * Gauges of recurring alarms and concurrency limits, read from one cached snapshot (so a
+ * scrape costs at most two small queries per TTL):
  * <ul>
- * <li>{@code ductor.alarms.next.due} (alarm, seconds): how long until the alarm's next occurrence,
- * negative when it is overdue;</li>
- * <li>{@code ductor.alarms.last.occurrence.age} (alarm, seconds): how long ago the instant of its
- * last occurrence recorded was;</li>
- * <li>{@code ductor.effects.slots.used} and {@code ductor.effects.slots.limit} (effect): a
- * limited effect's slots in use across all instances, and its limit.</li>
+ * <li>{@code ductor.alarms.next.due} (alarm, seconds): how long until the alarm's next
+ * occurrence, negative when it is overdue;</li>
+ * <li>{@code ductor.alarms.last.occurrence.age} (alarm, seconds): how long ago the
+ * instant of its last occurrence recorded was;</li>
+ * <li>{@code ductor.effects.slots.used} and {@code ductor.effects.slots.limit} (effect):
+ * a limited effect's slots in use across all instances, and its limit.</li>
  * </ul>
- * Alarms get their gauges when the meters are bound: those declared in properties and those
- * already stored then.
+ * Alarms get their gauges when the meters are bound: those declared in properties and
+ * those already stored then.
  */
 public class DuctorSchedulingMetrics implements MeterBinder {
 
@@ -64,28 +64,33 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 			// the database is unreachable now: the declared alarms still get their gauges
 		}
 		for (String alarm : alarms) {
-			Gauge.builder("ductor.alarms.next.due", this, (metrics) -> metrics.alarm(alarm, (found) ->
-					seconds(Duration.between(metrics.snapshot().takenAt(), found.nextAt().toInstant()))))
+			Gauge
+				.builder("ductor.alarms.next.due", this, (metrics) -> metrics.alarm(alarm,
+						(found) -> seconds(Duration.between(metrics.snapshot().takenAt(), found.nextAt().toInstant()))))
 				.description("How long until the recurring alarm's next occurrence; negative when overdue")
 				.baseUnit("seconds")
 				.tag("alarm", alarm)
 				.register(registry);
-			Gauge.builder("ductor.alarms.last.occurrence.age", this, (metrics) -> metrics.alarm(alarm,
-					(found) -> (found.lastOccurrenceAt() != null) ? seconds(Duration.between(
-							found.lastOccurrenceAt().toInstant(), metrics.snapshot().takenAt())) : Double.NaN))
+			Gauge
+				.builder("ductor.alarms.last.occurrence.age", this, (metrics) -> metrics.alarm(alarm,
+						(found) -> (found.lastOccurrenceAt() != null) ? seconds(
+								Duration.between(found.lastOccurrenceAt().toInstant(), metrics.snapshot().takenAt()))
+								: Double.NaN))
 				.description("How long ago the instant of the recurring alarm's last recorded occurrence was")
 				.baseUnit("seconds")
 				.tag("alarm", alarm)
 				.register(registry);
 		}
 		for (String effect : this.outbox.concurrencyLimits().keySet()) {
-			Gauge.builder("ductor.effects.slots.used", this,
-					(metrics) -> metrics.slots(effect, (found) -> (double) found.inUse()))
+			Gauge
+				.builder("ductor.effects.slots.used", this,
+						(metrics) -> metrics.slots(effect, (found) -> (double) found.inUse()))
 				.description("Slots of a limited effect in use across all instances")
 				.tag("effect", effect)
 				.register(registry);
-			Gauge.builder("ductor.effects.slots.limit", this,
-					(metrics) -> metrics.slots(effect, (found) -> (double) found.limit()))
+			Gauge
+				.builder("ductor.effects.slots.limit", this,
+						(metrics) -> metrics.slots(effect, (found) -> (double) found.limit()))
 				.description("The concurrency limit of an effect")
 				.tag("effect", effect)
 				.register(registry);

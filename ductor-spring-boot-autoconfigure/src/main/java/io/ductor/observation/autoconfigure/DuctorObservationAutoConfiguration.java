@@ -18,11 +18,12 @@ import io.ductor.observation.internal.MicrometerDuctorObservations;
 import io.ductor.observation.internal.TraceContextSource;
 
 /**
- * Ductor's observations in the application's {@link ObservationRegistry}, when Micrometer's
- * observation API is present; with a convention bean, that convention names them. Without a
- * registry Ductor observes nothing. The trace context that a recording stores when it is not
- * observed ({@code ductor.effects.tracing.observe-recording=false}, the default) comes from the
- * tracer's source ({@link DuctorTracingAutoConfiguration}), when there is one.
+ * Ductor's observations in the application's {@link ObservationRegistry}, when
+ * Micrometer's observation API is present; with a convention bean, that convention names
+ * them. Without a registry Ductor observes nothing. The trace context that a recording
+ * stores when it is not observed ({@code ductor.effects.tracing.observe-recording=false},
+ * the default) comes from the tracer's source ({@link DuctorTracingAutoConfiguration}),
+ * when there is one.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
@@ -36,9 +37,10 @@ public final class DuctorObservationAutoConfiguration {
 			ObjectProvider<DuctorObservationConvention> convention, ObjectProvider<TraceContextSource> traceContexts,
 			Environment environment) {
 		ObservationRegistry available = registry.getIfUnique();
-		return (available != null) ? new MicrometerDuctorObservations(available, convention.getIfUnique(),
-				traceContexts.getIfUnique(() -> TraceContextSource.NONE),
-				environment.getProperty("ductor.effects.tracing.observe-recording", Boolean.class, false))
+		return (available != null)
+				? new MicrometerDuctorObservations(available, convention.getIfUnique(),
+						traceContexts.getIfUnique(() -> TraceContextSource.NONE),
+						environment.getProperty("ductor.effects.tracing.observe-recording", Boolean.class, false))
 				: DuctorObservations.NOOP;
 	}
 

@@ -17,12 +17,13 @@ import io.ductor.observation.internal.TraceContextSource;
 import io.ductor.observation.internal.TracerTraceContextSource;
 
 /**
- * Ductor with Micrometer Tracing, when a {@link Tracer} and a {@link Propagator} are present: the
- * source of the trace context that an effect recorded in a traced scope stores with its intent,
- * and, in link mode of the dispatch span ({@code ductor.effects.tracing.dispatch-relation=link}),
- * a tracing observation handler of Ductor's, ordered before Spring Boot's receiver handler, that
- * starts each dispatch attempt's span in a new trace linked to the recording's span. In child mode
- * (the default) Spring Boot's handlers continue the recording's trace.
+ * Ductor with Micrometer Tracing, when a {@link Tracer} and a {@link Propagator} are
+ * present: the source of the trace context that an effect recorded in a traced scope
+ * stores with its intent, and, in link mode of the dispatch span
+ * ({@code ductor.effects.tracing.dispatch-relation=link}), a tracing observation handler
+ * of Ductor's, ordered before Spring Boot's receiver handler, that starts each dispatch
+ * attempt's span in a new trace linked to the recording's span. In child mode (the
+ * default) Spring Boot's handlers continue the recording's trace.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration")

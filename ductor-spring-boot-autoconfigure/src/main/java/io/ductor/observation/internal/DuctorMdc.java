@@ -5,10 +5,10 @@ import org.slf4j.MDC;
 import org.springframework.util.ClassUtils;
 
 /**
- * The MDC fields Ductor sets while it runs an attempt or a tick, so that every log line of the
- * work (the application's included) names the intent, effect, key, run and attempt; the previous
- * values come back when the work ends, so nothing leaks onto a pooled thread. Payloads are never
- * put in the MDC. Without SLF4J nothing is set.
+ * The MDC fields Ductor sets while it runs an attempt or a tick, so that every log line
+ * of the work (the application's included) names the intent, effect, key, run and
+ * attempt; the previous values come back when the work ends, so nothing leaks onto a
+ * pooled thread. Payloads are never put in the MDC. Without SLF4J nothing is set.
  */
 public final class DuctorMdc {
 

@@ -14,47 +14,54 @@ import io.ductor.observation.DefaultDuctorObservationConvention;
 public enum DuctorObservationDocumentation implements ObservationDocumentation {
 
 	/**
-	 * A tick of a run: {@code outcome} ({@code applied}, {@code duplicate}, {@code terminal},
-	 * {@code conflict} or {@code error}) low, {@code ductor.run} high.
+	 * A tick of a run: {@code outcome} ({@code applied}, {@code duplicate},
+	 * {@code terminal}, {@code conflict} or {@code error}) low, {@code ductor.run} high.
 	 */
 	TICK("ductor.tick", new KeyName[] { LowKeys.OUTCOME }, new KeyName[] { HighKeys.RUN }),
 
 	/**
-	 * Recording an effect intent in the caller's transaction: {@code effect}, {@code receiver},
-	 * {@code outcome} ({@code recorded}, {@code duplicate} or {@code error}) low, {@code ductor.key}
-	 * high. Its trace context is what the intent carries to its dispatch. Only with
-	 * {@code ductor.effects.tracing.observe-recording=true}: otherwise the intent carries the trace
-	 * context current where it is recorded, and no observation runs per recording.
+	 * Recording an effect intent in the caller's transaction: {@code effect},
+	 * {@code receiver}, {@code outcome} ({@code recorded}, {@code duplicate} or
+	 * {@code error}) low, {@code ductor.key} high. Its trace context is what the intent
+	 * carries to its dispatch. Only with
+	 * {@code ductor.effects.tracing.observe-recording=true}: otherwise the intent carries
+	 * the trace context current where it is recorded, and no observation runs per
+	 * recording.
 	 */
 	EFFECT_SCHEDULE("ductor.effect.schedule", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.KEY }),
 
 	/**
-	 * One dispatch attempt: {@code effect}, {@code receiver}, {@code outcome} ({@code completed},
-	 * {@code retry}, {@code failed}, {@code needs_decision}, {@code reconciling} or
-	 * {@code lease_lost}) low, {@code ductor.intent}, {@code ductor.key}, {@code ductor.attempt}
-	 * and {@code ductor.run} high.
+	 * One dispatch attempt: {@code effect}, {@code receiver}, {@code outcome}
+	 * ({@code completed}, {@code retry}, {@code failed}, {@code needs_decision},
+	 * {@code reconciling} or {@code lease_lost}) low, {@code ductor.intent},
+	 * {@code ductor.key}, {@code ductor.attempt} and {@code ductor.run} high.
 	 */
 	EFFECT_DISPATCH("ductor.effect.dispatch", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.RUN }),
 
 	/**
-	 * One reconciliation round of an intent whose outcome is unknown, in the trace its attempts
-	 * continue: {@code effect}, {@code receiver}, {@code outcome} ({@code applied},
-	 * {@code not_applied}, {@code unknown}, {@code failed}, {@code no_reconciler} or {@code error})
-	 * low, {@code ductor.intent}, {@code ductor.key}, {@code ductor.attempt},
-	 * {@code ductor.reconcile.round} and {@code ductor.run} high.
+	 * One reconciliation round of an intent whose outcome is unknown, in the trace its
+	 * attempts continue: {@code effect}, {@code receiver}, {@code outcome}
+	 * ({@code applied}, {@code not_applied}, {@code unknown}, {@code failed},
+	 * {@code no_reconciler} or {@code error}) low, {@code ductor.intent},
+	 * {@code ductor.key}, {@code ductor.attempt}, {@code ductor.reconcile.round} and
+	 * {@code ductor.run} high.
 	 */
 	EFFECT_RECONCILE("ductor.effect.reconcile", new KeyName[] { LowKeys.EFFECT, LowKeys.RECEIVER, LowKeys.OUTCOME },
 			new KeyName[] { HighKeys.INTENT, HighKeys.KEY, HighKeys.ATTEMPT, HighKeys.ROUND, HighKeys.RUN }),
 
 	/**
-	 * An ingress reservation: {@code outcome} ({@code reserved}, {@code replay}, {@code in_flight},
-	 * {@code fingerprint_mismatch}, {@code opted_out} or {@code error}) low.
+	 * An ingress reservation: {@code outcome} ({@code reserved}, {@code replay},
+	 * {@code in_flight}, {@code fingerprint_mismatch}, {@code opted_out} or
+	 * {@code error}) low.
 	 */
 	IDEMPOTENCY_RESERVE("ductor.idempotency.reserve", new KeyName[] { LowKeys.OUTCOME }, new KeyName[0]),
 
-	/** A worker round: {@code worker}, {@code outcome} ({@code success} or {@code failure}) low. */
+	/**
+	 * A worker round: {@code worker}, {@code outcome} ({@code success} or
+	 * {@code failure}) low.
+	 */
 	WORKER_ROUND("ductor.worker.round", new KeyName[] { LowKeys.WORKER, LowKeys.OUTCOME }, new KeyName[0]);
 
 	private final String observationName;

@@ -3,11 +3,12 @@ package io.ductor.observation.internal;
 import java.util.Map;
 
 /**
- * Where Ductor's units of work are observed while they run: ticks, effect recordings, dispatch
- * attempts, ingress reservations and worker rounds. The Micrometer implementation
- * ({@link MicrometerDuctorObservations}) turns each into an {@code Observation}, and through the
- * application's handlers into timers and spans; {@link #NOOP} observes nothing and costs nothing.
- * Implementations must be fast and must not throw.
+ * Where Ductor's units of work are observed while they run: ticks, effect recordings,
+ * dispatch attempts, ingress reservations and worker rounds. The Micrometer
+ * implementation ({@link MicrometerDuctorObservations}) turns each into an
+ * {@code Observation}, and through the application's handlers into timers and spans;
+ * {@link #NOOP} observes nothing and costs nothing. Implementations must be fast and must
+ * not throw.
  */
 public interface DuctorObservations {
 
@@ -16,7 +17,8 @@ public interface DuctorObservations {
 	};
 
 	/**
-	 * A tick of a run starts on the caller's thread; the returned scope is current until closed.
+	 * A tick of a run starts on the caller's thread; the returned scope is current until
+	 * closed.
 	 * @param runId the run
 	 * @return the tick's scope
 	 */
@@ -36,11 +38,11 @@ public interface DuctorObservations {
 	}
 
 	/**
-	 * One attempt of an intent starts, on the thread that runs it; the returned scope is current
-	 * until closed, as a continuation of {@code traceContext} when there is one.
+	 * One attempt of an intent starts, on the thread that runs it; the returned scope is
+	 * current until closed, as a continuation of {@code traceContext} when there is one.
 	 * @param attempt what the attempt runs
-	 * @param traceContext the trace context stored with the intent when it was recorded (empty
-	 * when none was)
+	 * @param traceContext the trace context stored with the intent when it was recorded
+	 * (empty when none was)
 	 * @return the attempt's scope
 	 */
 	default Scope dispatch(Attempt attempt, Map<String, String> traceContext) {
@@ -48,9 +50,9 @@ public interface DuctorObservations {
 	}
 
 	/**
-	 * One reconciliation round of an intent whose outcome is unknown starts, on the thread that
-	 * asks its reconciler; the returned scope is current until closed, as a continuation of
-	 * {@code traceContext} when there is one, as an attempt's is.
+	 * One reconciliation round of an intent whose outcome is unknown starts, on the
+	 * thread that asks its reconciler; the returned scope is current until closed, as a
+	 * continuation of {@code traceContext} when there is one, as an attempt's is.
 	 * @param attempt the attempt whose outcome is unknown
 	 * @param round the round, from 1
 	 * @param traceContext the trace context stored with the intent (empty when none was)
@@ -90,7 +92,9 @@ public interface DuctorObservations {
 	record Attempt(long intentId, String effect, String receiver, String key, int attempt, String runId) {
 	}
 
-	/** A unit of work being observed. Closed exactly once, on the thread that opened it. */
+	/**
+	 * A unit of work being observed. Closed exactly once, on the thread that opened it.
+	 */
 	interface Scope extends AutoCloseable {
 
 		/** A scope that records nothing. */
@@ -118,7 +122,9 @@ public interface DuctorObservations {
 
 	}
 
-	/** The recording of an intent: a scope that also tells what trace context to store. */
+	/**
+	 * The recording of an intent: a scope that also tells what trace context to store.
+	 */
 	interface Recording extends Scope {
 
 		/** A recording that records nothing and carries no trace context. */
@@ -126,9 +132,9 @@ public interface DuctorObservations {
 		};
 
 		/**
-		 * @return the propagated fields of the current trace context ({@code traceparent},
-		 * {@code tracestate}, the application's propagated baggage), or an empty map when there is no
-		 * tracer or no trace
+		 * @return the propagated fields of the current trace context
+		 * ({@code traceparent}, {@code tracestate}, the application's propagated
+		 * baggage), or an empty map when there is no tracer or no trace
 		 */
 		default Map<String, String> traceContext() {
 			return Map.of();

@@ -14,19 +14,20 @@ import io.ductor.observation.DuctorObservationContext;
 import io.ductor.observation.DuctorObservationConvention;
 
 /**
- * Ductor's observations in a Micrometer {@link ObservationRegistry}. A dispatch attempt (and a
- * reconciliation round) is a receiver observation whose carrier is the trace context stored with
- * the intent: with Micrometer Tracing's propagating handlers (which Spring Boot registers with a
- * tracer, for the OpenTelemetry and the Brave bridge alike) its span continues the trace of the
- * code that recorded the effect, on whatever thread, instance or day it runs.
+ * Ductor's observations in a Micrometer {@link ObservationRegistry}. A dispatch attempt
+ * (and a reconciliation round) is a receiver observation whose carrier is the trace
+ * context stored with the intent: with Micrometer Tracing's propagating handlers (which
+ * Spring Boot registers with a tracer, for the OpenTelemetry and the Brave bridge alike)
+ * its span continues the trace of the code that recorded the effect, on whatever thread,
+ * instance or day it runs.
  * <p>
- * By default recording an effect is not an observation of its own: the intent stores the trace
- * context current on the recording thread (the request's, the tick's, the listener's span), read
- * by a {@link TraceContextSource}, which costs one propagator call and no span, timer or scope per
- * intent. With {@code observeRecordings} every recording is a sender observation
- * ({@code ductor.effect.schedule}, a timer and a span of its own) whose carrier is what is stored.
- * Without a tracer nothing is stored. With a no-op registry every call returns a shared no-op
- * scope.
+ * By default recording an effect is not an observation of its own: the intent stores the
+ * trace context current on the recording thread (the request's, the tick's, the
+ * listener's span), read by a {@link TraceContextSource}, which costs one propagator call
+ * and no span, timer or scope per intent. With {@code observeRecordings} every recording
+ * is a sender observation ({@code ductor.effect.schedule}, a timer and a span of its own)
+ * whose carrier is what is stored. Without a tracer nothing is stored. With a no-op
+ * registry every call returns a shared no-op scope.
  */
 public final class MicrometerDuctorObservations implements DuctorObservations {
 
@@ -53,8 +54,8 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 	/**
 	 * @param registry the application's registry
 	 * @param convention the convention replacing the default one, or {@code null}
-	 * @param traceContexts the current trace context, stored with an intent whose recording is not
-	 * observed
+	 * @param traceContexts the current trace context, stored with an intent whose
+	 * recording is not observed
 	 * @param observeRecordings whether every recording is an observation of its own
 	 * ({@code ductor.effect.schedule})
 	 */
@@ -105,7 +106,10 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		return continued(DuctorObservationDocumentation.EFFECT_RECONCILE, attempt, round, traceContext);
 	}
 
-	/** An attempt or a reconciliation round: a receiver of the intent's stored trace context. */
+	/**
+	 * An attempt or a reconciliation round: a receiver of the intent's stored trace
+	 * context.
+	 */
 	private Scope continued(DuctorObservationDocumentation observation, Attempt attempt, int round,
 			Map<String, String> traceContext) {
 		if (this.registry.isNoop()) {
@@ -143,8 +147,9 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 	}
 
 	/**
-	 * The current trace context, unless the registry's predicates turn {@code ductor.effect.schedule}
-	 * off ({@code management.observations.enable.ductor=false} stores nothing).
+	 * The current trace context, unless the registry's predicates turn
+	 * {@code ductor.effect.schedule} off
+	 * ({@code management.observations.enable.ductor=false} stores nothing).
 	 */
 	private Recording captured() {
 		if (this.traceContexts == TraceContextSource.NONE || Observation
@@ -166,9 +171,9 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	/**
 	 * Created by its name, so that the registry's predicates (Spring Boot's
-	 * {@code management.observations.enable.ductor=false}) see it: the conventions name no
-	 * observation of their own ({@code getName()} is {@code null}) and a predicate asked about a
-	 * {@code null} name lets everything through.
+	 * {@code management.observations.enable.ductor=false}) see it: the conventions name
+	 * no observation of their own ({@code getName()} is {@code null}) and a predicate
+	 * asked about a {@code null} name lets everything through.
 	 */
 	private Observation observation(Observation.Context context) {
 		Observation observation = Observation.createNotStarted(context.getName(), () -> context, this.registry);
@@ -179,7 +184,10 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 				(this.convention != null) ? this.convention : DefaultDuctorObservationConvention.INSTANCE);
 	}
 
-	/** An observation started, and current (in scope) until closed unless it is a recording. */
+	/**
+	 * An observation started, and current (in scope) until closed unless it is a
+	 * recording.
+	 */
 	private static class ObservedScope implements Scope {
 
 		final Observation observation;
@@ -223,8 +231,9 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 		private final Map<String, String> carrier;
 
 		/**
-		 * Never in scope: nothing runs inside a recording that would read it, and the carrier is
-		 * written when the observation starts; a scope would cost a context switch per intent.
+		 * Never in scope: nothing runs inside a recording that would read it, and the
+		 * carrier is written when the observation starts; a scope would cost a context
+		 * switch per intent.
 		 */
 		ObservedRecording(Observation observation, Fields fields, Map<String, String> carrier) {
 			super(observation, fields, false);
@@ -238,7 +247,10 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 
 	}
 
-	/** A recording that is not observed: it only carries the trace context current when it started. */
+	/**
+	 * A recording that is not observed: it only carries the trace context current when it
+	 * started.
+	 */
 	private record CapturedRecording(Map<String, String> traceContext) implements Recording {
 	}
 
@@ -272,7 +284,8 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 	}
 
 	/**
-	 * The accessors every context of Ductor's shares: each reads its observation's {@link Fields}.
+	 * The accessors every context of Ductor's shares: each reads its observation's
+	 * {@link Fields}.
 	 */
 	private interface FieldsContext extends DuctorObservationContext {
 
@@ -371,8 +384,8 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 	}
 
 	/**
-	 * A dispatch attempt or a reconciliation round: the propagators read the stored trace context
-	 * from the carrier.
+	 * A dispatch attempt or a reconciliation round: the propagators read the stored trace
+	 * context from the carrier.
 	 */
 	private static final class DispatchContext extends ReceiverContext<Map<String, String>> implements FieldsContext {
 

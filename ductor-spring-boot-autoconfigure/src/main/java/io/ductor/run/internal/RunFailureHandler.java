@@ -1,8 +1,9 @@
 package io.ductor.run.internal;
 
 /**
- * Told, inside the transaction of the tick that fails a run, that the run failed: Ductor's effects
- * record the run's compensations here, so that they commit with the failure or not at all.
+ * Told, inside the transaction of the tick that fails a run, that the run failed:
+ * Ductor's effects record the run's compensations here, so that they commit with the
+ * failure or not at all.
  */
 @FunctionalInterface
 public interface RunFailureHandler {

@@ -23,7 +23,9 @@ public class RunStore {
 		this.jdbc = jdbc;
 	}
 
-	/** @return 1 when the run was created, 0 when the id was taken */
+	/**
+	 * @return 1 when the run was created, 0 when the id was taken
+	 */
 	public int insert(String runId, String type, String stateJson) {
 		return this.jdbc.sql("""
 				INSERT INTO eec_run (id, type, state) VALUES (:id, :type, :state::jsonb)
@@ -63,21 +65,23 @@ public class RunStore {
 	}
 
 	/**
-	 * Advances the run from {@code expectedVersion} and appends its transition, in one statement.
+	 * Advances the run from {@code expectedVersion} and appends its transition, in one
+	 * statement.
 	 * @return 1 when applied, 0 when the version moved on (or the run finished) meanwhile
 	 */
 	public int advance(RunRow from, String stamp, String stateJson, String inputJson, RunStatus status,
 			String failureReason) {
-		return this.jdbc.sql("""
-				WITH advanced AS (
-				    UPDATE eec_run
-				    SET state = :state::jsonb, status = :status, failure_reason = :reason,
-				        record_version = record_version + 1, last_transition_seq = last_transition_seq + 1,
-				        updated_at = ductor_now(), ended_at = CASE WHEN :status = 'active' THEN NULL ELSE ductor_now() END
-				    WHERE id = :id AND record_version = :version AND status = 'active'
-				    RETURNING id, record_version, last_transition_seq, status)
-				INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status)
-				SELECT id, last_transition_seq, :stamp, :input::jsonb, record_version, status FROM advanced""")
+		return this.jdbc
+			.sql("""
+					WITH advanced AS (
+					    UPDATE eec_run
+					    SET state = :state::jsonb, status = :status, failure_reason = :reason,
+					        record_version = record_version + 1, last_transition_seq = last_transition_seq + 1,
+					        updated_at = ductor_now(), ended_at = CASE WHEN :status = 'active' THEN NULL ELSE ductor_now() END
+					    WHERE id = :id AND record_version = :version AND status = 'active'
+					    RETURNING id, record_version, last_transition_seq, status)
+					INSERT INTO eec_run_transition (run_id, seq, stamp, input, record_version, run_status)
+					SELECT id, last_transition_seq, :stamp, :input::jsonb, record_version, status FROM advanced""")
 			.param("id", from.id())
 			.param("version", from.recordVersion())
 			.param("state", stateJson)
@@ -88,7 +92,10 @@ public class RunStore {
 			.update();
 	}
 
-	/** Marks a failed run {@code compensating}: it has compensations that have not all finished. */
+	/**
+	 * Marks a failed run {@code compensating}: it has compensations that have not all
+	 * finished.
+	 */
 	public void markCompensating(String runId) {
 		this.jdbc.sql("UPDATE eec_run SET compensation = 'compensating' WHERE id = :id AND status = 'failed'")
 			.param("id", runId)

@@ -5,8 +5,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Exponential backoff with jitter: the n-th retry waits between half and all of
- * {@code min(max, initial * multiplier^(n-1))}, so competing retries spread out instead of
- * colliding again at the same instant.
+ * {@code min(max, initial * multiplier^(n-1))}, so competing retries spread out instead
+ * of colliding again at the same instant.
  *
  * @param initial the ceiling of the first delay
  * @param max the largest ceiling

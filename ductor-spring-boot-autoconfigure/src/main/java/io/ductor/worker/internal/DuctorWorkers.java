@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * The workers of this instance (the drainer and the periodic workers), whose statuses health and
- * the endpoint show.
+ * The workers of this instance (the drainer and the periodic workers), whose statuses
+ * health and the endpoint show.
  */
 public final class DuctorWorkers {
 

@@ -17,19 +17,26 @@ import io.ductor.observation.internal.DuctorObservations;
 
 /**
  * Runs a {@link WorkerTask} on its own thread every {@code interval}, and at once when
- * {@linkplain #trigger() triggered} or when the task reports that more work is waiting. A failing
- * round is logged and retried at the next interval; it never stops the worker. Started and stopped
- * with the application context; stopping lets the current round finish.
+ * {@linkplain #trigger() triggered} or when the task reports that more work is waiting. A
+ * failing round is logged and retried at the next interval; it never stops the worker.
+ * Started and stopped with the application context; stopping lets the current round
+ * finish.
  * <p>
- * Workers hold no lock between rounds and are safe to run in several application instances on
- * one database: each task claims its rows with {@code SKIP LOCKED} or idempotent updates.
+ * Workers hold no lock between rounds and are safe to run in several application
+ * instances on one database: each task claims its rows with {@code SKIP LOCKED} or
+ * idempotent updates.
  */
 public class PeriodicWorker implements SmartLifecycle {
 
-	/** Late start and early stop: workers run only while the rest of the application is up. */
+	/**
+	 * Late start and early stop: workers run only while the rest of the application is
+	 * up.
+	 */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
-	/** How long Ductor's own workers wait, when stopping, for the round that is running. */
+	/**
+	 * How long Ductor's own workers wait, when stopping, for the round that is running.
+	 */
 	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final Log logger = LogFactory.getLog(PeriodicWorker.class);
@@ -96,7 +103,9 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.rounds = new WorkerRounds(name, observer);
 	}
 
-	/** @return the worker's name */
+	/**
+	 * @return the worker's name
+	 */
 	public String getName() {
 		return this.name;
 	}
@@ -112,14 +121,15 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.rounds.started();
 		// a round queued when the last stop cut the executor off never ran and never will
 		this.pending.set(false);
-		// published before the first round is scheduled: trigger() and runRounds() ignore a null executor
+		// published before the first round is scheduled: trigger() and runRounds() ignore
+		// a null executor
 		this.executor = executor;
 		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**
-	 * Run a round as soon as possible. Triggers that arrive while a round is queued are merged
-	 * into it.
+	 * Run a round as soon as possible. Triggers that arrive while a round is queued are
+	 * merged into it.
 	 */
 	public void trigger() {
 		ScheduledExecutorService executor = this.executor;
@@ -197,7 +207,9 @@ public class PeriodicWorker implements SmartLifecycle {
 		return PHASE;
 	}
 
-	/** @return what the worker has been doing */
+	/**
+	 * @return what the worker has been doing
+	 */
 	public WorkerStatus status() {
 		return this.rounds.status(isRunning(), this.interval);
 	}

@@ -1,9 +1,9 @@
 package io.ductor.worker.internal;
 
 /**
- * Deletes one bounded batch of rows that are past their retention. Each feature that keeps
- * finished rows (effect intents, idempotency records) contributes one; the retention worker runs
- * them all.
+ * Deletes one bounded batch of rows that are past their retention. Each feature that
+ * keeps finished rows (effect intents, idempotency records) contributes one; the
+ * retention worker runs them all.
  */
 @FunctionalInterface
 public interface RetentionPurger {

@@ -3,8 +3,8 @@ package io.ductor.worker.internal;
 import java.util.List;
 
 /**
- * The retention worker's round: one batch from every {@link RetentionPurger}; another round at
- * once while any of them still fills its batch.
+ * The retention worker's round: one batch from every {@link RetentionPurger}; another
+ * round at once while any of them still fills its batch.
  */
 public class RetentionTask implements WorkerTask {
 

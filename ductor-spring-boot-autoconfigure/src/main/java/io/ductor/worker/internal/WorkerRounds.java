@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.ductor.metrics.internal.DuctorObserver;
 
 /**
- * The round statistics of one worker, the same for every worker: when it started, how many rounds
- * ended, when one last succeeded and last failed, and why. Every round's end is also told to the
- * {@link DuctorObserver} ({@code ductor.worker.rounds}).
+ * The round statistics of one worker, the same for every worker: when it started, how
+ * many rounds ended, when one last succeeded and last failed, and why. Every round's end
+ * is also told to the {@link DuctorObserver} ({@code ductor.worker.rounds}).
  */
 public final class WorkerRounds {
 
@@ -36,7 +36,9 @@ public final class WorkerRounds {
 		this.observer = observer;
 	}
 
-	/** @return the worker's name */
+	/**
+	 * @return the worker's name
+	 */
 	public String name() {
 		return this.name;
 	}

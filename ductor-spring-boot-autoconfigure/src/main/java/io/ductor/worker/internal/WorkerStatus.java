@@ -16,6 +16,5 @@ import java.time.Instant;
  * @param lastError the last failure's message, or {@code null}
  */
 public record WorkerStatus(String name, boolean running, Duration interval, Instant startedAt, long rounds,
-		Instant lastCompletedAt,
-		Instant lastFailedAt, String lastError) {
+		Instant lastCompletedAt, Instant lastFailedAt, String lastError) {
 }

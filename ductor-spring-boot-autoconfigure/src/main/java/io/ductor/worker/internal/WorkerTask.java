@@ -8,10 +8,10 @@ public interface WorkerTask {
 
 	/**
 	 * Do one bounded batch of work.
-	 * @return {@code true} when more work is known to be waiting, so the worker runs again at
-	 * once instead of waiting for its next interval
-	 * @throws Exception when the round failed; the worker logs it and tries again at its next
-	 * interval
+	 * @return {@code true} when more work is known to be waiting, so the worker runs
+	 * again at once instead of waiting for its next interval
+	 * @throws Exception when the round failed; the worker logs it and tries again at its
+	 * next interval
 	 */
 	boolean runOnce() throws Exception;
 

@@ -21,7 +21,8 @@ class DuctorEffectsAutoConfigurationTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
+	private final ApplicationContextRunner runner = DuctorContextRunners
+		.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class)
 		.withPropertyValues("ductor.effects.drainer.enabled=false");
 
 	@Test

@@ -21,8 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A key expression parsed once and evaluated over a small context of its own (and, for
- * concatenations of literals and variables, without SpEL's interpreter) gives every call what the
- * per-call {@link MethodBasedEvaluationContext} gave: the same key, or the same failure.
+ * concatenations of literals and variables, without SpEL's interpreter) gives every call
+ * what the per-call {@link MethodBasedEvaluationContext} gave: the same key, or the same
+ * failure.
  */
 class EffectExpressionTest {
 
@@ -40,15 +41,15 @@ class EffectExpressionTest {
 		.findFirst()
 		.orElseThrow();
 
-	static final String[] names = java.util.Objects.requireNonNullElse(
-			new DefaultParameterNameDiscoverer().getParameterNames(method), new String[3]);
+	static final String[] names = java.util.Objects
+		.requireNonNullElse(new DefaultParameterNameDiscoverer().getParameterNames(method), new String[3]);
 
 	/** What every earlier release did per call. */
 	static String reference(Expression expression, Object[] args) {
 		Object value;
 		try {
-			value = expression.getValue(new MethodBasedEvaluationContext(null, method, args,
-					new DefaultParameterNameDiscoverer()));
+			value = expression
+				.getValue(new MethodBasedEvaluationContext(null, method, args, new DefaultParameterNameDiscoverer()));
 		}
 		catch (EvaluationException ex) {
 			return "failed: " + ex.getMessage();
@@ -96,7 +97,8 @@ class EffectExpressionTest {
 					String actual = prepared(expression, args);
 					compared++;
 					if (!expected.equals(actual)) {
-						mismatches.add(text + " over " + Arrays.toString(args) + ": " + actual + " instead of " + expected);
+						mismatches
+							.add(text + " over " + Arrays.toString(args) + ": " + actual + " instead of " + expected);
 					}
 				}
 			}
@@ -107,8 +109,8 @@ class EffectExpressionTest {
 
 	@Test
 	void anExpressionEvaluatedByManyThreadsAtOnceKeepsEachCallsArguments() throws Exception {
-		EffectExpression expression = new EffectExpression(parser.parseExpression("'k:' + #first + ':' + #second.length()"),
-				"key", "e", names);
+		EffectExpression expression = new EffectExpression(
+				parser.parseExpression("'k:' + #first + ':' + #second.length()"), "key", "e", names);
 		List<Thread> threads = new ArrayList<>();
 		List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
 		for (int t = 0; t < 4; t++) {

@@ -26,8 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * What {@link EffectPayloads} prepares once per effect changes nothing a caller or a stored row
- * can see: the same JSON and fingerprint as before, the same refusals, the same reading.
+ * What {@link EffectPayloads} prepares once per effect changes nothing a caller or a
+ * stored row can see: the same JSON and fingerprint as before, the same refusals, the
+ * same reading.
  */
 class EffectPayloadsTest {
 
@@ -72,7 +73,8 @@ class EffectPayloadsTest {
 		EffectPayloads.Payload payload = payloads.encode(handle, args);
 
 		assertThat(payload.json()).isEqualTo(mapper.writeValueAsString(Arrays.asList(args)));
-		// stored rows carry this fingerprint: a replay after an upgrade must compute the same one
+		// stored rows carry this fingerprint: a replay after an upgrade must compute the
+		// same one
 		assertThat(payload.fingerprint()).isEqualTo(EffectPayloads.fingerprint("bench.handle", payload.json()));
 		assertThat(payloads.encode(handle, args)).isEqualTo(payload);
 		assertThat(payloads.encode(handle, new Object[] { 43L, "peerbench", "x" }).fingerprint())
@@ -86,15 +88,16 @@ class EffectPayloadsTest {
 		assertThat(plain.isExact(definition(mapper, "boxed", "boxed"))).isTrue();
 		assertThat(plain.isExact(definition(mapper, "items", "items"))).isFalse();
 
-		JsonMapper trimming = JsonMapper.builder().addModule(new SimpleModule().addDeserializer(String.class,
-				new StdDeserializer<String>(String.class) {
+		JsonMapper trimming = JsonMapper.builder()
+			.addModule(new SimpleModule().addDeserializer(String.class, new StdDeserializer<String>(String.class) {
 
-					@Override
-					public String deserialize(JsonParser parser, DeserializationContext context) {
-						return parser.getValueAsString().trim();
-					}
+				@Override
+				public String deserialize(JsonParser parser, DeserializationContext context) {
+					return parser.getValueAsString().trim();
+				}
 
-				})).build();
+			}))
+			.build();
 		EffectPayloads trimmed = new EffectPayloads(trimming, 1 << 20);
 		EffectDefinition text = definition(trimming, "text", "text");
 
@@ -107,15 +110,16 @@ class EffectPayloadsTest {
 
 	@Test
 	void aSerializerTheApplicationRegisteredForAStringIsStillTheOneThatWritesIt() {
-		JsonMapper shouting = JsonMapper.builder().addModule(new SimpleModule().addSerializer(String.class,
-				new StdSerializer<String>(String.class) {
+		JsonMapper shouting = JsonMapper.builder()
+			.addModule(new SimpleModule().addSerializer(String.class, new StdSerializer<String>(String.class) {
 
-					@Override
-					public void serialize(String value, JsonGenerator generator, SerializationContext context) {
-						generator.writeString(value.toUpperCase(java.util.Locale.ROOT));
-					}
+				@Override
+				public void serialize(String value, JsonGenerator generator, SerializationContext context) {
+					generator.writeString(value.toUpperCase(java.util.Locale.ROOT));
+				}
 
-				})).build();
+			}))
+			.build();
 		EffectPayloads payloads = new EffectPayloads(shouting, 1 << 20);
 		EffectDefinition text = definition(shouting, "text", "text");
 
@@ -143,7 +147,8 @@ class EffectPayloadsTest {
 		assertThat(payloads.read(handle, "[7, \"k\", \"b\"]")).containsExactly(7L, "k", "b");
 		assertThatThrownBy(() -> payloads.read(handle, "[7]")).isInstanceOf(DurableEffectException.class)
 			.hasMessage("The stored arguments of effect 'handle' are [7] but the method takes 3 argument(s)");
-		assertThatThrownBy(() -> payloads.read(handle, "[7, \"k\", \"b\", 8]")).isInstanceOf(DurableEffectException.class)
+		assertThatThrownBy(() -> payloads.read(handle, "[7, \"k\", \"b\", 8]"))
+			.isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("but the method takes 3 argument(s)");
 		assertThatThrownBy(() -> payloads.read(handle, "{\"seq\": 7}")).isInstanceOf(DurableEffectException.class)
 			.hasMessageContaining("but the method takes 3 argument(s)");
@@ -157,7 +162,8 @@ class EffectPayloadsTest {
 		EffectPayloads payloads = new EffectPayloads(mapper, 64);
 		EffectDefinition handle = definition(mapper, "handle", "handle");
 
-		assertThatThrownBy(() -> payloads.encode(handle, new Object[] { 1L })).isInstanceOf(DurableEffectException.class)
+		assertThatThrownBy(() -> payloads.encode(handle, new Object[] { 1L }))
+			.isInstanceOf(DurableEffectException.class)
 			.hasMessage("Effect 'handle' takes 3 argument(s) but was given 1");
 		assertThatThrownBy(() -> payloads.encode(handle, new Object[] { 1L, "k", "é".repeat(40) }))
 			.isInstanceOf(DurableEffectException.class)

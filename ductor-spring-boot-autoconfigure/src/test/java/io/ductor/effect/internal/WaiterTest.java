@@ -19,8 +19,8 @@ class WaiterTest {
 	@Test
 	void aWakeUpBeforeTheWaitEndsTheNextWaitOnlyOnce() {
 		this.waiter.wake();
-		assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThat(this.waiter.await(AN_HOUR, () -> false))
-			.isTrue());
+		assertTimeoutPreemptively(Duration.ofSeconds(10),
+				() -> assertThat(this.waiter.await(AN_HOUR, () -> false)).isTrue());
 		// consumed: the wait after it lasts its time
 		assertThat(this.waiter.await(TimeUnit.MILLISECONDS.toNanos(1), () -> false)).isTrue();
 	}
@@ -41,8 +41,8 @@ class WaiterTest {
 
 	@Test
 	void aWaitIsSkippedWhenTheCallerIsStopping() {
-		assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThat(this.waiter.await(AN_HOUR, () -> true))
-			.isTrue());
+		assertTimeoutPreemptively(Duration.ofSeconds(10),
+				() -> assertThat(this.waiter.await(AN_HOUR, () -> true)).isTrue());
 	}
 
 	@Test

@@ -97,10 +97,9 @@ class DuctorIdempotencyAutoConfigurationTest {
 				assertThat(properties.maxRequestSize()).isEqualTo(DataSize.ofMegabytes(1));
 				assertThat(properties.retention()).isEqualTo(Duration.ofHours(2));
 				assertThat(properties.sweeper().interval()).isEqualTo(Duration.ofSeconds(5));
-				assertThat(context.getBean(IdempotencyService.class).settings())
-					.isEqualTo(new IdempotencySettings(Duration.ofSeconds(30), Duration.ofHours(1),
-							io.ductor.idempotency.DuplicatePolicy.REJECT, Duration.ofSeconds(3),
-							Duration.ofMillis(250)));
+				assertThat(context.getBean(IdempotencyService.class).settings()).isEqualTo(new IdempotencySettings(
+						Duration.ofSeconds(30), Duration.ofHours(1), io.ductor.idempotency.DuplicatePolicy.REJECT,
+						Duration.ofSeconds(3), Duration.ofMillis(250)));
 			});
 	}
 
@@ -121,8 +120,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 			.withUserConfiguration(AsyncController.class)
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure())
-					.hasStackTraceContaining("returns Callable, but @Idempotent needs a handler that answers synchronously");
+				assertThat(context.getStartupFailure()).hasStackTraceContaining(
+						"returns Callable, but @Idempotent needs a handler that answers synchronously");
 			});
 	}
 
@@ -142,7 +141,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 			assertThat(context.getBean(TenantScopeResolver.class)).isSameAs(context.getBean("userTenants"));
 			assertThat(context.getBean(PostgresNotificationListener.class)).isSameAs(context.getBean("userListener"));
 			assertThat(context.getBean(IdempotencyRetentionPurger.class)).isSameAs(context.getBean("userPurger"));
-			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName()).isEqualTo("user-sweeper");
+			assertThat(context.getBean("ductorSweeperWorker", PeriodicWorker.class).getName())
+				.isEqualTo("user-sweeper");
 		});
 	}
 
@@ -187,7 +187,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 0B");
 		assertStartupFails("ductor.idempotency.max-request-size=2GB",
 				"ductor.idempotency.max-request-size must be between 1B and 1GB but was 2147483648B");
-		assertStartupFails("ductor.idempotency.sweeper.interval=0s", "ductor.idempotency.sweeper.interval must be positive");
+		assertStartupFails("ductor.idempotency.sweeper.interval=0s",
+				"ductor.idempotency.sweeper.interval must be positive");
 		assertStartupFails("ductor.idempotency.max-response-size=0B",
 				"ductor.idempotency.max-response-size must be between 1B and 1GB but was 0B");
 		assertStartupFails("ductor.idempotency.max-response-size=2GB",

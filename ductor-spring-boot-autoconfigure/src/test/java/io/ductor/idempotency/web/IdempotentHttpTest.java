@@ -51,7 +51,10 @@ import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code @Idempotent} handler methods on a real Tomcat, over real HTTP, on a real PostgreSQL. */
+/**
+ * {@code @Idempotent} handler methods on a real Tomcat, over real HTTP, on a real
+ * PostgreSQL.
+ */
 class IdempotentHttpTest {
 
 	@RegisterExtension
@@ -72,9 +75,9 @@ class IdempotentHttpTest {
 	@BeforeAll
 	static void start() {
 		app = new SpringApplicationBuilder(ShopApplication.class).properties(postgres.springProperties())
-			.properties("server.port=0",
-				"spring.datasource.hikari.maximum-pool-size=20", "server.tomcat.threads.max=260",
-				"ductor.idempotency.wait-timeout=60s", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
+			.properties("server.port=0", "spring.datasource.hikari.maximum-pool-size=20",
+					"server.tomcat.threads.max=260", "ductor.idempotency.wait-timeout=60s",
+					"ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.run();
 		base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -101,7 +104,8 @@ class IdempotentHttpTest {
 		for (int i = 0; i < 200; i++) {
 			responses.add(sendAsync("/orders", key, "{\"customer\":\"alice\"}"));
 		}
-		// all 200 have reached the server: one is in the handler, the other 199 are parked on its key
+		// all 200 have reached the server: one is in the handler, the other 199 are
+		// parked on its key
 		awaitTrue(() -> shop.arrivals("/orders") == 200 && service.parkedDuplicates() == 199);
 		shop.openGate();
 
@@ -134,10 +138,12 @@ class IdempotentHttpTest {
 
 		List<HttpResponse<String>> answered = join(responses);
 		assertThat(answered).extracting(HttpResponse::statusCode).containsOnlyOnce(201).containsOnly(201, 409);
-		assertThat(answered).filteredOn((response) -> response.statusCode() == 409).hasSize(199).allSatisfy((response) -> {
-			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-			assertThat(response.body()).contains("\"status\":409").contains(key).contains("REJECT");
-		});
+		assertThat(answered).filteredOn((response) -> response.statusCode() == 409)
+			.hasSize(199)
+			.allSatisfy((response) -> {
+				assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+				assertThat(response.body()).contains("\"status\":409").contains(key).contains("REJECT");
+			});
 		assertThat(shop.runs("/orders/rejecting")).isEqualTo(1);
 	}
 
@@ -145,7 +151,8 @@ class IdempotentHttpTest {
 	void aReservationWhoseOwnerCrashedIsSweptAfterItsTtlAndTheRetryRunsTheHandlerOnce() throws Exception {
 		String key = newKey();
 		String body = "{\"customer\":\"carol\"}";
-		// an earlier attempt of this very request reserved the key, then its instance died
+		// an earlier attempt of this very request reserved the key, then its instance
+		// died
 		ReserveOutcome crashed = service.reserve(new IdempotentRequest("", "POST /orders", key,
 				RequestFingerprinter.fingerprint("POST", "/orders", body.getBytes(StandardCharsets.UTF_8))));
 		assertThat(crashed).isInstanceOf(ReserveOutcome.Reserved.class);
@@ -155,7 +162,8 @@ class IdempotentHttpTest {
 		awaitTrue(() -> service.parkedDuplicates() == 1);
 		assertThat(rows.status("", "POST /orders", key)).isEqualTo("pending");
 
-		// pending-ttl (5 minutes) passes; the sweeper releases the key and the parked retry takes it over
+		// pending-ttl (5 minutes) passes; the sweeper releases the key and the parked
+		// retry takes it over
 		rows.age("", "POST /orders", key, "5 minutes 1 second");
 		app.getBean("ductorSweeperWorker", PeriodicWorker.class).runRound();
 		HttpResponse<String> answered = retry.get(30, TimeUnit.SECONDS);
@@ -206,7 +214,8 @@ class IdempotentHttpTest {
 	void serverErrorsAndExceptionsReleaseTheKeyAndClientErrorsAreStored() throws Exception {
 		String key = newKey();
 		shop.failNext(2);
-		// one transaction: the reservation rolled back with the handler, no trace of the key
+		// one transaction: the reservation rolled back with the handler, no trace of the
+		// key
 		assertThat(send("/orders/flaky", key, "{}").statusCode()).isEqualTo(500);
 		assertThat(rows.row("", "POST /orders/flaky", key)).isEmpty();
 		assertThat(send("/orders/flaky", key, "{\"boom\":true}").statusCode()).isEqualTo(500);
@@ -335,7 +344,10 @@ class IdempotentHttpTest {
 		}
 	}
 
-	/** The test shop: counts arrivals and handler runs per path, and can hold handlers at a gate. */
+	/**
+	 * The test shop: counts arrivals and handler runs per path, and can hold handlers at
+	 * a gate.
+	 */
 	static final class Shop {
 
 		private final Map<String, AtomicInteger> arrivals = new ConcurrentHashMap<>();
@@ -434,8 +446,8 @@ class IdempotentHttpTest {
 
 		@PostMapping(path = "/orders/form", consumes = "application/x-www-form-urlencoded")
 		@Idempotent
-		String form(@org.springframework.web.bind.annotation.RequestParam
-				org.springframework.util.MultiValueMap<String, String> fields) {
+		String form(
+				@org.springframework.web.bind.annotation.RequestParam org.springframework.util.MultiValueMap<String, String> fields) {
 			return "run " + this.shop.run("/orders/form") + " of " + fields;
 		}
 

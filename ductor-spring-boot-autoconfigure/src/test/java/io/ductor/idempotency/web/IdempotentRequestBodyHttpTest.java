@@ -42,9 +42,9 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What an {@code @Idempotent} request's fingerprint covers, body shape by body shape (forms of
- * every method, multipart uploads, raw bytes) and how large a request may be, on a real Tomcat
- * over real HTTP.
+ * What an {@code @Idempotent} request's fingerprint covers, body shape by body shape
+ * (forms of every method, multipart uploads, raw bytes) and how large a request may be,
+ * on a real Tomcat over real HTTP.
  */
 class IdempotentRequestBodyHttpTest {
 
@@ -53,10 +53,16 @@ class IdempotentRequestBodyHttpTest {
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	/** Boot's defaults: FormContentFilter parses PUT/PATCH/DELETE forms, the container parses multipart. */
+	/**
+	 * Boot's defaults: FormContentFilter parses PUT/PATCH/DELETE forms, the container
+	 * parses multipart.
+	 */
 	static ConfigurableApplicationContext app;
 
-	/** Neither FormContentFilter nor the container's multipart support: bodies reach the handler raw. */
+	/**
+	 * Neither FormContentFilter nor the container's multipart support: bodies reach the
+	 * handler raw.
+	 */
 	static ConfigurableApplicationContext bare;
 
 	static HttpClient http;
@@ -70,8 +76,8 @@ class IdempotentRequestBodyHttpTest {
 	@BeforeAll
 	static void start() {
 		app = start("ductor.idempotency.max-request-size=" + LIMIT + "B", "spring.servlet.multipart.max-file-size=2KB");
-		bare = start("ductor.idempotency.max-request-size=" + LIMIT + "B", "spring.mvc.formcontent.filter.enabled=false",
-				"spring.servlet.multipart.enabled=false");
+		bare = start("ductor.idempotency.max-request-size=" + LIMIT + "B",
+				"spring.mvc.formcontent.filter.enabled=false", "spring.servlet.multipart.enabled=false");
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 		counter = app.getBean(Counter.class);
 		bareCounter = bare.getBean(Counter.class);
@@ -79,8 +85,7 @@ class IdempotentRequestBodyHttpTest {
 	}
 
 	private static ConfigurableApplicationContext start(String... properties) {
-		return new SpringApplicationBuilder(BodiesApplication.class)
-			.properties(postgres.springProperties())
+		return new SpringApplicationBuilder(BodiesApplication.class).properties(postgres.springProperties())
 			.properties("server.port=0", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false")
 			.properties(properties)
 			.run();
@@ -112,7 +117,8 @@ class IdempotentRequestBodyHttpTest {
 
 			assertProblem(send(app, method, "/transfers", key, FORM, body("amount=9999&to=mallory")), 422,
 					"was already used for a different request");
-			// every name and value a part of its own: a value moved across a boundary is another form
+			// every name and value a part of its own: a value moved across a boundary is
+			// another form
 			assertProblem(send(app, method, "/transfers", key, FORM, body("amount=10%26to%3Dalice")), 422,
 					"was already used for a different request");
 			assertThat(counter.runs(method + " /transfers")).as(method).isEqualTo(1);
@@ -186,7 +192,8 @@ class IdempotentRequestBodyHttpTest {
 	void aRequestLargerThanTheLimitIs413BeforeItsHandlerRunsAndNothingIsStored() throws Exception {
 		String json = "{\"note\":\"" + "x".repeat(LIMIT) + "\"}";
 		String form = "note=" + "x".repeat(LIMIT);
-		// every part within spring.servlet.multipart.max-file-size (2KB), together beyond the limit
+		// every part within spring.servlet.multipart.max-file-size (2KB), together beyond
+		// the limit
 		Multipart upload = new Multipart().field("title", "big")
 			.part("meta", null, "application/json", "{\"pad\":\"" + "x".repeat(1500) + "\"}")
 			.part("file", "big-1.bin", "application/octet-stream", "x".repeat(1500))
@@ -209,22 +216,26 @@ class IdempotentRequestBodyHttpTest {
 		Multipart overFileSize = new Multipart().field("title", "big")
 			.part("meta", null, "application/json", "{}")
 			.part("file", "big.bin", "application/octet-stream", "x".repeat(3000));
-		Multipart good = new Multipart().field("title", "t").part("meta", null, "application/json", "{}")
+		Multipart good = new Multipart().field("title", "t")
+			.part("meta", null, "application/json", "{}")
 			.part("file", "a.txt", "text/plain", "abc");
 		byte[] truncated = java.util.Arrays.copyOf(good.body(), good.body().length - 10);
 		for (boolean chunked : new boolean[] { false, true }) {
-			assertRefused(send(app, "POST", "/documents", newKey(), overFileSize.contentType(), overFileSize.body(),
-					chunked), 413, "The multipart body of this request exceeds the server's limits");
+			assertRefused(
+					send(app, "POST", "/documents", newKey(), overFileSize.contentType(), overFileSize.body(), chunked),
+					413, "The multipart body of this request exceeds the server's limits");
 			assertRefused(send(app, "POST", "/documents", newKey(), good.contentType(), truncated, chunked), 400,
 					"The multipart body of this request could not be read: Stream ended unexpectedly");
 			assertRefused(send(app, "POST", "/documents", newKey(), "multipart/form-data", good.body(), chunked), 400,
 					"no multipart boundary was found");
 		}
-		// beyond Tomcat's own form limit (server.tomcat.max-http-form-post-size, 2MB), sent without a length
+		// beyond Tomcat's own form limit (server.tomcat.max-http-form-post-size, 2MB),
+		// sent without a length
 		try (ConfigurableApplicationContext large = start("ductor.idempotency.max-request-size=10MB")) {
-			assertRefused(send(large, "POST", "/transfers", newKey(), FORM,
-					body("amount=1&to=" + "x".repeat(3 * 1024 * 1024)), true), 413,
-					"The form body of this request exceeds the server's limits");
+			assertRefused(
+					send(large, "POST", "/transfers", newKey(), FORM,
+							body("amount=1&to=" + "x".repeat(3 * 1024 * 1024)), true),
+					413, "The form body of this request exceeds the server's limits");
 			assertThat(large.getBean(Counter.class).runs()).isZero();
 		}
 		assertThat(counter.runs()).isZero();
@@ -238,8 +249,9 @@ class IdempotentRequestBodyHttpTest {
 		HttpResponse<String> first = send(app, "POST", "/bundles", key, mixed, bundle.body());
 		assertThat(first.statusCode()).isEqualTo(200);
 		assertThat(first.body()).isEqualTo("run 1: first");
-		assertThat(send(app, "POST", "/bundles", key, mixed, bundle.body()).headers()
-			.firstValue("Idempotency-Replayed")).hasValue("true");
+		assertThat(
+				send(app, "POST", "/bundles", key, mixed, bundle.body()).headers().firstValue("Idempotency-Replayed"))
+			.hasValue("true");
 		assertProblem(send(app, "POST", "/bundles", key, mixed, new Multipart().field("a", "other").body()), 422,
 				"was already used for a different request");
 	}
@@ -251,13 +263,15 @@ class IdempotentRequestBodyHttpTest {
 		assertThat(json).hasSize(LIMIT);
 		assertThat(send(app, "POST", "/orders", newKey(), "application/json", json).statusCode()).isEqualTo(200);
 		assertThat(send(app, "POST", "/orders", newKey(), "application/json", json, true).statusCode()).isEqualTo(200);
-		assertThat(send(app, "POST", "/orders", newKey(), "application/json",
-				body("{\"note\":\"" + padding + "x\"}"), true).statusCode()).isEqualTo(413);
+		assertThat(send(app, "POST", "/orders", newKey(), "application/json", body("{\"note\":\"" + padding + "x\"}"),
+				true)
+			.statusCode()).isEqualTo(413);
 	}
 
 	@Test
 	void jsonBodiesAndParsedFormsKeepTheFingerprintsOfEarlierReleases() throws Exception {
-		// SHA-256 over "4:POST7:/orders21:{\"customer\":\"pinned\"}", as the first release computed it
+		// SHA-256 over "4:POST7:/orders21:{\"customer\":\"pinned\"}", as the first
+		// release computed it
 		String key = newKey();
 		send(app, "POST", "/orders", key, "application/json", body("{\"customer\":\"pinned\"}"));
 		assertThat(rows.row("", "POST /orders", key)).containsEntry("request_fingerprint",
@@ -305,7 +319,9 @@ class IdempotentRequestBodyHttpTest {
 		return send(context, method, path, key, contentType, body, false);
 	}
 
-	/** {@code chunked}: no Content-Length, so the server learns the size only by reading. */
+	/**
+	 * {@code chunked}: no Content-Length, so the server learns the size only by reading.
+	 */
 	static HttpResponse<String> send(ConfigurableApplicationContext context, String method, String path, String key,
 			String contentType, byte[] body, boolean chunked) throws Exception {
 		HttpRequest.BodyPublisher publisher = chunked
@@ -320,7 +336,10 @@ class IdempotentRequestBodyHttpTest {
 			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
-	/** A multipart/form-data body, written by hand so that every header of every part is the test's. */
+	/**
+	 * A multipart/form-data body, written by hand so that every header of every part is
+	 * the test's.
+	 */
 	static final class Multipart {
 
 		private static final String BOUNDARY = "ductor-boundary-7MA4YWxkTrZu0gW";

@@ -52,8 +52,9 @@ import io.ductor.worker.internal.PeriodicWorker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code @Idempotent} in its default one-transaction mode, and the response rules of both modes,
- * on a real Tomcat over real HTTP on a real PostgreSQL, with a pool of 10 connections.
+ * {@code @Idempotent} in its default one-transaction mode, and the response rules of both
+ * modes, on a real Tomcat over real HTTP on a real PostgreSQL, with a pool of 10
+ * connections.
  */
 class OneTransactionHttpTest {
 
@@ -81,7 +82,8 @@ class OneTransactionHttpTest {
 		jdbc = JdbcClient.create(postgres.dataSource());
 		jdbc.sql("CREATE TABLE booking (id bigserial PRIMARY KEY, booking_key text NOT NULL, amount integer NOT NULL)")
 			.update();
-		// a commit-time check: a booking with a negative amount fails the transaction's commit
+		// a commit-time check: a booking with a negative amount fails the transaction's
+		// commit
 		jdbc.sql("""
 				CREATE FUNCTION booking_check() RETURNS trigger LANGUAGE plpgsql AS $$
 				BEGIN
@@ -91,7 +93,8 @@ class OneTransactionHttpTest {
 		jdbc.sql("""
 				CREATE CONSTRAINT TRIGGER booking_check AFTER INSERT ON booking
 				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION booking_check()""").update();
-		// poisons the completion of chosen keys, as a lost connection or a full disk would
+		// poisons the completion of chosen keys, as a lost connection or a full disk
+		// would
 		jdbc.sql("CREATE TABLE poisoned_key (idempotency_key text PRIMARY KEY)").update();
 		jdbc.sql("""
 				CREATE FUNCTION poison_completion() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -103,12 +106,11 @@ class OneTransactionHttpTest {
 				    RETURN NEW;
 				END $$""").update();
 		app = new SpringApplicationBuilder(BookingApplication.class).properties(postgres.springProperties())
-			.properties("server.port=0",
-				"spring.datasource.hikari.maximum-pool-size=10", "spring.datasource.hikari.connection-timeout=3000",
-				"server.tomcat.threads.max=260", "ductor.idempotency.wait-timeout=60s",
-				"ductor.idempotency.poll-interval=5s",
-				"ductor.idempotency.max-response-size=1KB", "ductor.idempotency.sweeper.interval=1h",
-				"ductor.retention.enabled=false", "spring.flyway.enabled=false")
+			.properties("server.port=0", "spring.datasource.hikari.maximum-pool-size=10",
+					"spring.datasource.hikari.connection-timeout=3000", "server.tomcat.threads.max=260",
+					"ductor.idempotency.wait-timeout=60s", "ductor.idempotency.poll-interval=5s",
+					"ductor.idempotency.max-response-size=1KB", "ductor.idempotency.sweeper.interval=1h",
+					"ductor.retention.enabled=false", "spring.flyway.enabled=false")
 			.run();
 		// after Ductor's migrations created the table
 		jdbc.sql("""
@@ -141,14 +143,18 @@ class OneTransactionHttpTest {
 		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key);
 		boolean leftNoTrace = bookingRows(key) == 0 && rows.row("", "POST /bookings", key).isEmpty();
-		// the handler did nothing wrong: the release is counted as the completion's failure
+		// the handler did nothing wrong: the release is counted as the completion's
+		// failure
 		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
 		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 
-		// the client retries; whatever a pending reservation was left behind is swept after pending-ttl
+		// the client retries; whatever a pending reservation was left behind is swept
+		// after pending-ttl
 		jdbc.sql("DELETE FROM poisoned_key").update();
 		jdbc.sql("UPDATE eec_routing_idempotency SET expires_at = now() - interval '1 second'"
-				+ " WHERE idempotency_key = ? AND status = 'pending'").param(key).update();
+				+ " WHERE idempotency_key = ? AND status = 'pending'")
+			.param(key)
+			.update();
 		app.getBean("ductorSweeperWorker", PeriodicWorker.class).runRound();
 		HttpResponse<String> retry = send("/bookings", key);
 		HttpResponse<String> again = send("/bookings", key);
@@ -200,7 +206,8 @@ class OneTransactionHttpTest {
 		bookings.closeGate(key);
 		CompletableFuture<HttpResponse<String>> first = sendAsync("/bookings", key);
 		awaitTrue(() -> bookings.backend(key) != null);
-		// the instance loses its connection (or dies) after the handler's write, before the commit
+		// the instance loses its connection (or dies) after the handler's write, before
+		// the commit
 		jdbc.sql("SELECT pg_terminate_backend(?)").param(bookings.backend(key)).query(Boolean.class).single();
 		bookings.openGate();
 		assertProblem(first.get(30, TimeUnit.SECONDS), 500, "could not be committed");
@@ -220,9 +227,11 @@ class OneTransactionHttpTest {
 		for (int i = 0; i < 200; i++) {
 			storm.add(sendAsync("/bookings", key));
 		}
-		// one holds the key (and one connection) in its handler; 199 are parked without a connection
+		// one holds the key (and one connection) in its handler; 199 are parked without a
+		// connection
 		awaitTrue(() -> bookings.runs(key) == 1 && service.parkedDuplicates() == 199);
-		// only the holder's connection and the notification listener's are in use (a duplicate looking
+		// only the holder's connection and the notification listener's are in use (a
+		// duplicate looking
 		// again takes one for a moment)
 		assertThat(HikariPool.of(app).fewestActiveWithin(Duration.ofSeconds(1))).isLessThanOrEqualTo(2);
 
@@ -230,8 +239,9 @@ class OneTransactionHttpTest {
 		for (int i = 0; i < 20; i++) {
 			assertThat(send("/bookings", newKey()).statusCode()).isEqualTo(201);
 		}
-		assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ping")).build(),
-				HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("1");
+		assertThat(http
+			.send(HttpRequest.newBuilder(URI.create(base + "/ping")).build(), HttpResponse.BodyHandlers.ofString())
+			.body()).isEqualTo("1");
 
 		bookings.openGate();
 		List<HttpResponse<String>> answered = new ArrayList<>();
@@ -295,8 +305,7 @@ class OneTransactionHttpTest {
 	}
 
 	@Test
-	void aSuccessCarryingSetCookieRollsBackWithAProblemInOneTransactionAndIsSentUnstoredInTwoPhase()
-			throws Exception {
+	void aSuccessCarryingSetCookieRollsBackWithAProblemInOneTransactionAndIsSentUnstoredInTwoPhase() throws Exception {
 		String key = newKey();
 		HttpResponse<String> refused = send("/bookings/cookie", key);
 		assertProblem(refused, 500, "Set-Cookie");
@@ -308,7 +317,8 @@ class OneTransactionHttpTest {
 		String twoPhase = newKey();
 		HttpResponse<String> sent = send("/bookings/two-phase/cookie", twoPhase);
 		assertThat(sent.statusCode()).isEqualTo(200);
-		assertThat(sent.headers().firstValue("Set-Cookie")).hasValueSatisfying((cookie) -> cookie.startsWith("session="));
+		assertThat(sent.headers().firstValue("Set-Cookie"))
+			.hasValueSatisfying((cookie) -> cookie.startsWith("session="));
 		assertThat(rows.status("", "POST /bookings/two-phase/cookie", twoPhase)).isEqualTo("failed_before_commit");
 		assertThat(send("/bookings/two-phase/cookie", twoPhase).headers().firstValue("Idempotency-Replayed")).isEmpty();
 	}
@@ -334,7 +344,8 @@ class OneTransactionHttpTest {
 		HttpResponse<String> noRoom = send("/bookings/no-room", key);
 		assertThat(noRoom.statusCode()).isEqualTo(409);
 		assertThat(noRoom.body()).isEqualTo("no room");
-		// the joined @Transactional method marked the transaction rollback-only: nothing could commit
+		// the joined @Transactional method marked the transaction rollback-only: nothing
+		// could commit
 		assertThat(bookingRows(key)).isZero();
 		assertThat(rows.row("", "POST /bookings/no-room", key)).isEmpty();
 		assertThat(released("rolled_back")).isEqualTo(before + 1);
@@ -357,7 +368,8 @@ class OneTransactionHttpTest {
 		double before = released("not_storable");
 		HttpResponse<String> first = send("/bookings/checked", key);
 		HttpResponse<String> again = send("/bookings/checked", key);
-		// the error page's body is written after the filter: a replay could only send it empty
+		// the error page's body is written after the filter: a replay could only send it
+		// empty
 		for (HttpResponse<String> response : List.of(first, again)) {
 			assertThat(response.statusCode()).isEqualTo(422);
 			assertThat(response.body()).contains("\"status\":422");
@@ -443,7 +455,10 @@ class OneTransactionHttpTest {
 
 	}
 
-	/** Counts handler runs per key, remembers each key's backend, and can hold handlers at a gate. */
+	/**
+	 * Counts handler runs per key, remembers each key's backend, and can hold handlers at
+	 * a gate.
+	 */
 	static final class Bookings {
 
 		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
@@ -513,7 +528,10 @@ class OneTransactionHttpTest {
 			this.hotel = hotel;
 		}
 
-		/** Writes a booking with the application's own JdbcTemplate: it joins the decision's transaction. */
+		/**
+		 * Writes a booking with the application's own JdbcTemplate: it joins the
+		 * decision's transaction.
+		 */
 		private long book(String key, int amount) {
 			Long id = this.jdbc.queryForObject("INSERT INTO booking (booking_key, amount) VALUES (?, ?) RETURNING id",
 					Long.class, key, amount);
@@ -611,7 +629,10 @@ class OneTransactionHttpTest {
 			throw new IllegalStateException("the hotel refused after the audit was written");
 		}
 
-		/** Refuses the way Spring users do: the container renders the body, after the filter. */
+		/**
+		 * Refuses the way Spring users do: the container renders the body, after the
+		 * filter.
+		 */
 		@PostMapping("/bookings/checked")
 		@Idempotent
 		String checked(@RequestHeader("Idempotency-Key") String key) {

@@ -99,7 +99,8 @@ class PostgresNotificationListenerTest {
 				sendUntilReceived("ductor_test", "before");
 				assertThat(this.connects).hasValue(1);
 
-				// the listening connection stays open but nothing reaches either end any more
+				// the listening connection stays open but nothing reaches either end any
+				// more
 				proxy.silenceOpenConnections();
 
 				assertThat(sendUntilReceived("ductor_test", "after")).isEqualTo("after");
@@ -117,7 +118,8 @@ class PostgresNotificationListenerTest {
 		Subscription subscription = this.listener.subscribe("late_channel", handler());
 		sendUntilReceived("late_channel", "late");
 		subscription.close();
-		// wait until the listener has dropped the channel: a marker on a second channel arrives after it
+		// wait until the listener has dropped the channel: a marker on a second channel
+		// arrives after it
 		this.listener.subscribe("marker", handler());
 		sendUntilReceived("marker", "marker");
 		notify("late_channel", "ignored");
@@ -147,7 +149,10 @@ class PostgresNotificationListenerTest {
 		};
 	}
 
-	/** Notifications sent before the listener (re)connected are lost by design: send until one arrives. */
+	/**
+	 * Notifications sent before the listener (re)connected are lost by design: send until
+	 * one arrives.
+	 */
 	private String sendUntilReceived(String channel, String payload) throws InterruptedException {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
 		while (System.nanoTime() < deadline) {
@@ -161,7 +166,9 @@ class PostgresNotificationListenerTest {
 		throw new AssertionError("no notification on " + channel + " within 20 s");
 	}
 
-	/** @return every payload received up to and including {@code last} */
+	/**
+	 * @return every payload received up to and including {@code last}
+	 */
 	private List<String> receivedUntil(String last) throws InterruptedException {
 		List<String> payloads = new ArrayList<>();
 		while (payloads.isEmpty() || !payloads.get(payloads.size() - 1).equals(last)) {

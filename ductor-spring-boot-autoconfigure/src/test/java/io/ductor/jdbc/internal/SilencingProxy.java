@@ -11,9 +11,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP proxy for tests that can make the connections it carries go silent: after
- * {@link #silenceOpenConnections()} their bytes are swallowed in both directions and their sockets
- * stay open, as a connection left half-open by a failover or a dropped NAT entry. Connections
- * made afterwards are carried normally.
+ * {@link #silenceOpenConnections()} their bytes are swallowed in both directions and
+ * their sockets stay open, as a connection left half-open by a failover or a dropped NAT
+ * entry. Connections made afterwards are carried normally.
  */
 final class SilencingProxy implements AutoCloseable {
 

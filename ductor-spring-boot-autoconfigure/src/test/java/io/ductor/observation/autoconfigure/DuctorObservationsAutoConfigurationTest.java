@@ -27,15 +27,17 @@ import io.ductor.test.PostgresExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Ductor's observations use the application's observation registry and convention when there are
- * any, and observe nothing (and fail nothing) without them or without Micrometer.
+ * Ductor's observations use the application's observation registry and convention when
+ * there are any, and observe nothing (and fail nothing) without them or without
+ * Micrometer.
  */
 class DuctorObservationsAutoConfigurationTest {
 
 	@RegisterExtension
 	static final PostgresExtension postgres = new PostgresExtension();
 
-	private final ApplicationContextRunner runner = DuctorContextRunners.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorObservationAutoConfiguration.class)
+	private final ApplicationContextRunner runner = DuctorContextRunners
+		.onDatabase(postgres, DuctorAutoConfiguration.class, DuctorObservationAutoConfiguration.class)
 		.withPropertyValues("ductor.retention.enabled=false");
 
 	@Test

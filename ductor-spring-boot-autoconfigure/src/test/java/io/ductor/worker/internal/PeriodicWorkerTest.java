@@ -70,7 +70,8 @@ class PeriodicWorkerTest {
 		});
 		worker.start();
 		try {
-			// an hour-long interval: only "more work" can drain the backlog, only trigger() can run it again
+			// an hour-long interval: only "more work" can drain the backlog, only
+			// trigger() can run it again
 			assertThat(drained.await(5, TimeUnit.SECONDS)).isTrue();
 			worker.trigger();
 			assertThat(triggered.await(5, TimeUnit.SECONDS)).isTrue();

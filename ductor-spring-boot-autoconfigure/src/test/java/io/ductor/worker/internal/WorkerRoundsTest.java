@@ -28,8 +28,8 @@ class WorkerRoundsTest {
 	@Test
 	void aWorkerThatNeverRanHasNothingToReport() {
 		WorkerStatus status = this.rounds.status(false, Duration.ofSeconds(30));
-		assertThat(status).isEqualTo(new WorkerStatus("sweeper", false, Duration.ofSeconds(30), null, 0, null, null,
-				null));
+		assertThat(status)
+			.isEqualTo(new WorkerStatus("sweeper", false, Duration.ofSeconds(30), null, 0, null, null, null));
 		assertThat(this.told).isEmpty();
 	}
 

@@ -9,8 +9,9 @@ import tools.jackson.databind.node.ObjectNode;
 import io.ductor.actuate.internal.PayloadMask;
 
 /**
- * Replaces the value of every object field with one of the hidden names, at any depth of an
- * intent's arguments, by {@value #HIDDEN}. Arguments that are not JSON are hidden whole.
+ * Replaces the value of every object field with one of the hidden names, at any depth of
+ * an intent's arguments, by {@value #HIDDEN}. Arguments that are not JSON are hidden
+ * whole.
  */
 public class HiddenFieldsMask implements PayloadMask {
 

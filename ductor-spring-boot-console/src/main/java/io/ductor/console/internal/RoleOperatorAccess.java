@@ -4,7 +4,10 @@ import org.springframework.boot.actuate.endpoint.SecurityContext;
 
 import io.ductor.actuate.OperatorAccess;
 
-/** Lets callers in one role change intents (Spring Security's {@code ROLE_} prefix is implied). */
+/**
+ * Lets callers in one role change intents (Spring Security's {@code ROLE_} prefix is
+ * implied).
+ */
 public class RoleOperatorAccess implements OperatorAccess {
 
 	private final String role;

@@ -18,8 +18,9 @@ import io.ductor.run.TickService;
 import io.ductor.testing.DuctorTester;
 
 /**
- * Auto-configuration of the {@link DuctorTester}, imported by {@link AutoConfigureDuctorTester}
- * only: it is not among the application's auto-configurations.
+ * Auto-configuration of the {@link DuctorTester}, imported by
+ * {@link AutoConfigureDuctorTester} only: it is not among the application's
+ * auto-configurations.
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })

@@ -17,8 +17,9 @@ import io.ductor.effect.ReconcileOutcome;
 import io.ductor.run.TickService;
 
 /**
- * A tiny bakery that uses Ductor as a user would: an order is a run whose first tick charges the
- * customer; the charge, when it runs, completes the run. Its receivers count their calls.
+ * A tiny bakery that uses Ductor as a user would: an order is a run whose first tick
+ * charges the customer; the charge, when it runs, completes the run. Its receivers count
+ * their calls.
  */
 @SpringBootApplication
 public class Bakery {
@@ -53,7 +54,9 @@ public class Bakery {
 
 	}
 
-	/** A payment gateway that deduplicates by key; the charge completes the order's run. */
+	/**
+	 * A payment gateway that deduplicates by key; the charge completes the order's run.
+	 */
 	@Component
 	public static class Payments {
 
@@ -80,7 +83,10 @@ public class Bakery {
 
 	}
 
-	/** A mailer that cannot deduplicate, and a shipper that can be asked whether a parcel left. */
+	/**
+	 * A mailer that cannot deduplicate, and a shipper that can be asked whether a parcel
+	 * left.
+	 */
 	@Component
 	public static class Outside {
 

@@ -12,7 +12,10 @@ import io.ductor.test.PostgresExtension;
 import io.ductor.testing.AutoConfigureDuctorTester;
 import io.ductor.testing.DuctorTester;
 
-/** A test as a user of Ductor writes it: place an order, drain, assert the effect and the run. */
+/**
+ * A test as a user of Ductor writes it: place an order, drain, assert the effect and the
+ * run.
+ */
 @SpringBootTest(classes = Bakery.class)
 @AutoConfigureDuctorTester
 class BakeryOrderTest {
@@ -35,7 +38,11 @@ class BakeryOrderTest {
 	void placingAnOrderChargesTheCustomerOnceAndCompletesTheOrder() {
 		this.orders.place("42", 1250);
 		this.ductor.drain();
-		this.ductor.assertEffects().hasOne("payment.charge").hasKey("charge:42").hasArguments("42", 1250).isCompleted()
+		this.ductor.assertEffects()
+			.hasOne("payment.charge")
+			.hasKey("charge:42")
+			.hasArguments("42", 1250)
+			.isCompleted()
 			.hasAttempts(1);
 		this.ductor.assertRun("42").isCompleted().hasTransitions("placed", "charged");
 	}

@@ -23,10 +23,10 @@ import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
- * Debian's headless Chromium driven by Selenium through Debian's {@code chromedriver}: the one way
- * pages are tested. {@link #launch(int, int)} skips the test, with a message that says what to
- * install, when the driver is missing; it never downloads a browser or a driver. Each browser has a
- * fresh profile, deleted on {@link #close()}.
+ * Debian's headless Chromium driven by Selenium through Debian's {@code chromedriver}:
+ * the one way pages are tested. {@link #launch(int, int)} skips the test, with a message
+ * that says what to install, when the driver is missing; it never downloads a browser or
+ * a driver. Each browser has a fresh profile, deleted on {@link #close()}.
  */
 public final class Browser implements AutoCloseable {
 
@@ -48,8 +48,8 @@ public final class Browser implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a headless Chromium with a window of the given size, or skips the calling test when
-	 * Debian's {@code chromium} and {@code chromium-driver} are not installed.
+	 * Starts a headless Chromium with a window of the given size, or skips the calling
+	 * test when Debian's {@code chromium} and {@code chromium-driver} are not installed.
 	 * @param width the window width in pixels
 	 * @param height the window height in pixels
 	 * @return the browser
@@ -78,36 +78,47 @@ public final class Browser implements AutoCloseable {
 		return new Browser(driver, profile);
 	}
 
-	/** @return the Selenium driver, for what this class does not offer */
+	/**
+	 * @return the Selenium driver, for what this class does not offer
+	 */
 	public ChromeDriver driver() {
 		return this.driver;
 	}
 
-	/** @param url the page to open; returns once it has loaded */
+	/**
+	 * @param url the page to open; returns once it has loaded
+	 */
 	public void open(String url) {
 		this.driver.get(url);
 	}
 
 	/**
 	 * @param expression a JavaScript expression
-	 * @return its value (strings, numbers as {@code Long} or {@code Double}, booleans, or {@code null})
+	 * @return its value (strings, numbers as {@code Long} or {@code Double}, booleans, or
+	 * {@code null})
 	 */
 	public Object evaluate(String expression) {
 		return ((JavascriptExecutor) this.driver).executeScript("return (" + expression + ");");
 	}
 
-	/** @param css the element @return the element, once it is in the page */
+	/**
+	 * @param css the element @return the element, once it is in the page
+	 */
 	public WebElement find(String css) {
 		return await(() -> this.driver.findElements(By.cssSelector(css)).stream().findFirst().orElse(null),
 				"an element matching " + css);
 	}
 
-	/** @param css the element @return its text, once it is in the page */
+	/**
+	 * @param css the element @return its text, once it is in the page
+	 */
 	public String text(String css) {
 		return find(css).getAttribute("textContent");
 	}
 
-	/** Replaces the value of an input, or chooses the option with this value of a select. */
+	/**
+	 * Replaces the value of an input, or chooses the option with this value of a select.
+	 */
 	public void fill(String css, String text) {
 		WebElement input = find(css);
 		if ("select".equalsIgnoreCase(input.getTagName())) {
@@ -138,8 +149,8 @@ public final class Browser implements AutoCloseable {
 			});
 		}
 		catch (TimeoutException ex) {
-			throw new AssertionError("Waited " + PATIENCE.toSeconds() + " s for " + what + " on " + this.driver.getCurrentUrl(),
-					ex);
+			throw new AssertionError(
+					"Waited " + PATIENCE.toSeconds() + " s for " + what + " on " + this.driver.getCurrentUrl(), ex);
 		}
 	}
 
@@ -147,7 +158,8 @@ public final class Browser implements AutoCloseable {
 	public void screenshot(Path file) {
 		try {
 			Files.createDirectories(file.toAbsolutePath().getParent());
-			Files.copy(this.driver.getScreenshotAs(OutputType.FILE).toPath(), file, StandardCopyOption.REPLACE_EXISTING);
+			Files.copy(this.driver.getScreenshotAs(OutputType.FILE).toPath(), file,
+					StandardCopyOption.REPLACE_EXISTING);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

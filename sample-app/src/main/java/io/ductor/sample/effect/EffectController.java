@@ -16,8 +16,8 @@ import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectResolution;
 
 /**
- * The operator's side of the sample, through {@link EffectOutbox}: look at an effect, decide on
- * one waiting in {@code needs_decision}, run a failed one again.
+ * The operator's side of the sample, through {@link EffectOutbox}: look at an effect,
+ * decide on one waiting in {@code needs_decision}, run a failed one again.
  */
 @RestController
 @RequestMapping("/effects")
@@ -35,19 +35,24 @@ class EffectController {
 	}
 
 	/**
-	 * Decide on an effect in {@code needs_decision}: {@code RETRY} (the receiver did not apply it:
-	 * run again with the same key), {@code MARK_DONE} (it did) or {@code MARK_FAILED}.
+	 * Decide on an effect in {@code needs_decision}: {@code RETRY} (the receiver did not
+	 * apply it: run again with the same key), {@code MARK_DONE} (it did) or
+	 * {@code MARK_FAILED}.
 	 */
 	@PostMapping("/{id}/resolution")
 	EffectView resolve(@PathVariable long id, @RequestBody Resolution body) {
 		if (body.resolution() == null) {
-			throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "resolution must be RETRY, MARK_DONE or MARK_FAILED");
+			throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+					"resolution must be RETRY, MARK_DONE or MARK_FAILED");
 		}
 		this.outbox.find(id).orElseThrow(() -> notFound(id));
 		return EffectView.of(this.outbox.resolve(id, body.resolution()));
 	}
 
-	/** Run a {@code failed} (or undecided) effect again, with the same key and a fresh budget. */
+	/**
+	 * Run a {@code failed} (or undecided) effect again, with the same key and a fresh
+	 * budget.
+	 */
 	@PostMapping("/{id}/retry")
 	EffectView retry(@PathVariable long id) {
 		this.outbox.find(id).orElseThrow(() -> notFound(id));
@@ -63,7 +68,9 @@ class EffectController {
 		return new ResponseStatusException(HttpStatus.NOT_FOUND, "No effect with id " + id);
 	}
 
-	/** @param resolution the decision */
+	/**
+	 * @param resolution the decision
+	 */
 	record Resolution(EffectResolution resolution) {
 	}
 

@@ -15,10 +15,11 @@ import io.ductor.sample.payment.PaymentGateway;
 import io.ductor.sample.stock.StockRoom;
 
 /**
- * Queues a fault for the next request to a simulated receiver, so that a retry or a decision can
- * be watched on demand: {@code POST /faults} with {@code {"target": "gateway", "fault": "AFTER_APPLY"}};
- * target {@code warehouse} makes the next paid order fail at shipping, so that its charge is refunded
- * and its stock released by compensations.
+ * Queues a fault for the next request to a simulated receiver, so that a retry or a
+ * decision can be watched on demand: {@code POST /faults} with {@code {"target":
+ * "gateway", "fault": "AFTER_APPLY"}}; target {@code warehouse} makes the next paid order
+ * fail at shipping, so that its charge is refunded and its stock released by
+ * compensations.
  */
 @RestController
 @RequestMapping("/faults")
@@ -48,8 +49,8 @@ class FaultController {
 	}
 
 	/**
-	 * @param target {@code gateway}, {@code mailer} or {@code warehouse} (any fault: the shelf is
-	 * empty when the next paid order ships)
+	 * @param target {@code gateway}, {@code mailer} or {@code warehouse} (any fault: the
+	 * shelf is empty when the next paid order ships)
 	 * @param fault what the next request gets
 	 */
 	record Injection(String target, Fault fault) {

@@ -6,10 +6,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Decides which {@link Fault} the next request to a simulated receiver gets: first the faults
- * queued with {@link #inject(Fault)} (by the page's buttons or a test), then at random with the
- * configured failure rate, half before and half after applying. Also holds the receiver's answer
- * back for its configured latency.
+ * Decides which {@link Fault} the next request to a simulated receiver gets: first the
+ * faults queued with {@link #inject(Fault)} (by the page's buttons or a test), then at
+ * random with the configured failure rate, half before and half after applying. Also
+ * holds the receiver's answer back for its configured latency.
  */
 public final class FaultPlan {
 
@@ -28,15 +28,17 @@ public final class FaultPlan {
 	}
 
 	/**
-	 * Make a coming request fail (or succeed, with {@link Fault#NONE}) whatever the failure rate.
-	 * Queued faults are used in order, one per request.
+	 * Make a coming request fail (or succeed, with {@link Fault#NONE}) whatever the
+	 * failure rate. Queued faults are used in order, one per request.
 	 * @param fault the fault
 	 */
 	public void inject(Fault fault) {
 		this.queued.add(fault);
 	}
 
-	/** @return how many queued faults are still waiting for a request */
+	/**
+	 * @return how many queued faults are still waiting for a request
+	 */
 	public int queued() {
 		return this.queued.size();
 	}
@@ -46,7 +48,9 @@ public final class FaultPlan {
 		this.queued.clear();
 	}
 
-	/** @return the fault for the request being handled now */
+	/**
+	 * @return the fault for the request being handled now
+	 */
 	public Fault next() {
 		Fault fault = this.queued.poll();
 		if (fault != null) {

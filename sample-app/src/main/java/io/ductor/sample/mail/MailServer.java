@@ -14,13 +14,14 @@ import io.ductor.sample.fault.FaultPlan;
 import io.ductor.sample.fault.SimulationProperties;
 
 /**
- * A mail server simulated inside the sample, like many real ones: it cannot deduplicate, so a
- * message sent twice arrives twice (its outbox is {@code sample_receipt}). A request refused
- * before sending throws {@link EffectNotAppliedException}; a message sent whose confirmation is
- * lost throws {@link MailTimeoutException}, and the caller cannot tell whether it went. But the
- * server keeps a sent log that can be asked ({@link #wasSent}), which is what the receipt's
- * reconciler does; for a message sent under {@link Fault#AFTER_APPLY_LOG_DOWN} the log cannot be
- * read, and only a person can decide.
+ * A mail server simulated inside the sample, like many real ones: it cannot deduplicate,
+ * so a message sent twice arrives twice (its outbox is {@code sample_receipt}). A request
+ * refused before sending throws {@link EffectNotAppliedException}; a message sent whose
+ * confirmation is lost throws {@link MailTimeoutException}, and the caller cannot tell
+ * whether it went. But the server keeps a sent log that can be asked ({@link #wasSent}),
+ * which is what the receipt's reconciler does; for a message sent under
+ * {@link Fault#AFTER_APPLY_LOG_DOWN} the log cannot be read, and only a person can
+ * decide.
  */
 @Component
 public class MailServer {
@@ -37,25 +38,30 @@ public class MailServer {
 		this.faults = new FaultPlan(properties.mailer());
 	}
 
-	/** @return the mail server's faults, to inject some */
+	/**
+	 * @return the mail server's faults, to inject some
+	 */
 	public FaultPlan faults() {
 		return this.faults;
 	}
 
 	/**
 	 * Send a message.
-	 * @param messageId the sender's id for the message (the server ignores it for deduplication)
+	 * @param messageId the sender's id for the message (the server ignores it for
+	 * deduplication)
 	 * @param orderId the order the message is about
 	 * @param recipient to whom
 	 * @param body the text
-	 * @throws EffectNotAppliedException when the server refused the message before sending it
-	 * @throws MailTimeoutException when the message was sent but the confirmation was lost
+	 * @throws EffectNotAppliedException when the server refused the message before
+	 * sending it
+	 * @throws MailTimeoutException when the message was sent but the confirmation was
+	 * lost
 	 */
 	public void send(String messageId, String orderId, String recipient, String body) {
 		Fault fault = this.faults.next();
 		if (fault == Fault.BEFORE_APPLY) {
-			throw new EffectNotAppliedException("Mail server refused the connection; message '" + messageId
-					+ "' was not sent");
+			throw new EffectNotAppliedException(
+					"Mail server refused the connection; message '" + messageId + "' was not sent");
 		}
 		this.jdbc.sql("INSERT INTO sample_receipt (message_id, order_id, recipient, body) VALUES (?, ?, ?, ?)")
 			.params(messageId, orderId, recipient, body)
@@ -65,8 +71,8 @@ public class MailServer {
 			this.unreadable.add(messageId);
 		}
 		if (fault == Fault.AFTER_APPLY || fault == Fault.AFTER_APPLY_LOG_DOWN) {
-			throw new MailTimeoutException("Mail server did not confirm message '" + messageId
-					+ "'; it may or may not have been sent");
+			throw new MailTimeoutException(
+					"Mail server did not confirm message '" + messageId + "'; it may or may not have been sent");
 		}
 	}
 
@@ -79,7 +85,8 @@ public class MailServer {
 	 */
 	public boolean wasSent(String messageId, String orderId) {
 		if (this.unreadable.contains(messageId)) {
-			throw new IllegalStateException("The mail server's sent log cannot be read for message '" + messageId + "'");
+			throw new IllegalStateException(
+					"The mail server's sent log cannot be read for message '" + messageId + "'");
 		}
 		return this.jdbc.sql("SELECT EXISTS (SELECT 1 FROM sample_receipt WHERE order_id = ? AND message_id = ?)")
 			.params(orderId, messageId)

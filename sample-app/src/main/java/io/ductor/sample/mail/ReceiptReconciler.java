@@ -6,11 +6,11 @@ import io.ductor.effect.EffectReconciler;
 import io.ductor.effect.ReconcileOutcome;
 
 /**
- * Settles a receipt whose confirmation was lost by asking the mail server's sent log, so that
- * "confirmation lost" resolves itself: a receipt that went out is completed without being sent
- * again, one that did not is sent again with the same key. When the log cannot be read, Ductor
- * asks again later, and after {@code ductor.effects.reconcile.max-rounds} rounds the receipt waits
- * for a person in {@code needs_decision}.
+ * Settles a receipt whose confirmation was lost by asking the mail server's sent log, so
+ * that "confirmation lost" resolves itself: a receipt that went out is completed without
+ * being sent again, one that did not is sent again with the same key. When the log cannot
+ * be read, Ductor asks again later, and after {@code ductor.effects.reconcile.max-rounds}
+ * rounds the receipt waits for a person in {@code needs_decision}.
  */
 @Component
 public class ReceiptReconciler {
@@ -22,7 +22,8 @@ public class ReceiptReconciler {
 	}
 
 	/**
-	 * @param key the receipt's idempotency key, which is also the message id the mail server got
+	 * @param key the receipt's idempotency key, which is also the message id the mail
+	 * server got
 	 * @param orderId the order (the effect's first argument)
 	 * @param recipient the customer
 	 * @param text the receipt

@@ -21,8 +21,8 @@ import org.springframework.web.server.ResponseStatusException;
 import io.ductor.idempotency.web.Idempotent;
 
 /**
- * The shop's HTTP interface. {@code POST /orders} is {@link Idempotent}: the same request sent
- * again with the same {@code Idempotency-Key} gets the first answer back (with
+ * The shop's HTTP interface. {@code POST /orders} is {@link Idempotent}: the same request
+ * sent again with the same {@code Idempotency-Key} gets the first answer back (with
  * {@code Idempotency-Replayed: true}) and places nothing.
  */
 @RestController
@@ -42,7 +42,8 @@ class OrderController {
 
 	@PostMapping
 	@Idempotent
-	ResponseEntity<OrderView> place(@RequestHeader("Idempotency-Key") String key, @RequestBody PlaceOrderRequest request) {
+	ResponseEntity<OrderView> place(@RequestHeader("Idempotency-Key") String key,
+			@RequestBody PlaceOrderRequest request) {
 		String id = this.flow.place(unquote(key), request);
 		logger.info("Order {} placed", id);
 		return ResponseEntity.created(URI.create("/orders/" + id)).body(this.views.find(id).orElseThrow());

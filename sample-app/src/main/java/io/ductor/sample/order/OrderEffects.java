@@ -17,9 +17,9 @@ import io.ductor.sample.payment.PaymentGateway;
 import io.ductor.sample.stock.StockRoom;
 
 /**
- * The order's durable effects. Called from a tick, each method only records an intent in the
- * tick's transaction; Ductor's drainer runs the body after the commit, at least once, with the
- * same idempotency key on every attempt.
+ * The order's durable effects. Called from a tick, each method only records an intent in
+ * the tick's transaction; Ductor's drainer runs the body after the commit, at least once,
+ * with the same idempotency key on every attempt.
  */
 @Component
 public class OrderEffects {
@@ -46,8 +46,8 @@ public class OrderEffects {
 	}
 
 	/**
-	 * Reserve stock. The stock room lives in the shop's database, so the reservation and the tick
-	 * folding its outcome into the order commit in one transaction.
+	 * Reserve stock. The stock room lives in the shop's database, so the reservation and
+	 * the tick folding its outcome into the order commit in one transaction.
 	 * @param orderId the order
 	 * @param sku the product
 	 * @param quantity how many
@@ -61,9 +61,10 @@ public class OrderEffects {
 	}
 
 	/**
-	 * Give the reserved stock back: the compensation of {@code stock.reserve}, recorded by Ductor
-	 * with the same arguments when the order's run fails after the reservation may have been made.
-	 * Its key is {@code compensate:reserve:<orderId>}; the stock room applies it at most once.
+	 * Give the reserved stock back: the compensation of {@code stock.reserve}, recorded
+	 * by Ductor with the same arguments when the order's run fails after the reservation
+	 * may have been made. Its key is {@code compensate:reserve:<orderId>}; the stock room
+	 * applies it at most once.
 	 * @param orderId the order
 	 * @param sku the product
 	 * @param quantity how many were reserved
@@ -74,9 +75,10 @@ public class OrderEffects {
 	}
 
 	/**
-	 * Charge the order at the payment gateway, forwarding the intent's idempotency key, then fold
-	 * the answer into the order. A failed attempt (the gateway was down, or its answer was lost) is
-	 * retried with the same key, and the gateway answers the charge it already made.
+	 * Charge the order at the payment gateway, forwarding the intent's idempotency key,
+	 * then fold the answer into the order. A failed attempt (the gateway was down, or its
+	 * answer was lost) is retried with the same key, and the gateway answers the charge
+	 * it already made.
 	 * @param orderId the order
 	 * @param amountCents the amount
 	 */
@@ -90,10 +92,10 @@ public class OrderEffects {
 	}
 
 	/**
-	 * Refund the charge: the compensation of {@code payment.charge}, recorded by Ductor when the
-	 * order's run fails after the charge may have been made. Its key,
-	 * {@code compensate:charge:<orderId>}, goes to the gateway, which refunds at most once per key
-	 * (and refunds nothing for a charge it never made).
+	 * Refund the charge: the compensation of {@code payment.charge}, recorded by Ductor
+	 * when the order's run fails after the charge may have been made. Its key,
+	 * {@code compensate:charge:<orderId>}, goes to the gateway, which refunds at most
+	 * once per key (and refunds nothing for a charge it never made).
 	 * @param orderId the order
 	 * @param amountCents the amount charged
 	 */
@@ -103,9 +105,10 @@ public class OrderEffects {
 	}
 
 	/**
-	 * Mail the receipt. The mail server cannot deduplicate, so an attempt whose outcome is unknown
-	 * is never retried blindly: {@link io.ductor.sample.mail.ReceiptReconciler} asks the server's
-	 * sent log first, and when even that cannot tell, the intent waits in {@code needs_decision}.
+	 * Mail the receipt. The mail server cannot deduplicate, so an attempt whose outcome
+	 * is unknown is never retried blindly:
+	 * {@link io.ductor.sample.mail.ReceiptReconciler} asks the server's sent log first,
+	 * and when even that cannot tell, the intent waits in {@code needs_decision}.
 	 * @param orderId the order
 	 * @param recipient the customer
 	 * @param text the receipt

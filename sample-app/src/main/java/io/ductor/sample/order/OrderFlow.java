@@ -17,9 +17,9 @@ import io.ductor.sample.payment.Charge;
 import io.ductor.sample.stock.StockRoom;
 
 /**
- * An order's life as a Ductor run (type {@value #RUN_TYPE}, id = order id). Every step is a tick:
- * it changes the run's state exactly once per stamp and schedules the next durable effect in the
- * same transaction.
+ * An order's life as a Ductor run (type {@value #RUN_TYPE}, id = order id). Every step is
+ * a tick: it changes the run's state exactly once per stamp and schedules the next
+ * durable effect in the same transaction.
  *
  * <pre>
  * place            PLACED          schedules stock.reserve
@@ -31,8 +31,8 @@ import io.ductor.sample.stock.StockRoom;
  * </pre>
  *
  * The answers of the stock room and the gateway are folded back by ticks stamped with the
- * attempt's idempotency key: an answer delivered twice (a retried effect, a redelivery after a
- * crash) finds its stamp applied and changes nothing.
+ * attempt's idempotency key: an answer delivered twice (a retried effect, a redelivery
+ * after a crash) finds its stamp applied and changes nothing.
  */
 @Service
 public class OrderFlow {
@@ -56,7 +56,8 @@ public class OrderFlow {
 	}
 
 	/**
-	 * Place an order: its row, its run and its first tick commit together, or none of them do.
+	 * Place an order: its row, its run and its first tick commit together, or none of
+	 * them do.
 	 * @param idempotencyKey the key the client sent (kept for display)
 	 * @param request what is ordered
 	 * @return the new order's id, which is also its run id
@@ -77,7 +78,8 @@ public class OrderFlow {
 				VALUES (?, ?, ?, ?, ?, ?)""")
 			.params(id, idempotencyKey, request.customer(), request.sku(), request.quantity(), amount)
 			.update();
-		this.ticks.start(RUN_TYPE, id, OrderState.placed(request.customer(), request.sku(), request.quantity(), amount));
+		this.ticks.start(RUN_TYPE, id,
+				OrderState.placed(request.customer(), request.sku(), request.quantity(), amount));
 		this.ticks.tick(id, "place", request, OrderState.class, (state, tick) -> {
 			this.effects.reserveStock(id, state.sku(), state.quantity());
 			return state;
@@ -113,14 +115,16 @@ public class OrderFlow {
 		boolean onTheShelf = this.stock.onTheShelf();
 		this.ticks.tick(orderId, "payment:" + attemptKey, charge, OrderState.class, (state, tick) -> {
 			if (!onTheShelf) {
-				// Ductor records the undo of the charge and of the reservation in this tick's transaction
+				// Ductor records the undo of the charge and of the reservation in this
+				// tick's transaction
 				tick.fail("out of stock at shipping: " + state.quantity() + " x " + state.sku()
 						+ "; the charge is refunded and the stock released");
 				return state.paid(charge.id()).with(Stage.SHIPPING_FAILED);
 			}
-			this.effects.sendReceipt(orderId, state.customer(), "Thank you, " + state.customer() + "! Order " + orderId
-					+ ": " + state.quantity() + " x " + state.sku() + ", charged " + Money.format(state.amountCents())
-					+ " (" + charge.id() + ").");
+			this.effects.sendReceipt(orderId, state.customer(),
+					"Thank you, " + state.customer() + "! Order " + orderId + ": " + state.quantity() + " x "
+							+ state.sku() + ", charged " + Money.format(state.amountCents()) + " (" + charge.id()
+							+ ").");
 			tick.complete();
 			return state.paid(charge.id());
 		});

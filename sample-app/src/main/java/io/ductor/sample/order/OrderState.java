@@ -28,8 +28,8 @@ public record OrderState(String customer, String sku, int quantity, long amountC
 		PAID,
 
 		/**
-		 * Charged, but the shelf was empty at shipping: the run failed, and its compensations refund
-		 * the charge and release the stock, in that order.
+		 * Charged, but the shelf was empty at shipping: the run failed, and its
+		 * compensations refund the charge and release the stock, in that order.
 		 */
 		SHIPPING_FAILED
 

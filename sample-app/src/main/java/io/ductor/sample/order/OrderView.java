@@ -8,8 +8,8 @@ import tools.jackson.databind.JsonNode;
 import io.ductor.sample.effect.EffectView;
 
 /**
- * An order as {@code GET /orders/{id}} shows it: the order, its run, the run's transitions, its
- * effects and what the receivers recorded.
+ * An order as {@code GET /orders/{id}} shows it: the order, its run, the run's
+ * transitions, its effects and what the receivers recorded.
  *
  * @param id the order id, also the run id
  * @param idempotencyKey the key the order was placed with
@@ -26,9 +26,9 @@ import io.ductor.sample.effect.EffectView;
  * @param effects the effects the run's ticks recorded, oldest first
  * @param gateway what the payment gateway recorded for this order
  * @param receiptsSent how many receipt mails the mail server sent for this order
- * @param compensation how far the undo of a failed order got: {@code none}, {@code compensating}
- * (Ductor recorded the refund and the release when the run failed, and they are running, one after
- * the other) or {@code compensated}
+ * @param compensation how far the undo of a failed order got: {@code none},
+ * {@code compensating} (Ductor recorded the refund and the release when the run failed,
+ * and they are running, one after the other) or {@code compensated}
  * @param refundedCents what the gateway refunded for this order
  * @param itemsReleased how many reserved items the stock room took back
  */
@@ -53,8 +53,9 @@ public record OrderView(String id, String idempotencyKey, String customer, Strin
 	 * The gateway's records of an order.
 	 *
 	 * @param charges how many charges it made (never more than one)
-	 * @param requests every request it received, oldest first: {@code unavailable}, {@code charged}
-	 * or {@code replayed}, with {@code (answer lost)} when the answer never came back
+	 * @param requests every request it received, oldest first: {@code unavailable},
+	 * {@code charged} or {@code replayed}, with {@code (answer lost)} when the answer
+	 * never came back
 	 */
 	public record Gateway(int charges, List<String> requests) {
 	}

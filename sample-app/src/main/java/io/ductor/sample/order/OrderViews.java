@@ -44,11 +44,7 @@ class OrderViews {
 	Optional<OrderView> find(String id) {
 		return this.jdbc.sql("""
 				SELECT id, idempotency_key, customer, sku, quantity, amount_cents, created_at
-				FROM sample_order WHERE id = ?""")
-			.param(id)
-			.query(this::order)
-			.optional()
-			.map(this::complete);
+				FROM sample_order WHERE id = ?""").param(id).query(this::order).optional().map(this::complete);
 	}
 
 	List<OrderView> latest(int limit) {
@@ -66,13 +62,16 @@ class OrderViews {
 	private OrderView order(java.sql.ResultSet rs, int row) throws java.sql.SQLException {
 		return new OrderView(rs.getString("id"), rs.getString("idempotency_key"), rs.getString("customer"),
 				rs.getString("sku"), rs.getInt("quantity"), rs.getLong("amount_cents"),
-				rs.getObject("created_at", OffsetDateTime.class), null, null, null, 0, List.of(), List.of(), null, 0, null, 0,
-				0);
+				rs.getObject("created_at", OffsetDateTime.class), null, null, null, 0, List.of(), List.of(), null, 0,
+				null, 0, 0);
 	}
 
 	private OrderView complete(OrderView order) {
 		Run<OrderState> run = this.ticks.find(order.id(), OrderState.class).orElseThrow();
-		List<OrderView.Transition> transitions = this.ticks.transitions(order.id()).stream().map(this::transition).toList();
+		List<OrderView.Transition> transitions = this.ticks.transitions(order.id())
+			.stream()
+			.map(this::transition)
+			.toList();
 		List<EffectView> effects = this.outbox.findByRun(order.id()).stream().map(EffectView::of).toList();
 		List<String> requests = this.jdbc.sql("""
 				SELECT outcome || CASE WHEN answer_lost THEN ' (answer lost)' ELSE '' END
@@ -99,8 +98,8 @@ class OrderViews {
 		return new OrderView(order.id(), order.idempotencyKey(), order.customer(), order.sku(), order.quantity(),
 				order.amountCents(), order.createdAt(), run.status().name().toLowerCase(Locale.ROOT),
 				run.state().stage().name(), run.failureReason(), run.recordVersion(), transitions, effects,
-				new OrderView.Gateway(charges, requests), receipts,
-				run.compensation().name().toLowerCase(Locale.ROOT), refunded, released);
+				new OrderView.Gateway(charges, requests), receipts, run.compensation().name().toLowerCase(Locale.ROOT),
+				refunded, released);
 	}
 
 	private OrderView.Transition transition(RunTransition transition) {

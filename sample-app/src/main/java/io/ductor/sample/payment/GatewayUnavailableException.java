@@ -1,6 +1,9 @@
 package io.ductor.sample.payment;
 
-/** The gateway refused a request before applying it (think {@code 503 Service Unavailable}). */
+/**
+ * The gateway refused a request before applying it (think
+ * {@code 503 Service Unavailable}).
+ */
 public class GatewayUnavailableException extends RuntimeException {
 
 	GatewayUnavailableException(String message) {

@@ -14,9 +14,10 @@ import io.ductor.sample.fault.FaultPlan;
 import io.ductor.sample.fault.SimulationProperties;
 
 /**
- * The shop's stock room, a receiver living in the shop's own database. It makes deduplication
- * authoritative at its own boundary: the reservation row (keyed by the idempotency key) and the
- * stock it takes commit in one transaction, and a repeated key returns the saved outcome.
+ * The shop's stock room, a receiver living in the shop's own database. It makes
+ * deduplication authoritative at its own boundary: the reservation row (keyed by the
+ * idempotency key) and the stock it takes commit in one transaction, and a repeated key
+ * returns the saved outcome.
  */
 @Component
 public class StockRoom {
@@ -30,9 +31,9 @@ public class StockRoom {
 	}
 
 	/**
-	 * The warehouse's faults at shipping: any fault queued here ({@code POST /faults} with target
-	 * {@code warehouse}) makes the next order found unshippable after it was charged, because the
-	 * shelf turned out empty.
+	 * The warehouse's faults at shipping: any fault queued here ({@code POST /faults}
+	 * with target {@code warehouse}) makes the next order found unshippable after it was
+	 * charged, because the shelf turned out empty.
 	 * @return the shipping faults
 	 */
 	public FaultPlan shippingFaults() {
@@ -48,8 +49,9 @@ public class StockRoom {
 	}
 
 	/**
-	 * Reserve stock for an order, at most once per key. Joins the caller's transaction, so that the
-	 * caller can commit the answer (a tick folding it into the order's run) with it.
+	 * Reserve stock for an order, at most once per key. Joins the caller's transaction,
+	 * so that the caller can commit the answer (a tick folding it into the order's run)
+	 * with it.
 	 * @param idempotencyKey the key
 	 * @param orderId the order
 	 * @param sku the product
@@ -64,7 +66,8 @@ public class StockRoom {
 			.params(idempotencyKey, orderId, sku, quantity)
 			.update();
 		if (inserted == 1) {
-			int taken = this.jdbc.sql("UPDATE sample_product SET available = available - ? WHERE sku = ? AND available >= ?")
+			int taken = this.jdbc
+				.sql("UPDATE sample_product SET available = available - ? WHERE sku = ? AND available >= ?")
 				.params(quantity, sku, quantity)
 				.update();
 			if (taken == 0) {
@@ -80,9 +83,10 @@ public class StockRoom {
 	}
 
 	/**
-	 * Give back the stock a reservation took, at most once per key: the release row and the stock it
-	 * returns commit in one transaction. Releasing a reservation that took nothing (out of stock, or
-	 * never made) returns nothing, and is recorded all the same.
+	 * Give back the stock a reservation took, at most once per key: the release row and
+	 * the stock it returns commit in one transaction. Releasing a reservation that took
+	 * nothing (out of stock, or never made) returns nothing, and is recorded all the
+	 * same.
 	 * @param idempotencyKey the release's key
 	 * @param reservationKey the key of the reservation to undo
 	 * @param orderId the order

@@ -11,8 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Bad simulation settings fail start-up with a message naming the property. */
 class SimulationPropertiesTest {
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withUserConfiguration(Config.class);
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withUserConfiguration(Config.class);
 
 	@Test
 	void defaultsAreWellBehavedReceivers() {

@@ -12,8 +12,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 
 /**
- * A request whose body was read for its fingerprint: the handler reads the same bytes again.
- * Everything else (parameters, parts, headers) is the wrapped request's.
+ * A request whose body was read for its fingerprint: the handler reads the same bytes
+ * again. Everything else (parameters, parts, headers) is the wrapped request's.
  */
 public final class BufferedBodyRequest extends HttpServletRequestWrapper {
 

@@ -41,31 +41,36 @@ import io.ductor.idempotency.web.internal.IdempotentHandlers.IdempotentHandler;
 import io.ductor.json.internal.JsonCodec;
 
 /**
- * Applies {@link Idempotent} to Spring MVC handler methods. Runs as a servlet filter so that it
- * can read the body for the fingerprint before the handler does, answer replays and errors
- * without invoking the handler, and capture the handler's status, body and content headers to
- * store them.
+ * Applies {@link Idempotent} to Spring MVC handler methods. Runs as a servlet filter so
+ * that it can read the body for the fingerprint before the handler does, answer replays
+ * and errors without invoking the handler, and capture the handler's status, body and
+ * content headers to store them.
  * <p>
- * In {@link IdempotencyMode#ONE_TRANSACTION} (the default) the filter opens the transaction the
- * handler's own {@code @Transactional} work joins, reserves the key in it, runs the handler with
- * its response held back (at most {@code ductor.idempotency.max-response-size} bytes), stores the
- * answer in the same transaction and sends it after the commit; anything that cannot be stored
- * rolls the whole transaction back. In {@link IdempotencyMode#TWO_PHASE} the reservation commits
- * first, the handler runs with no connection or lock held by Ductor, and the completion commits
- * afterwards.
+ * In {@link IdempotencyMode#ONE_TRANSACTION} (the default) the filter opens the
+ * transaction the handler's own {@code @Transactional} work joins, reserves the key in
+ * it, runs the handler with its response held back (at most
+ * {@code ductor.idempotency.max-response-size} bytes), stores the answer in the same
+ * transaction and sends it after the commit; anything that cannot be stored rolls the
+ * whole transaction back. In {@link IdempotencyMode#TWO_PHASE} the reservation commits
+ * first, the handler runs with no connection or lock held by Ductor, and the completion
+ * commits afterwards.
  * <p>
- * What the fingerprint covers, for which content types, is {@link RequestFingerprinter}'s; a
- * request larger than {@code ductor.idempotency.max-request-size} gets 413 before it is reserved.
- * Stored headers: {@value #STORED_HEADERS_DOC}.
+ * What the fingerprint covers, for which content types, is
+ * {@link RequestFingerprinter}'s; a request larger than
+ * {@code ductor.idempotency.max-request-size} gets 413 before it is reserved. Stored
+ * headers: {@value #STORED_HEADERS_DOC}.
  * <p>
- * The filter runs the flow; finding the {@link Idempotent} handler a request reaches, reading its
- * key header, writing problem details and storing or replaying a response are done by package
- * helpers of one job each ({@code IdempotentHandlers}, {@code IdempotencyKeyHeader},
- * {@code ProblemResponses}, {@code StoredResponses}).
+ * The filter runs the flow; finding the {@link Idempotent} handler a request reaches,
+ * reading its key header, writing problem details and storing or replaying a response are
+ * done by package helpers of one job each ({@code IdempotentHandlers},
+ * {@code IdempotencyKeyHeader}, {@code ProblemResponses}, {@code StoredResponses}).
  */
 public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
 
-	/** After Spring Security (-100) and the request-wrapping filters, so the principal is known. */
+	/**
+	 * After Spring Security (-100) and the request-wrapping filters, so the principal is
+	 * known.
+	 */
 	public static final int ORDER = 0;
 
 	/** Set to {@code true} on replayed responses. */
@@ -106,10 +111,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 * context is refreshed
 	 * @param maxRequestSize the largest request body read for the fingerprint
 	 */
-	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
-			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize) {
-		this(service, tenants, json, headerName, mappings, maxRequestSize,
-				DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
+	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json, String headerName,
+			ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize) {
+		this(service, tenants, json, headerName, mappings, maxRequestSize, DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
 	}
 
 	/**
@@ -124,9 +128,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 * @param maxResponseSize the largest response body stored
 	 * ({@code ductor.idempotency.max-response-size}); never more is buffered
 	 */
-	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json,
-			String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize,
-			DataSize maxResponseSize) {
+	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json, String headerName,
+			ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize, DataSize maxResponseSize) {
 		if (maxResponseSize.toBytes() < 1 || maxResponseSize.toBytes() > Integer.MAX_VALUE - 8) {
 			throw new IllegalArgumentException("maxResponseSize must be between 1B and 2GB but was " + maxResponseSize);
 		}
@@ -145,8 +148,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
-	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their response
-	 * is not complete when the handler returns, so it could be neither stored nor released.
+	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their
+	 * response is not complete when the handler returns, so it could be neither stored
+	 * nor released.
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
@@ -208,9 +212,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 		else if (outcome instanceof InFlight inFlight) {
 			response.setHeader(HttpHeaders.RETRY_AFTER, "1");
-			this.problems.write(request, response, HttpStatus.CONFLICT, inFlight
-				.exception((policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout() : null)
-				.getMessage());
+			this.problems.write(request, response, HttpStatus.CONFLICT,
+					inFlight.exception((policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout() : null)
+						.getMessage());
 		}
 		else if (outcome instanceof FingerprintMismatch mismatch) {
 			this.problems.write(request, response, HttpStatus.UNPROCESSABLE_CONTENT, mismatch.exception().getMessage());
@@ -225,8 +229,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
-	 * The one-transaction mode: the reservation, the handler's writes and the stored answer commit
-	 * together; the answer is sent after the commit.
+	 * The one-transaction mode: the reservation, the handler's writes and the stored
+	 * answer commit together; the answer is sent after the commit.
 	 */
 	private void runInOneTransaction(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
 			IdempotentRequest idempotentRequest, DuplicatePolicy policy) throws IOException, ServletException {
@@ -268,7 +272,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			if (!decided.answered) {
 				throw ex;
 			}
-			// the handler answered, but storing or committing its decision failed: nothing was kept
+			// the handler answered, but storing or committing its decision failed:
+			// nothing was kept
 			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
 					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
 			captured.discard();
@@ -290,9 +295,10 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
-	 * Inside the transaction, once the handler answered: store the answer, or roll everything back.
-	 * @return the detail of the 500 problem to answer instead of the handler's response, or
-	 * {@code null} to send that response
+	 * Inside the transaction, once the handler answered: store the answer, or roll
+	 * everything back.
+	 * @return the detail of the 500 problem to answer instead of the handler's response,
+	 * or {@code null} to send that response
 	 */
 	private String decideInTransaction(Reservation reservation, TransactionStatus transaction,
 			ResponseCapture captured) {
@@ -309,7 +315,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			return null;
 		}
 		if (captured.refusal() || captured.errorSent() || (status >= 400 && captured.setsCookie())) {
-			// a refusal or an error is about this attempt, and an error page is rendered after this
+			// a refusal or an error is about this attempt, and an error page is rendered
+			// after this
 			// filter: sent as it is, never replayed
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
 			return null;
@@ -322,7 +329,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 					+ " unstored";
 		}
 		if (transaction.isRollbackOnly()) {
-			// the handler's own @Transactional work failed and marked the transaction: nothing can commit
+			// the handler's own @Transactional work failed and marked the transaction:
+			// nothing can commit
 			this.service.rollBack(reservation, transaction, ReleaseReason.ROLLED_BACK);
 			return null;
 		}
@@ -339,7 +347,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	}
 
-	/** Carries the handler's checked exception out of the transaction, which rolls back. */
+	/**
+	 * Carries the handler's checked exception out of the transaction, which rolls back.
+	 */
 	private static final class HandlerFailure extends RuntimeException {
 
 		HandlerFailure(Exception cause) {
@@ -349,8 +359,8 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
-	 * The two-phase mode: the reservation committed already; the handler runs, then the completion
-	 * or the release commits.
+	 * The two-phase mode: the reservation committed already; the handler runs, then the
+	 * completion or the release commits.
 	 */
 	private void runTwoPhase(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
 			Reservation reservation) throws IOException, ServletException {

@@ -9,14 +9,16 @@ import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
 
 /**
- * Reads the idempotency key from its request header: an sf-string ({@code "..."}, as the draft
- * specifies) or a bare value, sent once.
+ * Reads the idempotency key from its request header: an sf-string ({@code "..."}, as the
+ * draft specifies) or a bare value, sent once.
  */
 public final class IdempotencyKeyHeader {
 
 	private final String headerName;
 
-	/** @param headerName the request header carrying the key ({@code Idempotency-Key}) */
+	/**
+	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
+	 */
 	IdempotencyKeyHeader(String headerName) {
 		this.headerName = headerName;
 	}
@@ -26,8 +28,8 @@ public final class IdempotencyKeyHeader {
 	 * @param request the request
 	 * @param required whether a request without a key is refused
 	 * @return the key; empty when the request opts out
-	 * @throws InvalidIdempotencyKeyException when the header is missing but required, repeated,
-	 * empty but required, or malformed
+	 * @throws InvalidIdempotencyKeyException when the header is missing but required,
+	 * repeated, empty but required, or malformed
 	 */
 	String key(HttpServletRequest request, boolean required) {
 		return key(Collections.list(request.getHeaders(this.headerName)), required);
@@ -43,21 +45,21 @@ public final class IdempotencyKeyHeader {
 	String key(List<String> values, boolean required) {
 		if (values.isEmpty()) {
 			if (required) {
-				throw new InvalidIdempotencyKeyException("This request requires an idempotency key in the "
-						+ this.headerName + " header");
+				throw new InvalidIdempotencyKeyException(
+						"This request requires an idempotency key in the " + this.headerName + " header");
 			}
 			return "";
 		}
 		if (values.size() > 1) {
-			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header must be sent once, not "
-					+ values.size() + " times");
+			throw new InvalidIdempotencyKeyException(
+					"The " + this.headerName + " header must be sent once, not " + values.size() + " times");
 		}
 		String value = values.get(0).strip();
 		if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
 			value = value.substring(1, value.length() - 1);
 			if (value.contains("\"") || value.contains("\\")) {
-				throw new InvalidIdempotencyKeyException("The " + this.headerName
-						+ " header must not contain escaped characters");
+				throw new InvalidIdempotencyKeyException(
+						"The " + this.headerName + " header must not contain escaped characters");
 			}
 		}
 		if (value.isEmpty() && required) {
@@ -67,8 +69,8 @@ public final class IdempotencyKeyHeader {
 			return IdempotentRequest.checkKey(value);
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			throw new InvalidIdempotencyKeyException("The " + this.headerName + " header is malformed: "
-					+ ex.getMessage());
+			throw new InvalidIdempotencyKeyException(
+					"The " + this.headerName + " header is malformed: " + ex.getMessage());
 		}
 	}
 

@@ -27,8 +27,8 @@ import org.springframework.web.util.ServletRequestPathUtils;
 import io.ductor.idempotency.web.Idempotent;
 
 /**
- * The {@link Idempotent} handler methods of the application's annotated controllers, found once,
- * and the lookup of the one a request reaches.
+ * The {@link Idempotent} handler methods of the application's annotated controllers,
+ * found once, and the lookup of the one a request reaches.
  */
 public final class IdempotentHandlers {
 
@@ -51,8 +51,9 @@ public final class IdempotentHandlers {
 	}
 
 	/**
-	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their response
-	 * is not complete when the handler returns, so it could be neither stored nor released.
+	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their
+	 * response is not complete when the handler returns, so it could be neither stored
+	 * nor released.
 	 * @param mappings the application's annotated-controller mappings
 	 * @return the handlers found
 	 * @throws IllegalStateException for an asynchronous {@link Idempotent} handler
@@ -71,7 +72,8 @@ public final class IdempotentHandlers {
 				Class<?> returnType = handler.getMethod().getReturnType();
 				if (ASYNC_TYPES.stream().anyMatch((type) -> type.isAssignableFrom(returnType))) {
 					throw new IllegalStateException("@Idempotent handler " + handler.getShortLogMessage() + " returns "
-							+ returnType.getSimpleName() + ", but @Idempotent needs a handler that answers synchronously");
+							+ returnType.getSimpleName()
+							+ ", but @Idempotent needs a handler that answers synchronously");
 				}
 				methods.put(handler.getMethod(), idempotent);
 				Set<RequestMethod> mapped = entry.getKey().getMethodsCondition().getMethods();
@@ -85,10 +87,12 @@ public final class IdempotentHandlers {
 	/**
 	 * The {@link Idempotent} handler a request reaches.
 	 * @param request the request
-	 * @return the handler, or {@code null} when the request reaches no {@link Idempotent} handler
+	 * @return the handler, or {@code null} when the request reaches no {@link Idempotent}
+	 * handler
 	 */
 	IdempotentHandler find(HttpServletRequest request) {
-		// most requests (GET pages, assets, actuator) cannot reach an @Idempotent handler: no lookup for them
+		// most requests (GET pages, assets, actuator) cannot reach an @Idempotent
+		// handler: no lookup for them
 		if (this.methods.isEmpty() || (this.httpMethods != null && !this.httpMethods.contains(request.getMethod()))) {
 			return null;
 		}
@@ -110,7 +114,8 @@ public final class IdempotentHandlers {
 			return null;
 		}
 		catch (Exception ex) {
-			// no such method, unsupported media type...: the dispatcher answers that itself
+			// no such method, unsupported media type...: the dispatcher answers that
+			// itself
 			return null;
 		}
 		finally {
@@ -128,8 +133,8 @@ public final class IdempotentHandlers {
 
 		/**
 		 * @param request the request the handler was found for
-		 * @return the pool its keys live in: the annotation's, else the HTTP method and the
-		 * matched path pattern
+		 * @return the pool its keys live in: the annotation's, else the HTTP method and
+		 * the matched path pattern
 		 */
 		String pool(HttpServletRequest request) {
 			if (!this.idempotent.pool().isEmpty()) {

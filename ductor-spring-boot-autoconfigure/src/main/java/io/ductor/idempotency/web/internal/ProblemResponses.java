@@ -13,7 +13,10 @@ import org.springframework.http.MediaType;
 
 import io.ductor.json.internal.JsonCodec;
 
-/** Writes the filter's own answers as RFC 9457 problem details ({@code application/problem+json}). */
+/**
+ * Writes the filter's own answers as RFC 9457 problem details
+ * ({@code application/problem+json}).
+ */
 public final class ProblemResponses {
 
 	private final JsonCodec json;

@@ -3,8 +3,8 @@ package io.ductor.idempotency.web.internal;
 import org.springframework.http.HttpStatus;
 
 /**
- * An {@code @Idempotent} request refused before it is reserved or handled: too large, or a body
- * that cannot be read. Its message is the problem's detail.
+ * An {@code @Idempotent} request refused before it is reserved or handled: too large, or
+ * a body that cannot be read. Its message is the problem's detail.
  */
 public final class RejectedRequestException extends Exception {
 
@@ -17,7 +17,9 @@ public final class RejectedRequestException extends Exception {
 		this.status = status;
 	}
 
-	/** @return the status to answer with */
+	/**
+	 * @return the status to answer with
+	 */
 	HttpStatus status() {
 		return this.status;
 	}

@@ -24,22 +24,25 @@ import io.ductor.idempotency.Fingerprints;
 
 /**
  * Reads an {@code @Idempotent} request once for its fingerprint, within
- * {@code ductor.idempotency.max-request-size}, and hands back a request the handler can still
- * read. The fingerprint is SHA-256 over the method, the path with its query string and the body,
- * every element a length-prefixed part of its own so that no two different requests share one:
+ * {@code ductor.idempotency.max-request-size}, and hands back a request the handler can
+ * still read. The fingerprint is SHA-256 over the method, the path with its query string
+ * and the body, every element a length-prefixed part of its own so that no two different
+ * requests share one:
  * <ul>
  * <li>a raw body (JSON, text, anything else): its bytes, buffered for the handler;</li>
- * <li>a form ({@code application/x-www-form-urlencoded}, any method): the parameters as the
- * container or Spring's {@code FormContentFilter} parsed them, sorted by name, then any body bytes
- * still unread (where no filter parsed the form), buffered for the handler;</li>
- * <li>{@code multipart/*} (as Spring's multipart resolver reads it): the parts as the container
- * parsed them, sorted by name, each with its submitted file name, content type and bytes. The raw
- * stream is left to the container, so the handler receives its parts. Where the container has no
- * multipart support ({@code spring.servlet.multipart.enabled=false}), the raw bytes.</li>
+ * <li>a form ({@code application/x-www-form-urlencoded}, any method): the parameters as
+ * the container or Spring's {@code FormContentFilter} parsed them, sorted by name, then
+ * any body bytes still unread (where no filter parsed the form), buffered for the
+ * handler;</li>
+ * <li>{@code multipart/*} (as Spring's multipart resolver reads it): the parts as the
+ * container parsed them, sorted by name, each with its submitted file name, content type
+ * and bytes. The raw stream is left to the container, so the handler receives its parts.
+ * Where the container has no multipart support
+ * ({@code spring.servlet.multipart.enabled=false}), the raw bytes.</li>
  * </ul>
- * A request is too large when its {@code Content-Length} exceeds the limit, or, when it declares
- * none, when its body bytes, the sum of its parts' sizes or its parameters' bytes do. At most the
- * limit plus one byte is read into memory.
+ * A request is too large when its {@code Content-Length} exceeds the limit, or, when it
+ * declares none, when its body bytes, the sum of its parts' sizes or its parameters'
+ * bytes do. At most the limit plus one byte is read into memory.
  */
 public final class RequestFingerprinter {
 
@@ -59,8 +62,8 @@ public final class RequestFingerprinter {
 	/**
 	 * @param request the request, its body unread
 	 * @return the request to hand on and its fingerprint
-	 * @throws RejectedRequestException when the request is too large (413) or its multipart
-	 * body cannot be read (400)
+	 * @throws RejectedRequestException when the request is too large (413) or its
+	 * multipart body cannot be read (400)
 	 * @throws IOException when reading the body fails
 	 */
 	FingerprintedRequest read(HttpServletRequest request) throws RejectedRequestException, IOException {
@@ -86,8 +89,8 @@ public final class RequestFingerprinter {
 	}
 
 	/**
-	 * The fingerprint of a request with a raw body; unchanged since the first release, so stored
-	 * decisions stay valid.
+	 * The fingerprint of a request with a raw body; unchanged since the first release, so
+	 * stored decisions stay valid.
 	 * @param method the request method
 	 * @param target the path with its query string
 	 * @param body the raw body
@@ -100,9 +103,9 @@ public final class RequestFingerprinter {
 
 	/**
 	 * The parameters first: reading them makes the container parse a POST form, and
-	 * {@code FormContentFilter} has parsed the form of a PUT, PATCH or DELETE already. Whatever is
-	 * left in the stream was parsed by no one (a PUT with that filter turned off) and is part of
-	 * the request too.
+	 * {@code FormContentFilter} has parsed the form of a PUT, PATCH or DELETE already.
+	 * Whatever is left in the stream was parsed by no one (a PUT with that filter turned
+	 * off) and is part of the request too.
 	 */
 	private FingerprintedRequest form(HttpServletRequest request, String target)
 			throws RejectedRequestException, IOException {
@@ -111,7 +114,8 @@ public final class RequestFingerprinter {
 			parameters = new TreeMap<>(request.getParameterMap());
 		}
 		catch (IllegalStateException ex) {
-			// Tomcat refuses a form beyond its own limits (server.tomcat.max-http-form-post-size) this way
+			// Tomcat refuses a form beyond its own limits
+			// (server.tomcat.max-http-form-post-size) this way
 			throw unreadable("form", ex);
 		}
 		List<String> parts = new ArrayList<>(List.of(request.getMethod(), target));
@@ -119,7 +123,8 @@ public final class RequestFingerprinter {
 		for (Map.Entry<String, String[]> parameter : parameters.entrySet()) {
 			String name = parameter.getKey();
 			String[] values = parameter.getValue();
-			// every name and value a part of its own, so no two different forms share a fingerprint
+			// every name and value a part of its own, so no two different forms share a
+			// fingerprint
 			parts.add(name);
 			parts.add(Integer.toString(values.length));
 			for (String value : values) {
@@ -134,7 +139,8 @@ public final class RequestFingerprinter {
 		Fingerprints.Builder fingerprint = Fingerprints.builder();
 		parts.forEach(fingerprint::part);
 		if (unread.length > 0) {
-			// only when present, so that the fingerprints of parsed forms stay what they were
+			// only when present, so that the fingerprints of parsed forms stay what they
+			// were
 			fingerprint.part(unread);
 		}
 		return new FingerprintedRequest(new BufferedBodyRequest(request, unread), fingerprint.sha256());
@@ -165,10 +171,10 @@ public final class RequestFingerprinter {
 	}
 
 	/**
-	 * The parts as the container parsed them (it keeps them for the handler), or {@code null}
-	 * when the container has no multipart configuration for this servlet
-	 * ({@code spring.servlet.multipart.enabled=false}): it then leaves the stream alone and the
-	 * body is fingerprinted as raw bytes.
+	 * The parts as the container parsed them (it keeps them for the handler), or
+	 * {@code null} when the container has no multipart configuration for this servlet
+	 * ({@code spring.servlet.multipart.enabled=false}): it then leaves the stream alone
+	 * and the body is fingerprinted as raw bytes.
 	 */
 	private static Collection<Part> parts(HttpServletRequest request) throws RejectedRequestException {
 		try {
@@ -187,10 +193,10 @@ public final class RequestFingerprinter {
 
 	/**
 	 * The container could not parse the body: beyond one of its own limits
-	 * ({@code spring.servlet.multipart.*}, {@code server.tomcat.max-http-form-post-size}) it is
-	 * 413, otherwise 400. Answered here, before anything is reserved, rather than left to the
-	 * dispatcher, which under {@code spring.servlet.multipart.resolve-lazily} might still run the
-	 * handler.
+	 * ({@code spring.servlet.multipart.*}, {@code server.tomcat.max-http-form-post-size})
+	 * it is 413, otherwise 400. Answered here, before anything is reserved, rather than
+	 * left to the dispatcher, which under {@code spring.servlet.multipart.resolve-lazily}
+	 * might still run the handler.
 	 */
 	private static RejectedRequestException unreadable(String kind, Exception ex) {
 		if (isSizeLimit(ex)) {
@@ -202,9 +208,9 @@ public final class RequestFingerprinter {
 	}
 
 	/**
-	 * Tomcat's {@code SizeException}s and size messages ("exceeded", "too big"), Jetty's "exceeds
-	 * max...": containers tell a size limit by no common type, so this reads them the way
-	 * Spring's {@code StandardMultipartHttpServletRequest} does.
+	 * Tomcat's {@code SizeException}s and size messages ("exceeded", "too big"), Jetty's
+	 * "exceeds max...": containers tell a size limit by no common type, so this reads
+	 * them the way Spring's {@code StandardMultipartHttpServletRequest} does.
 	 */
 	private static boolean isSizeLimit(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -236,9 +242,10 @@ public final class RequestFingerprinter {
 	}
 
 	private RejectedRequestException tooLarge(String what) {
-		return new RejectedRequestException(HttpStatus.CONTENT_TOO_LARGE, "This request " + what
-				+ "; an @Idempotent endpoint accepts at most " + this.maxBytes
-				+ " bytes (ductor.idempotency.max-request-size)", null);
+		return new RejectedRequestException(HttpStatus.CONTENT_TOO_LARGE,
+				"This request " + what + "; an @Idempotent endpoint accepts at most " + this.maxBytes
+						+ " bytes (ductor.idempotency.max-request-size)",
+				null);
 	}
 
 	private static MediaType contentType(HttpServletRequest request) {
@@ -246,7 +253,8 @@ public final class RequestFingerprinter {
 			return (request.getContentType() != null) ? MediaType.parseMediaType(request.getContentType()) : null;
 		}
 		catch (InvalidMediaTypeException ex) {
-			// fingerprinted as raw bytes; the dispatcher answers the bad content type itself
+			// fingerprinted as raw bytes; the dispatcher answers the bad content type
+			// itself
 			return null;
 		}
 	}

@@ -18,20 +18,24 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Holds back an {@link Idempotent} handler's response until its decision is made, buffering at
- * most {@code limit} bytes of body. Status and headers go to the real response at once (nothing
- * is committed while the body is held); the body, an error ({@code sendError}) and a redirect
- * reach the client only when {@link #send()} is called.
+ * Holds back an {@link Idempotent} handler's response until its decision is made,
+ * buffering at most {@code limit} bytes of body. Status and headers go to the real
+ * response at once (nothing is committed while the body is held); the body, an error
+ * ({@code sendError}) and a redirect reach the client only when {@link #send()} is
+ * called.
  * <p>
- * A body larger than the limit is never buffered whole. With {@code passThrough} (two-phase
- * mode) the buffered part and everything after it go straight to the client from then on: the
- * response is sent but cannot be stored. Without it (one-transaction mode, where nothing may reach
- * the client before the commit) the buffer is dropped at once and later writes are discarded; the
- * caller answers with an error instead.
+ * A body larger than the limit is never buffered whole. With {@code passThrough}
+ * (two-phase mode) the buffered part and everything after it go straight to the client
+ * from then on: the response is sent but cannot be stored. Without it (one-transaction
+ * mode, where nothing may reach the client before the commit) the buffer is dropped at
+ * once and later writes are discarded; the caller answers with an error instead.
  */
 public final class ResponseCapture extends HttpServletResponseWrapper {
 
-	/** Statuses that are never replayed: a refusal is about the caller, not about the request. */
+	/**
+	 * Statuses that are never replayed: a refusal is about the caller, not about the
+	 * request.
+	 */
 	private static final Set<Integer> REFUSALS = Set.of(401, 403, 407, 429);
 
 	private final int limit;
@@ -59,19 +63,25 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 		this.passThrough = passThrough;
 	}
 
-	/** @return whether the body grew past the limit (and was passed through or dropped) */
+	/**
+	 * @return whether the body grew past the limit (and was passed through or dropped)
+	 */
 	boolean overflowed() {
 		flushWriter();
 		return this.overflowed;
 	}
 
-	/** @return the status the handler answered, including one sent with {@code sendError} */
+	/**
+	 * @return the status the handler answered, including one sent with {@code sendError}
+	 */
 	@Override
 	public int getStatus() {
 		return (this.errorStatus != null) ? this.errorStatus : super.getStatus();
 	}
 
-	/** @return whether the response carries {@code Set-Cookie} */
+	/**
+	 * @return whether the response carries {@code Set-Cookie}
+	 */
 	boolean setsCookie() {
 		if (this.cookieSet) {
 			return true;
@@ -81,20 +91,26 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * @return whether the handler ended with {@code sendError} (a {@code ResponseStatusException},
-	 * an {@code @ResponseStatus} exception, Spring MVC's own 4xx): the container renders its body
-	 * after the filter, so it cannot be stored
+	 * @return whether the handler ended with {@code sendError} (a
+	 * {@code ResponseStatusException}, an {@code @ResponseStatus} exception, Spring MVC's
+	 * own 4xx): the container renders its body after the filter, so it cannot be stored
 	 */
 	boolean errorSent() {
 		return this.errorStatus != null;
 	}
 
-	/** @return whether the status is a refusal that must never be replayed (401, 403, 407, 429) */
+	/**
+	 * @return whether the status is a refusal that must never be replayed (401, 403, 407,
+	 * 429)
+	 */
 	boolean refusal() {
 		return REFUSALS.contains(getStatus());
 	}
 
-	/** @return the held body (empty after {@code sendError}); only when it did not overflow */
+	/**
+	 * @return the held body (empty after {@code sendError}); only when it did not
+	 * overflow
+	 */
 	byte[] body() {
 		flushWriter();
 		if (this.overflowed) {
@@ -103,7 +119,10 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 		return this.buffer.toByteArray();
 	}
 
-	/** Drop what is held, headers and status included, so that another answer can be written. */
+	/**
+	 * Drop what is held, headers and status included, so that another answer can be
+	 * written.
+	 */
 	void discard() {
 		this.buffer = null;
 		this.overflowed = true;
@@ -183,8 +202,9 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Ignored: {@link #send()} sets the length of a held body itself, and a passed-through body
-	 * is sent chunked, so that the client sees its end only once the decision is settled.
+	 * Ignored: {@link #send()} sets the length of a held body itself, and a
+	 * passed-through body is sent chunked, so that the client sees its end only once the
+	 * decision is settled.
 	 */
 	@Override
 	public void setContentLength(int length) {
@@ -235,7 +255,8 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendError(int status, String message) {
-		// held like the body: the container renders the error page once the response is sent
+		// held like the body: the container renders the error page once the response is
+		// sent
 		resetBuffer();
 		this.errorStatus = status;
 		this.errorMessage = message;

@@ -14,7 +14,8 @@ import io.ductor.idempotency.StoredResponse;
 
 /**
  * What of a handler's response is stored (status, body and the headers that describe the
- * content: {@value IdempotencyFilter#STORED_HEADERS_DOC}), and how a stored response is replayed.
+ * content: {@value IdempotencyFilter#STORED_HEADERS_DOC}), and how a stored response is
+ * replayed.
  */
 public final class StoredResponses {
 
@@ -25,7 +26,9 @@ public final class StoredResponses {
 	private StoredResponses() {
 	}
 
-	/** @return what to store of a captured response */
+	/**
+	 * @return what to store of a captured response
+	 */
 	static StoredResponse stored(ResponseCapture captured) {
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		if (captured.getContentType() != null) {
@@ -40,7 +43,10 @@ public final class StoredResponses {
 		return new StoredResponse(captured.getStatus(), headers, captured.body());
 	}
 
-	/** Answers with a stored response, marked with {@value IdempotencyFilter#REPLAYED_HEADER}. */
+	/**
+	 * Answers with a stored response, marked with
+	 * {@value IdempotencyFilter#REPLAYED_HEADER}.
+	 */
 	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
 		response.setStatus(stored.status());
 		stored.headers().forEach((name, values) -> values.forEach((value) -> response.addHeader(name, value)));

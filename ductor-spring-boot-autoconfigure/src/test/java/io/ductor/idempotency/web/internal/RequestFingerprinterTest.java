@@ -18,7 +18,9 @@ import io.ductor.idempotency.Fingerprints;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** The bounds of reading a request for its fingerprint, which HTTP tests cannot observe. */
+/**
+ * The bounds of reading a request for its fingerprint, which HTTP tests cannot observe.
+ */
 class RequestFingerprinterTest {
 
 	private final RequestFingerprinter fingerprinter = new RequestFingerprinter(DataSize.ofKilobytes(4));
