@@ -74,6 +74,18 @@ class RecurringAlarmTest {
 				Thread.sleep(1500);
 			}
 			Thread.sleep(1500);
+			// stop the alarm, then let the instances run what it recorded last before
+			// they stop
+			ConfigurableApplicationContext any = instances.get(2);
+			new TransactionTemplate(any.getBean(PlatformTransactionManager.class))
+				.executeWithoutResult((status) -> any.getBean(EffectOutbox.class).pauseRecurring("beep"));
+			JdbcClient live = JdbcClient.create(any.getBean(javax.sql.DataSource.class));
+			await().atMost(Duration.ofSeconds(15))
+				.until(() -> live
+					.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE 'alarm:beep@%' "
+							+ "AND status <> 'completed'")
+					.query(Long.class)
+					.single() == 0);
 		}
 		finally {
 			instances.forEach(ConfigurableApplicationContext::close);
