@@ -9,6 +9,7 @@ import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
@@ -73,7 +74,7 @@ class DeprecatedDuctorPropertiesEnvironmentPostProcessor implements EnvironmentP
 					return;
 				}
 				ConfigurationPropertyName newName = newPrefix.append(name.subName(oldPrefix.getNumberOfElements()));
-				String key = newName.toString();
+				String key = renamed(name, oldPrefix, newPrefix);
 				if (renamed.containsKey(key)) {
 					// a source of higher precedence set the old key already
 					return;
@@ -97,6 +98,26 @@ class DeprecatedDuctorPropertiesEnvironmentPostProcessor implements EnvironmentP
 		if (!renamed.isEmpty()) {
 			environment.getPropertySources().addLast(new OriginTrackedMapPropertySource(PROPERTY_SOURCE_NAME, renamed));
 		}
+	}
+
+	/**
+	 * The new key in the old key's own spelling:
+	 * {@link ConfigurationPropertyName#toString()} lower-cases, and a map key such as an
+	 * alarm's name must keep its case.
+	 */
+	private static String renamed(ConfigurationPropertyName name, ConfigurationPropertyName oldPrefix,
+			ConfigurationPropertyName newPrefix) {
+		StringBuilder key = new StringBuilder(newPrefix.toString());
+		for (int i = oldPrefix.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
+			String element = name.getElement(i, Form.ORIGINAL);
+			if (name.isNumericIndex(i) || !element.matches("[A-Za-z0-9-]+")) {
+				key.append('[').append(element).append(']');
+			}
+			else {
+				key.append('.').append(element);
+			}
+		}
+		return key.toString();
 	}
 
 	private static boolean isSet(Iterable<ConfigurationPropertySource> sources, ConfigurationPropertyName name) {

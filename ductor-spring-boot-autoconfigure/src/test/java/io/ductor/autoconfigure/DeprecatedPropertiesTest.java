@@ -56,6 +56,20 @@ class DeprecatedPropertiesTest {
 	}
 
 	@Test
+	void anOldAlarmKeyKeepsTheCaseOfItsAlarmName() {
+		try (ConfigurableApplicationContext context = run(new StandardEnvironment(),
+				"ductor.alarms.NightlyReport.effect=Mailer.send", "ductor.alarms.NightlyReport.every=1h",
+				"ductor.alarms.NightlyReport.arguments[0]=first", "ductor.alarms.NightlyReport.arguments[1]=second",
+				"ductor.effects.alarms.MorningReport.effect=Mailer.send",
+				"ductor.effects.alarms.MorningReport.every=2h")) {
+			Map<String, DuctorEffectsProperties.Alarm> alarms = context.getBean(DuctorEffectsProperties.class).alarms();
+			assertThat(alarms).containsOnlyKeys("NightlyReport", "MorningReport");
+			assertThat(alarms.get("NightlyReport").every()).isEqualTo(Duration.ofHours(1));
+			assertThat(alarms.get("NightlyReport").arguments()).containsExactly("first", "second");
+		}
+	}
+
+	@Test
 	void anOldKeyFromAnEnvironmentVariableIsHonouredAndTurnsItsWorkerOff(CapturedOutput output) {
 		StandardEnvironment environment = new StandardEnvironment();
 		environment.getPropertySources()
