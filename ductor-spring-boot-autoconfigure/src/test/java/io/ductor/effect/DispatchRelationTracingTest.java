@@ -237,33 +237,10 @@ class DispatchRelationTracingTest {
 	 * around it, as an application with {@code micrometer-tracing-bridge-otel} has them.
 	 */
 	@Configuration(proxyBeanMethods = false)
-	@org.springframework.context.annotation.Import(TracedEffects.Config.class)
+	@org.springframework.context.annotation.Import({ TracedEffects.Config.class, TracedEffects.Otel.class })
 	@ImportAutoConfiguration({ ObservationAutoConfiguration.class, MicrometerTracingAutoConfiguration.class,
 			DuctorTracingAutoConfiguration.class })
 	static class BootTracing {
-
-		@Bean(destroyMethod = "close")
-		OpenTelemetrySdk openTelemetry() {
-			return OpenTelemetrySdk.builder()
-				.setTracerProvider(SdkTracerProvider.builder()
-					.addSpanProcessor(SimpleSpanProcessor.create(new TracedEffects.KeptOpen()))
-					.build())
-				.setPropagators(ContextPropagators.create(TextMapPropagator
-					.composite(W3CTraceContextPropagator.getInstance(), W3CBaggagePropagator.getInstance())))
-				.build();
-		}
-
-		@Bean
-		OtelTracer tracer(OpenTelemetrySdk openTelemetry) {
-			OtelCurrentTraceContext current = new OtelCurrentTraceContext();
-			return new OtelTracer(openTelemetry.getTracer("test"), current, (event) -> {
-			}, new OtelBaggageManager(current, List.of(), List.of()));
-		}
-
-		@Bean
-		Propagator propagator(OpenTelemetrySdk openTelemetry) {
-			return new OtelPropagator(openTelemetry.getPropagators(), openTelemetry.getTracer("test"));
-		}
 
 	}
 

@@ -132,11 +132,11 @@ public class TracedEffects {
 	}
 
 	/**
-	 * A tracer of its own per context, as a fresh JVM would have, exporting to
-	 * {@link #spans}.
+	 * An OpenTelemetry SDK exporting to {@link #spans}, and Micrometer's tracer and
+	 * propagator over it: a tracer of its own per context, as a fresh JVM would have.
 	 */
 	@Configuration(proxyBeanMethods = false)
-	static class Tracing {
+	static class Otel {
 
 		@Bean(destroyMethod = "close")
 		OpenTelemetrySdk openTelemetry() {
@@ -160,6 +160,13 @@ public class TracedEffects {
 		Propagator propagator(OpenTelemetrySdk openTelemetry, OtelTracer tracer) {
 			return new OtelPropagator(openTelemetry.getPropagators(), openTelemetry.getTracer("test"));
 		}
+
+	}
+
+	/** {@link Otel} with an observation registry of its own and the tracing handlers. */
+	@Configuration(proxyBeanMethods = false)
+	@org.springframework.context.annotation.Import(Otel.class)
+	static class Tracing {
 
 		@Bean
 		ObservationRegistry observationRegistry(OtelTracer tracer, Propagator propagator) {
