@@ -184,6 +184,17 @@ class HandlerShapeMatrixHttpTest {
 		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "deferred-timeout", "callable-timeout" })
+	void anAsynchronousAnswerThatTimesOutIsSentAsSpringAnswersItAndReleasesTheKey(String shape) throws Exception {
+		String key = UUID.randomUUID().toString();
+		HttpResponse<String> timedOut = client.post("/two-phase/" + shape, key);
+		assertThat(timedOut.statusCode()).isEqualTo(503);
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
+		assertThat(client.post("/two-phase/" + shape, key).statusCode()).isEqualTo(503);
+		assertThat(gate.runs(key)).as("the handler ran again after the release").isEqualTo(2);
+	}
+
 	static long decisions(String key) {
 		return jdbc.sql("SELECT count(*) FROM decision WHERE decision_key = ?").param(key).query(Long.class).single();
 	}
@@ -371,9 +382,12 @@ class HandlerShapeMatrixHttpTest {
 
 		private final ExecutorService executor;
 
-		TwoPhaseShapes(Work work, ExecutorService executor) {
+		private final Gate gate;
+
+		TwoPhaseShapes(Work work, ExecutorService executor, Gate gate) {
 			this.work = work;
 			this.executor = executor;
+			this.gate = gate;
 		}
 
 		@PostMapping("/string")
@@ -491,6 +505,24 @@ class HandlerShapeMatrixHttpTest {
 		WebAsyncTask<String> webAsyncTask(@RequestHeader("Idempotency-Key") String key,
 				@RequestHeader(name = "X-Fail", defaultValue = "") String fail) {
 			return new WebAsyncTask<>(30_000L, () -> this.work.decide(key, fail));
+		}
+
+		/** Never answered: Spring MVC answers 503 when it times out. */
+		@PostMapping("/deferred-timeout")
+		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
+		DeferredResult<String> deferredTimeout(@RequestHeader("Idempotency-Key") String key) {
+			this.gate.pass(key);
+			return new DeferredResult<>(200L);
+		}
+
+		@PostMapping("/callable-timeout")
+		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
+		WebAsyncTask<String> callableTimeout(@RequestHeader("Idempotency-Key") String key) {
+			this.gate.pass(key);
+			return new WebAsyncTask<>(200L, () -> {
+				Thread.sleep(5_000);
+				return "too late";
+			});
 		}
 
 		@PostMapping("/object-future")
