@@ -43,14 +43,6 @@ public final class KeyReserver {
 	}
 
 	/**
-	 * One look at the key, as the last one: see
-	 * {@link #reserveOnce(IdempotentRequest, boolean)}.
-	 */
-	public ReserveOutcome reserveOnce(IdempotentRequest request) {
-		return reserveOnce(request, true);
-	}
-
-	/**
 	 * One look at the key. A key with a row is answered from it without any lock (a
 	 * replay, a reused key, a pending reservation in flight), or taken over when it is
 	 * reclaimable; a key without one is inserted under its advisory lock. A lock held by
