@@ -25,6 +25,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 
+import io.ductor.idempotency.web.Idempotent;
 import io.ductor.reliability.BookingClients.Answer;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
@@ -74,7 +75,7 @@ class BookingStormTest {
 
 	@Test
 	void killedDuringTheStormEveryKeyHasOneBookingOneHoldAndOneAnsweredId() throws Exception {
-		killStorm("Booking storm, kill -9", "booking-storm-kill", "/bookings", "POST /bookings",
+		killStorm("Booking storm, kill -9", "booking-storm-kill", "/bookings", Idempotent.DEFAULT_POOL,
 				BookingStormTest::assertMustBeZero);
 	}
 
@@ -88,7 +89,7 @@ class BookingStormTest {
 	@Tag("long")
 	void killedDuringTheStormTheTwoPhaseModeShowsItsDocumentedWindow() throws Exception {
 		killStorm("Booking storm, kill -9, two-phase mode", "booking-storm-kill-two-phase", "/two-phase/bookings",
-				"POST /two-phase/bookings", BookingStormTest::assertTwoPhaseWindowFound);
+				Idempotent.DEFAULT_POOL, BookingStormTest::assertTwoPhaseWindowFound);
 	}
 
 	/**
@@ -184,7 +185,7 @@ class BookingStormTest {
 				faulting.set(false);
 				boolean settled = clients.awaitSettled();
 				Duration stormTime = Duration.ofNanos(System.nanoTime() - start);
-				Map<String, Object> figures = judge(postgres.dataSource(), clients, "POST /bookings");
+				Map<String, Object> figures = judge(postgres.dataSource(), clients, Idempotent.DEFAULT_POOL);
 				Report report = new Report("Booking storm, connections terminated")
 					.parameter("faults",
 							storm.faults() + " x pg_terminate_backend of every connection of both instances")

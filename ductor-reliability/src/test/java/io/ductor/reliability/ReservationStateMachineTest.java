@@ -10,6 +10,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -36,6 +41,7 @@ import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.internal.LockKeys;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;
 import io.ductor.idempotency.Reservation;
@@ -77,6 +83,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Time is the database's: a clock advance moves every row's timestamps back by 65
  * minutes, with a pending TTL of 60 minutes, a completed TTL of 120 and a retention of
  * 180 (never a multiple of 65, so no step lands on a boundary).
+ * <p>
+ * The advisory locks of keys collide across tenants (a key's lock ignores its tenant),
+ * and a second instance of the service can hold a one-transaction decision open while the
+ * sequence goes on: the other tenant's same key must still be reserved, answered and
+ * decided as if no lock collided, and the held key itself is in flight.
  */
 class ReservationStateMachineTest {
 
@@ -116,6 +127,17 @@ class ReservationStateMachineTest {
 
 	static IdempotencyService service;
 
+	/**
+	 * A second instance, which holds one-transaction decisions open on a thread of its
+	 * own.
+	 */
+	static IdempotencyService otherInstance;
+
+	static final ExecutorService holder = Executors.newSingleThreadExecutor();
+
+	/** The decision the other instance holds open, if any, across sequences. */
+	static Held held;
+
 	static IdempotencySweeper sweeper;
 
 	static IdempotencyRetentionPurger purger;
@@ -145,15 +167,25 @@ class ReservationStateMachineTest {
 				    path   text NOT NULL)""").update();
 		IdempotencySettings settings = new IdempotencySettings(Duration.ofMinutes(PENDING_TTL_MINUTES),
 				Duration.ofMinutes(COMPLETED_TTL_MINUTES), DuplicatePolicy.REJECT, Duration.ofSeconds(1),
-				Duration.ofSeconds(1));
+				Duration.ofSeconds(1))
+			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
 		service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new JsonCodec(JsonMapper.builder().build()), settings, null);
+		otherInstance = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null);
 		sweeper = new IdempotencySweeper(dataSource, 100);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));
 	}
 
+	/** The same key of two tenants shares one advisory lock. */
+	static long lockIgnoringTenant(IdempotentRequest request) {
+		return LockKeys.SHA256.lockKey(new IdempotentRequest("", request.pool(), request.key(), request.fingerprint()));
+	}
+
 	@AfterContainer
 	static void stop() {
+		endHeld();
+		holder.shutdownNow();
 		Map<String, Object> explored = new LinkedHashMap<>();
 		actions.forEach((name, count) -> explored.put(name, count.get()));
 		new Report("Reservation state machine")
@@ -200,9 +232,26 @@ class ReservationStateMachineTest {
 			.withAction(1, handleAction("crash after commit (two-phase)", (h) -> true, World::crashAfterCommit))
 			.withAction(3, slotAction("executeInTransaction", World::executeInTransaction))
 			.withAction(1, slotAction("crash before commit (one transaction)", World::crashInTransaction))
+			.withAction(2, slotAction("hold a one-transaction decision open (other instance)", World::hold))
+			.withAction(2, heldAction("commit the held decision", World::commitHeld))
+			.withAction(1, heldAction("crash the held decision before its commit", World::crashHeld))
 			.withAction(2, simpleAction("sweep", World::sweep))
 			.withAction(1, simpleAction("purge", World::purge))
-			.withAction(2, simpleAction("advance the clock", World::advance))
+			.withAction(2, new Action.Independent<World>() {
+
+				@Override
+				public boolean precondition(World world) {
+					// a held decision's timestamps are its transaction's: time stands
+					// still while one is open
+					return held == null;
+				}
+
+				@Override
+				public Arbitrary<Transformer<World>> transformer() {
+					return simpleAction("advance the clock", World::advance).transformer();
+				}
+
+			})
 			.withMaxTransformations(maxSteps());
 	}
 
@@ -261,6 +310,34 @@ class ReservationStateMachineTest {
 		assertThat(world.windows()).isZero();
 	}
 
+	/**
+	 * Alice's key is held open by another instance; bob's same key shares its advisory
+	 * lock. Bob is reserved, decides and replays as if alice did not exist, in both
+	 * modes; alice's duplicate is in flight; then alice commits and replays her own
+	 * decision.
+	 */
+	@Example
+	void aKeyWhoseLockCollidesWithAnotherTenantsHeldKeyIsStillReservedAndDecided() {
+		World world = new World();
+		int alice = 0;
+		int bob = slot("bob", "orders", "k-1");
+		assertThat(lockIgnoringTenant(world.request(alice, "fp-a")))
+			.isEqualTo(lockIgnoringTenant(world.request(bob, "fp-a")));
+		world.hold(alice, "fp-a");
+		world.reserve(bob, "fp-a");
+		world.work(world.handles.get(0));
+		world.complete(world.handles.get(0));
+		world.reserve(bob, "fp-a");
+		world.executeInTransaction(bob + 1, "fp-b");
+		world.executeInTransaction(alice, "fp-a");
+		world.reserve(alice, "fp-b");
+		world.check();
+		world.commitHeld();
+		world.executeInTransaction(alice, "fp-a");
+		world.check();
+		assertThat(world.decisionsInDatabase()).hasSize(3);
+	}
+
 	static Action.Independent<World> slotAction(String name, SlotStep step) {
 		return () -> Arbitraries.integers()
 			.between(0, SLOTS - 1)
@@ -308,6 +385,28 @@ class ReservationStateMachineTest {
 		};
 	}
 
+	/** An action on the decision held open by the other instance; a no-op without one. */
+	static Action.Independent<World> heldAction(String name, java.util.function.Consumer<World> step) {
+		return new Action.Independent<>() {
+
+			@Override
+			public boolean precondition(World world) {
+				return held != null;
+			}
+
+			@Override
+			public Arbitrary<Transformer<World>> transformer() {
+				return Arbitraries.just(Transformer.mutate(name, (world) -> {
+					if (held != null) {
+						count(name);
+						step.accept(world);
+					}
+				}));
+			}
+
+		};
+	}
+
 	static void count(String action) {
 		steps.incrementAndGet();
 		actions.computeIfAbsent(action, (k) -> new AtomicLong()).incrementAndGet();
@@ -327,6 +426,55 @@ class ReservationStateMachineTest {
 
 	static String slotKey(int slot) {
 		return KEYS.get(slot % KEYS.size());
+	}
+
+	static int slot(String tenant, String pool, String key) {
+		return TENANTS.indexOf(tenant) * POOLS.size() * KEYS.size() + POOLS.indexOf(pool) * KEYS.size()
+				+ KEYS.indexOf(key);
+	}
+
+	/** Ends the held decision, if any, by crashing it: nothing of it commits. */
+	static void endHeld() {
+		if (held != null) {
+			Held ending = held;
+			held = null;
+			ending.crash = true;
+			ending.release.countDown();
+			try {
+				ending.result.get(30, TimeUnit.SECONDS);
+			}
+			catch (Exception ex) {
+				// the crash it was told to have
+			}
+		}
+	}
+
+	/**
+	 * A one-transaction decision the other instance holds open: reserved and written,
+	 * waiting to be committed or crashed.
+	 */
+	static final class Held {
+
+		final int slot;
+
+		final int epoch;
+
+		final String decision;
+
+		final CountDownLatch reserved = new CountDownLatch(1);
+
+		final CountDownLatch release = new CountDownLatch(1);
+
+		volatile boolean crash;
+
+		Future<IdempotentResult<String>> result;
+
+		Held(int slot, int epoch, String decision) {
+			this.slot = slot;
+			this.epoch = epoch;
+			this.decision = decision;
+		}
+
 	}
 
 	@FunctionalInterface
@@ -419,9 +567,14 @@ class ReservationStateMachineTest {
 
 		final Set<UUID> sweptOwners = new HashSet<>();
 
+		/** The fingerprint of the decision held open by the other instance. */
+		String heldFingerprint;
+
 		int sequence;
 
 		World() {
+			// a decision left open by the previous sequence would hold its locks
+			endHeld();
 			this.jdbc.sql("TRUNCATE eec_routing_idempotency, decision").update();
 		}
 
@@ -430,6 +583,10 @@ class ReservationStateMachineTest {
 		}
 
 		Result predict(int slot, String fingerprint) {
+			if (held != null && held.slot == slot) {
+				// its row is not visible yet, whatever the fingerprint
+				return Result.IN_FLIGHT;
+			}
 			Row row = this.rows.get(slot);
 			if (row == null || row.reclaimable()) {
 				return Result.RESERVED;
@@ -634,6 +791,75 @@ class ReservationStateMachineTest {
 				insertDecision(id, slot, epochOfGrant(slot), "one-transaction");
 				throw new Crash();
 			})).isInstanceOf(failure);
+		}
+
+		/**
+		 * The other instance reserves a key that has no row in a one-transaction
+		 * decision, writes its decision and holds the transaction open; otherwise the
+		 * step is an ordinary one-transaction decision of this instance.
+		 */
+		void hold(int slot, String fingerprint) {
+			if (held != null || this.rows.containsKey(slot)) {
+				executeInTransaction(slot, fingerprint);
+				return;
+			}
+			int epoch = epochOfGrant(slot);
+			Held holding = new Held(slot, epoch, newDecisionId());
+			IdempotentRequest request = request(slot, fingerprint);
+			holding.result = holder.submit(() -> otherInstance.executeInTransaction(request, String.class, () -> {
+				insertDecision(holding.decision, slot, epoch, "one-transaction");
+				holding.reserved.countDown();
+				try {
+					assertThat(holding.release.await(60, TimeUnit.SECONDS)).as("released").isTrue();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+				if (holding.crash) {
+					throw new Crash();
+				}
+				return holding.decision;
+			}));
+			try {
+				assertThat(holding.reserved.await(30, TimeUnit.SECONDS))
+					.as("the other instance reserved " + describe(slot))
+					.isTrue();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+			this.heldFingerprint = fingerprint;
+			held = holding;
+		}
+
+		void commitHeld() {
+			Held holding = held;
+			held = null;
+			holding.release.countDown();
+			IdempotentResult<String> result;
+			try {
+				result = holding.result.get(30, TimeUnit.SECONDS);
+			}
+			catch (Exception ex) {
+				throw new AssertionError("the held decision of " + describe(holding.slot) + " failed", ex);
+			}
+			assertThat(result.replayed()).isFalse();
+			assertThat(result.value()).isEqualTo(holding.decision);
+			this.epochs[holding.slot] = holding.epoch;
+			UUID owner = UUID.fromString(result.decisionId());
+			Row row = pending(holding.slot, owner, this.heldFingerprint);
+			row.status = "completed";
+			row.decision = holding.decision;
+			row.decisionColumn = result.decisionId();
+			row.body = json(holding.decision);
+			row.expiresIn = COMPLETED_TTL_MINUTES;
+			this.decisions.put(holding.decision, new Decision(holding.slot, holding.epoch, "one-transaction", owner));
+		}
+
+		void crashHeld() {
+			endHeld();
 		}
 
 		void sweep() {

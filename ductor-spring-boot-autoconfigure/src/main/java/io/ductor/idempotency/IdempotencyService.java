@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -20,6 +21,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.idempotency.ReserveOutcome.InFlight;
 import io.ductor.idempotency.ReserveOutcome.OptedOut;
 import io.ductor.idempotency.ReserveOutcome.Reserved;
+import io.ductor.idempotency.internal.DuplicateWait.Hold;
 import io.ductor.idempotency.internal.DuplicateWait.Look;
 import io.ductor.idempotency.internal.DuplicateWait;
 import io.ductor.idempotency.internal.IdempotencySettings;
@@ -164,7 +166,7 @@ public class IdempotencyService {
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
 		this.settings = settings;
-		this.reserver = new KeyReserver(this.store, json, settings.pendingTtl());
+		this.reserver = new KeyReserver(this.store, json, settings.pendingTtl(), settings.lockKeys());
 		this.wait = new DuplicateWait(this.store, settings, listener);
 		this.jsonExecution = new JsonExecution(this, json, settings, this.transactions, observer);
 	}
@@ -245,10 +247,10 @@ public class IdempotencyService {
 	 * {@code ductor.idempotency.reserve} with its outcome: only the reservation, never
 	 * the decision that follows it in the same transaction.
 	 */
-	private ReserveOutcome observedReserveOnce(IdempotentRequest request) {
+	private ReserveOutcome observedReserveOnce(IdempotentRequest request, boolean last) {
 		DuctorObservations.Scope scope = this.observations.reserve();
 		try {
-			ReserveOutcome outcome = this.reserver.reserveOnce(request);
+			ReserveOutcome outcome = reserveOnce(request, last);
 			scope.outcome(KeyReserver.tag(outcome));
 			return outcome;
 		}
@@ -269,15 +271,24 @@ public class IdempotencyService {
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
-			return this.wait.pollInTransaction(request, resolved, () -> this.reserver.reserveOnce(request));
+			return this.wait.pollInTransaction(request, resolved, (last) -> reserveOnce(request, last));
 		}
 		if (resolved == DuplicatePolicy.REJECT) {
-			return this.reserver.reserveOnce(request);
+			return reserveOnce(request, true);
 		}
-		return this.wait.awaitSettled(request, (wakeUp) -> {
-			ReserveOutcome outcome = this.reserver.reserveOnce(request);
+		return this.wait.awaitSettled(request, (wakeUp, last) -> {
+			ReserveOutcome outcome = reserveOnce(request, last);
 			return new Look<>(!(outcome instanceof InFlight), () -> outcome);
 		}, () -> this.wait.markWaited(request));
+	}
+
+	/**
+	 * One look at the key. Only the last look before a duplicate answers in flight tells
+	 * a key in flight from one whose advisory lock collides with it, and a key this
+	 * instance holds needs no telling.
+	 */
+	private ReserveOutcome reserveOnce(IdempotentRequest request, boolean last) {
+		return this.reserver.reserveOnce(request, last && !this.wait.heldHere(request));
 	}
 
 	/**
@@ -497,21 +508,23 @@ public class IdempotencyService {
 			});
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
-		return this.wait.awaitSettled(request, (wakeUp) -> {
+		return this.wait.awaitSettled(request, (wakeUp, last) -> {
 			Attempt<T> attempt;
 			// set once the decision returned without rolling back: only its commit is
 			// left
 			AtomicBoolean committing = new AtomicBoolean();
+			// set once this attempt holds the key, to announce the end of its hold
+			AtomicReference<Hold> hold = new AtomicReference<>();
 			try {
 				attempt = this.transactions.execute((status) -> {
-					ReserveOutcome outcome = observedReserveOnce(request);
+					ReserveOutcome outcome = observedReserveOnce(request, last || resolved == DuplicatePolicy.REJECT);
 					if (!(outcome instanceof Reserved reserved)) {
 						// nothing written: this transaction only held the key's lock for
 						// a moment
 						return new Attempt<T>(outcome, null);
 					}
 					// the holder is no duplicate: not parked while it decides
-					this.wait.holdInTransaction(request, wakeUp);
+					hold.set(this.wait.holdInTransaction(request, wakeUp));
 					this.observer.reservation(KeyReserver.tag(outcome));
 					T value = decide(decision, reserved.reservation(), status);
 					committing.set(!status.isRollbackOnly());
@@ -527,7 +540,9 @@ public class IdempotencyService {
 				throw ex;
 			}
 			finally {
-				this.wait.announceEnd(request);
+				if (hold.get() != null) {
+					this.wait.announceEnd(hold.get());
+				}
 			}
 			ReserveOutcome outcome = attempt.outcome();
 			if (outcome instanceof Reserved) {

@@ -1,15 +1,19 @@
 package io.ductor.actuate;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.zip.GZIPOutputStream;
 
 import javax.sql.DataSource;
 
@@ -17,6 +21,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -168,6 +174,55 @@ class DuctorEndpointDecisionHttpTest {
 		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
 		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
 		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
+	}
+
+	@Test
+	void aKeyLookupShowsEveryStoredBodyBinaryOnesAsBase64AndTextCutAtACharacter() throws Exception {
+		byte[] png = { (byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
+		storeKey("png", "image/png", null, png);
+		ByteArrayOutputStream compressed = new ByteArrayOutputStream();
+		try (GZIPOutputStream gzip = new GZIPOutputStream(compressed)) {
+			gzip.write("{\"id\":\"order-1\"}".getBytes(StandardCharsets.UTF_8));
+		}
+		storeKey("gzip", "application/json", "gzip", compressed.toByteArray());
+		// the 2,000-byte preview ends inside the two bytes of the é
+		storeKey("cut", "text/plain;charset=UTF-8", null,
+				("x".repeat(1999) + "é and more").getBytes(StandardCharsets.UTF_8));
+		storeKey("json", "application/json", null,
+				"{\"total\":1234567890.123456789,\"name\":\"Zoë\"}".getBytes(StandardCharsets.UTF_8));
+
+		Map<String, Object> image = keyLookup("png");
+		assertThat(image).containsEntry("responseContentType", "image/png")
+			.containsEntry("responseBodySize", png.length)
+			.containsEntry("responseBodyEncoding", "base64")
+			.containsEntry("responseBodyStart", Base64.getEncoder().encodeToString(png))
+			.containsEntry("responseBodyTruncated", false);
+		assertThat(keyLookup("gzip")).containsEntry("responseBodyEncoding", "base64")
+			.containsEntry("responseBodyStart", Base64.getEncoder().encodeToString(compressed.toByteArray()));
+		assertThat(keyLookup("cut")).containsEntry("responseBodyEncoding", "text")
+			.containsEntry("responseBodyStart", "x".repeat(1999))
+			.containsEntry("responseBodySize", 2010)
+			.containsEntry("responseBodyTruncated", true);
+		assertThat(keyLookup("json")).containsEntry("responseBodyEncoding", "text")
+			.containsEntry("responseBodyStart", "{\"total\":1234567890.123456789,\"name\":\"Zoë\"}");
+	}
+
+	private static void storeKey(String key, String contentType, String contentEncoding, byte[] body) {
+		String headers = "{\"Content-Type\":[\"" + contentType + "\"]"
+				+ ((contentEncoding != null) ? ",\"Content-Encoding\":[\"" + contentEncoding + "\"]" : "") + "}";
+		jdbc.sql("""
+				INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status,
+				    request_fingerprint, owner_token, decision_id, response_status, response_headers, response_body,
+				    expires_at)
+				VALUES ('acme', 'http', ?, 'completed', 'fp', gen_random_uuid(), 'd', 200, CAST(? AS jsonb), ?,
+				        now() + interval '1 day')""").params(key, headers, body).update();
+	}
+
+	private static Map<String, Object> keyLookup(String key) throws Exception {
+		HttpResponse<String> response = get("/keys/" + key + "?tenant=acme&pool=http");
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return JsonMapper.builder().build().readValue(response.body(), new TypeReference<Map<String, Object>>() {
+		});
 	}
 
 	private static List<Long> windowIds(String path) throws IOException, InterruptedException {

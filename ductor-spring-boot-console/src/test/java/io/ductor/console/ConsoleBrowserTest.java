@@ -47,7 +47,8 @@ class ConsoleBrowserTest {
 			.update();
 		app.jdbc.sql("UPDATE eec_run SET record_version = 3, last_transition_seq = 2 WHERE id = 'order-7'").update();
 		long parked = app.park("receipt.send", "receipt:order-7", "needs_decision",
-				"[{\"order\":\"order-7\",\"email\":\"heidi@example.org\",\"cardNumber\":\"4111111111111111\"}]",
+				"[{\"order\":\"order-7\",\"email\":\"heidi@example.org\",\"cardNumber\":\"4111111111111111\","
+						+ "\"total\":1234567890.123456789}]",
 				"order-7");
 		app.park("payment.charge", "charge:order-9", "failed", "[{\"order\":\"order-9\",\"amount\":1200}]", null);
 		app.jdbc.sql("""
@@ -76,6 +77,7 @@ class ConsoleBrowserTest {
 			String arguments = (String) browser.text("#arguments");
 			assertThat(arguments).contains("\"email\": \"heidi@example.org\"")
 				.contains("\"cardNumber\": \"[hidden]\"")
+				.contains("\"total\": 1234567890.123456789")
 				.doesNotContain("4111");
 			assertThat(browser.text("[data-field=ordering_key]")).isEqualTo("customer-receipt:order-7");
 
@@ -119,6 +121,13 @@ class ConsoleBrowserTest {
 					        '{"Content-Type":["application/json"]}', convert_to('{"id":"order-11","total":4200}', 'UTF8'),
 					        now() + interval '1 day')""")
 			.update();
+		app.jdbc
+			.sql("""
+					INSERT INTO eec_routing_idempotency (tenant_scope, pool_id, idempotency_key, status, request_fingerprint,
+					    owner_token, decision_id, response_status, response_headers, response_body, expires_at)
+					VALUES ('acme', 'http', 'receipt-png', 'completed', 'fp', gen_random_uuid(), 'receipt-1', 200,
+					        '{"Content-Type":["image/png"]}', '\\x89504e470d0a1a0a'::bytea, now() + interval '1 day')""")
+			.update();
 
 		try (Browser browser = Browser.launch(1280, 800)) {
 			browser.open(app.url("/ductor/#/runs"));
@@ -140,6 +149,14 @@ class ConsoleBrowserTest {
 			assertThat(browser.text("#key-record")).contains("order-11").contains("201");
 			assertThat(browser.text("#key-body")).contains("\"total\": 4200");
 			browser.screenshot(ConsoleApp.screenshot("console-key.png"));
+
+			// a binary answer in the pool of @Idempotent handlers, found without naming
+			// it
+			browser.open(app.url("/ductor/#/keys?tenant=acme&key=receipt-png"));
+			browser.find("#key-record[data-status=completed]");
+			assertThat(browser.text("#key-record")).contains("8 bytes of image/png, binary");
+			assertThat(browser.evaluate("document.querySelector('#key-body').dataset.encoding")).isEqualTo("base64");
+			assertThat(browser.text("#key-body")).isEqualTo("iVBORw0KGgo=");
 
 			// what the application stored is shown as text, never run as markup
 			String markup = "<img src=x onerror=\"document.body.dataset.pwned='yes'\">";

@@ -31,6 +31,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.idempotency.web.Idempotent;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**
@@ -44,14 +45,15 @@ import io.ductor.worker.internal.WorkerStatus;
  * transitions and effects ({@code GET /actuator/ductor/runs/{runId}}); one intent with
  * its operator decision ({@code GET /actuator/ductor/intents/{id}}); runs of a type
  * ({@code GET /actuator/ductor/run-types/{type}?status=&after=}); an idempotency key
- * ({@code GET /actuator/ductor/keys/{key}?tenant=&pool=}). Write: act on one intent
- * ({@code POST /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel}
- * or {@code resolve} and a {@code resolution}, and a {@code reason}), or act on every
- * failed or undecided intent of an effect ({@code POST /actuator/ductor} with
- * {@code effect}, {@code status}, and optionally {@code action}, {@code resolution} and
- * {@code reason}). Every write is logged; with a {@code reason}, the reason, who (the
- * authenticated principal, or {@code anonymous}) and when are stored with each intent
- * moved.
+ * ({@code GET /actuator/ductor/keys/{key}?tenant=&pool=}, the pool of {@code @Idempotent}
+ * handlers when none is named), its stored body as text or, when binary, as base64.
+ * Write: act on one intent ({@code POST /actuator/ductor/{id}} with {@code action} =
+ * {@code retry}, {@code cancel} or {@code resolve} and a {@code resolution}, and a
+ * {@code reason}), or act on every failed or undecided intent of an effect
+ * ({@code POST /actuator/ductor} with {@code effect}, {@code status}, and optionally
+ * {@code action}, {@code resolution} and {@code reason}). Every write is logged; with a
+ * {@code reason}, the reason, who (the authenticated principal, or {@code anonymous}) and
+ * when are stored with each intent moved.
  * <p>
  * Every text the caller sends (action, resolution, reason, effect, status, filters) is at
  * most {@value #MAX_TEXT_LENGTH} characters without control characters or line
@@ -223,7 +225,10 @@ public class DuctorEndpoint {
 			case "run-types" ->
 				this.inspector.runs(id, blank(status), (after != null) ? after : "", (limit != null) ? limit : 50);
 			case "keys" ->
-				this.inspector.key((tenant != null) ? tenant : "", (pool != null) ? pool : "", id).orElse(null);
+				this.inspector
+					.key((tenant != null) ? tenant : "",
+							(pool != null && !pool.isEmpty()) ? pool : Idempotent.DEFAULT_POOL, id)
+					.orElse(null);
 			default -> {
 				refuse("kind must be runs, intents, run-types or keys but was '" + kind + "'");
 				yield null;

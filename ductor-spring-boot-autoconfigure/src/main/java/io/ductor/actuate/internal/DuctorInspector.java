@@ -31,6 +31,9 @@ public class DuctorInspector {
 	/** The most rows one page holds. */
 	public static final int MAX_PAGE = 500;
 
+	/** How many bytes of a stored response body a key lookup shows. */
+	static final int BODY_PREVIEW = 2000;
+
 	private static final String COLUMNS = """
 			id, effect_name, idempotency_key, status, receiver, attempts, max_attempts, next_attempt_at,
 			lease_owner, lease_expires_at, ordering_key, alarm_name, run_id, last_error, payload::text AS payload,
@@ -221,18 +224,20 @@ public class DuctorInspector {
 	 * @param tenant the tenant scope
 	 * @param pool the pool
 	 * @param key the key
-	 * @return its status, decision, expiry and a summary of the stored response (status,
-	 * headers, body size and up to 2,000 characters of it), empty when no record has this
-	 * key
+	 * @return its status, decision, expiry and a summary of the stored response: status,
+	 * headers, content type, body size and the body's first {@value #BODY_PREVIEW} bytes,
+	 * as text when they are UTF-8 and the body has no content encoding, else as base64
+	 * (see {@link BodyPreview}); empty when no record has this key
 	 */
 	public Optional<Map<String, Object>> key(String tenant, String pool, String key) {
 		return this.jdbc.sql("""
 				SELECT tenant_scope, pool_id, idempotency_key, status, decision_id, response_status,
-				       response_headers::text AS headers, octet_length(response_body) AS body_size,
-				       convert_from(substring(response_body FROM 1 FOR 2000), 'UTF8') AS body_start,
+				       response_headers::text AS headers, response_headers -> 'Content-Type' ->> 0 AS content_type,
+				       response_headers -> 'Content-Encoding' ->> 0 AS content_encoding,
+				       octet_length(response_body) AS body_size, substring(response_body FROM 1 FOR ?) AS body_start,
 				       has_waiters, expires_at, expires_at <= ductor_now() AS expired, created_at, updated_at
 				FROM eec_routing_idempotency WHERE tenant_scope = ? AND pool_id = ? AND idempotency_key = ?""")
-			.params(tenant, pool, key)
+			.params(BODY_PREVIEW, tenant, pool, key)
 			.query((rs, row) -> {
 				Map<String, Object> found = new LinkedHashMap<>();
 				found.put("tenant", rs.getString("tenant_scope"));
@@ -242,8 +247,14 @@ public class DuctorInspector {
 				found.put("decisionId", rs.getString("decision_id"));
 				found.put("responseStatus", rs.getObject("response_status", Integer.class));
 				found.put("responseHeaders", rs.getString("headers"));
-				found.put("responseBodySize", rs.getObject("body_size", Integer.class));
-				found.put("responseBodyStart", rs.getString("body_start"));
+				found.put("responseContentType", rs.getString("content_type"));
+				Integer size = rs.getObject("body_size", Integer.class);
+				found.put("responseBodySize", size);
+				BodyPreview preview = (size != null)
+						? BodyPreview.of(rs.getBytes("body_start"), size, rs.getString("content_encoding")) : null;
+				found.put("responseBodyStart", (preview != null) ? preview.start() : null);
+				found.put("responseBodyEncoding", (preview != null) ? preview.encoding() : null);
+				found.put("responseBodyTruncated", preview != null && preview.truncated());
 				found.put("hasWaiters", rs.getBoolean("has_waiters"));
 				found.put("expiresAt", rs.getObject("expires_at", OffsetDateTime.class));
 				found.put("expired", rs.getBoolean("expired"));

@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -93,6 +94,20 @@ public final class DuctorIdempotencyAutoConfiguration {
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
 			return new IdempotencyFilter(service, tenants, json, properties.headerName(), mappings,
 					properties.maxRequestSize(), properties.maxResponseSize());
+		}
+
+		/**
+		 * Registers the filter for the forwards, includes and asynchronous dispatches it
+		 * must see too.
+		 */
+		@Bean
+		@ConditionalOnMissingBean(name = "ductorIdempotencyFilterRegistration")
+		FilterRegistrationBean<IdempotencyFilter> ductorIdempotencyFilterRegistration(IdempotencyFilter filter) {
+			FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
+			registration.setDispatcherTypes(IdempotencyFilter.DISPATCHER_TYPES);
+			registration.setOrder(IdempotencyFilter.ORDER);
+			registration.setAsyncSupported(true);
+			return registration;
 		}
 
 	}

@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -46,7 +46,7 @@ public final class DuplicateWait {
 	 * The keys held by an open one-transaction reservation of this instance, each with
 	 * whether a duplicate of another instance announced that it waits for it.
 	 */
-	private final Map<String, AtomicBoolean> held = new ConcurrentHashMap<>();
+	private final Map<String, Hold> held = new ConcurrentHashMap<>();
 
 	public DuplicateWait(IdempotencyStore store, IdempotencySettings settings, PostgresNotificationListener listener) {
 		this.store = store;
@@ -54,9 +54,9 @@ public final class DuplicateWait {
 		if (listener != null) {
 			listener.subscribe(IdempotencyService.CHANNEL, this.waiters);
 			listener.subscribe(IdempotencyService.WAITING_CHANNEL,
-					(waiterId) -> this.held.computeIfPresent(waiterId, (id, awaited) -> {
-						awaited.set(true);
-						return awaited;
+					(waiterId) -> this.held.computeIfPresent(waiterId, (id, hold) -> {
+						hold.awaited = true;
+						return hold;
 					}));
 		}
 	}
@@ -74,7 +74,7 @@ public final class DuplicateWait {
 	 * (a local settlement or a notification wakes it) or the poll interval has passed.
 	 * After the first look that finds it held, {@code announce} asks the holder to
 	 * notify, and the key is looked at once more: settled meanwhile means no notification
-	 * is coming, but that look sees it.
+	 * is coming, but that look sees it. The look after the wait timeout is the last one.
 	 * @return the answer of the last look
 	 */
 	public <R> R awaitSettled(IdempotentRequest request, Looker<R> looker, Runnable announce) {
@@ -83,9 +83,9 @@ public final class DuplicateWait {
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(DuplicateWaiters.waiterId(request));
 			try {
-				Look<R> look = looker.look(wakeUp);
-				long left = deadline - System.nanoTime();
-				if (look.settled() || left <= 0) {
+				boolean last = System.nanoTime() - deadline >= 0;
+				Look<R> look = looker.look(wakeUp, last);
+				if (look.settled() || last) {
 					return look.answer().get();
 				}
 				if (!announced) {
@@ -93,7 +93,9 @@ public final class DuplicateWait {
 					announced = true;
 					continue;
 				}
-				if (wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
+				long left = deadline - System.nanoTime();
+				if (left > 0
+						&& wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS)) {
 					// settled or released: a reclaim clears the mark, so a new holder
 					// must be asked again
 					announced = false;
@@ -116,24 +118,27 @@ public final class DuplicateWait {
 	 * instance, else every poll interval) until the wait timeout. It cannot roll the
 	 * caller's transaction back, so it waits holding its connection, and never marks a
 	 * row as awaited (that would lock the row until the caller's transaction ends).
-	 * @param look one look at the key
+	 * @param look one look at the key, told whether it is the last one
 	 * @return the outcome of the last look
 	 */
 	public ReserveOutcome pollInTransaction(IdempotentRequest request, DuplicatePolicy policy,
-			Supplier<ReserveOutcome> look) {
+			Function<Boolean, ReserveOutcome> look) {
 		long deadline = System.nanoTime() + this.settings.waitTimeout().toNanos();
 		while (true) {
 			CountDownLatch wakeUp = this.waiters.register(DuplicateWaiters.waiterId(request));
 			try {
-				ReserveOutcome outcome = look.get();
+				boolean last = policy == DuplicatePolicy.REJECT || System.nanoTime() - deadline >= 0;
+				ReserveOutcome outcome = look.apply(last);
 				if (outcome instanceof Reserved) {
 					wakeWhenEnded(request);
 				}
-				long left = deadline - System.nanoTime();
-				if (!(outcome instanceof InFlight) || policy == DuplicatePolicy.REJECT || left <= 0) {
+				if (!(outcome instanceof InFlight) || last) {
 					return outcome;
 				}
-				wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
+				long left = deadline - System.nanoTime();
+				if (left > 0) {
+					wakeUp.await(Math.min(left, this.settings.pollInterval().toNanos()), TimeUnit.NANOSECONDS);
+				}
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -171,26 +176,40 @@ public final class DuplicateWait {
 	}
 
 	/**
+	 * @return whether a one-transaction reservation of this instance holds the key in an
+	 * open transaction
+	 */
+	public boolean heldHere(IdempotentRequest request) {
+		return this.held.containsKey(DuplicateWaiters.waiterId(request));
+	}
+
+	/**
 	 * A one-transaction reservation of this instance now holds the key: the caller is no
 	 * duplicate any more, so it is not parked, and the end of its transaction wakes this
 	 * instance's duplicates.
 	 * @param wakeUp the caller's registration as a duplicate, from its last look
+	 * @return the hold, to hand to {@link #announceEnd} once the transaction has ended
 	 */
-	public void holdInTransaction(IdempotentRequest request, CountDownLatch wakeUp) {
+	public Hold holdInTransaction(IdempotentRequest request, CountDownLatch wakeUp) {
 		this.waiters.unregister(DuplicateWaiters.waiterId(request), wakeUp);
-		this.held.put(DuplicateWaiters.waiterId(request), new AtomicBoolean());
+		Hold hold = new Hold(request);
+		this.held.put(DuplicateWaiters.waiterId(request), hold);
 		wakeWhenEnded(request);
+		return hold;
 	}
 
 	/**
 	 * After a one-transaction reservation's transaction ended (committed or rolled back,
 	 * the connection returned): when a duplicate of another instance announced that it
 	 * waits for the key, announce the end, with no transaction held. Duplicates of this
-	 * instance were woken by the transaction's completion already.
+	 * instance were woken by the transaction's completion already. Only the hold's owner
+	 * ends it: a duplicate of this instance that looked at the key meanwhile holds
+	 * nothing, and must not make the holder forget that another instance waits.
+	 * @param hold what {@link #holdInTransaction} returned
 	 */
-	public void announceEnd(IdempotentRequest request) {
-		AtomicBoolean awaited = this.held.remove(DuplicateWaiters.waiterId(request));
-		if (awaited == null || !awaited.get()) {
+	public void announceEnd(Hold hold) {
+		IdempotentRequest request = hold.request;
+		if (!this.held.remove(DuplicateWaiters.waiterId(request), hold) || !hold.awaited) {
 			return;
 		}
 		try {
@@ -229,6 +248,22 @@ public final class DuplicateWait {
 	}
 
 	/**
+	 * A key held by an open one-transaction reservation of this instance, and whether a
+	 * duplicate of another instance announced that it waits for it.
+	 */
+	public static final class Hold {
+
+		private final IdempotentRequest request;
+
+		private volatile boolean awaited;
+
+		private Hold(IdempotentRequest request) {
+			this.request = request;
+		}
+
+	}
+
+	/**
 	 * One look at a held key: whether it is settled, and the answer to give if the wait
 	 * ends here.
 	 */
@@ -241,8 +276,9 @@ public final class DuplicateWait {
 		/**
 		 * @param wakeUp what wakes the caller before the next look, registered for this
 		 * one
+		 * @param last whether the wait ends after this look, whatever it finds
 		 */
-		Look<R> look(CountDownLatch wakeUp);
+		Look<R> look(CountDownLatch wakeUp, boolean last);
 
 	}
 

@@ -17,11 +17,16 @@ import io.ductor.idempotency.DuplicatePolicy;
  * @param waitTimeout the longest a duplicate waits under {@link DuplicatePolicy#WAIT}
  * @param pollInterval how often a waiting duplicate looks again when no notification woke
  * it
+ * @param lockKeys the advisory lock of each key ({@link LockKeys#SHA256}; tests choose
+ * colliding ones)
  */
 public record IdempotencySettings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy duplicatePolicy,
-		Duration waitTimeout, Duration pollInterval) {
+		Duration waitTimeout, Duration pollInterval, LockKeys lockKeys) {
 
 	public IdempotencySettings {
+		if (lockKeys == null) {
+			throw new IllegalArgumentException("lockKeys must not be null");
+		}
 		if (duplicatePolicy == null || duplicatePolicy == DuplicatePolicy.DEFAULT) {
 			throw new IllegalArgumentException("duplicatePolicy must be WAIT or REJECT but was " + duplicatePolicy);
 		}
@@ -29,6 +34,23 @@ public record IdempotencySettings(Duration pendingTtl, Duration completedTtl, Du
 		requirePositive("completedTtl", completedTtl);
 		requirePositive("waitTimeout", waitTimeout);
 		requirePositive("pollInterval", pollInterval);
+	}
+
+	/**
+	 * The settings with every key's own 64-bit advisory lock.
+	 */
+	public IdempotencySettings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy duplicatePolicy,
+			Duration waitTimeout, Duration pollInterval) {
+		this(pendingTtl, completedTtl, duplicatePolicy, waitTimeout, pollInterval, LockKeys.SHA256);
+	}
+
+	/**
+	 * @param lockKeys the advisory lock of each key
+	 * @return these settings with other advisory locks
+	 */
+	public IdempotencySettings withLockKeys(LockKeys lockKeys) {
+		return new IdempotencySettings(this.pendingTtl, this.completedTtl, this.duplicatePolicy, this.waitTimeout,
+				this.pollInterval, lockKeys);
 	}
 
 	/**

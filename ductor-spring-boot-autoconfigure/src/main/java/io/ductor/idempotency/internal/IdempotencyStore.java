@@ -1,8 +1,10 @@
 package io.ductor.idempotency.internal;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -12,6 +14,7 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementSetter;
 
@@ -31,24 +34,39 @@ import io.ductor.idempotency.StoredResponse;
  */
 public class IdempotencyStore {
 
-	/** The first key of Ductor's advisory locks ("DUCT"). */
-	static final int LOCK_SPACE = 0x44554354;
-
-	/** What {@link #reserveNew} did. */
+	/** What {@link #reserveNew} or {@link #reclaim} did. */
 	enum Claim {
 
-		/** The row was inserted: the key is reserved. */
+		/** The row was inserted or taken over: the key is reserved. */
 		INSERTED,
 
 		/** A row with the key exists already. */
 		TAKEN,
 
 		/**
-		 * Another transaction holds the key's lock: it is reserving the key right now.
+		 * Another transaction holds the key's advisory lock: it is reserving this key
+		 * right now, or a key whose lock collides with this one's.
 		 */
 		LOCKED
 
 	}
+
+	/**
+	 * What one look at a key found: the claim, and the row it found when the key had one
+	 * already.
+	 */
+	record Found(Claim claim, Row row) {
+	}
+
+	/** The SQLSTATE of a lock wait cut short by {@code lock_timeout}. */
+	private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+	/**
+	 * How long the probe of a key whose advisory lock another transaction holds waits for
+	 * a row lock: a row of this key being inserted or taken over by that transaction
+	 * makes it wait (then the key is in flight); a colliding key never does.
+	 */
+	static final String PROBE_LOCK_TIMEOUT = "10ms";
 
 	/**
 	 * Counts the settled rows and, in the settling statement, notifies
@@ -64,52 +82,21 @@ public class IdempotencyStore {
 	/** Three placeholders for the key, bound by {@link #bindKey}. */
 	private static final String KEY_MATCHES = "tenant_scope = ? AND pool_id = ? AND idempotency_key = ?";
 
-	/**
-	 * The key's advisory lock, taken for the rest of the transaction: held by the request
-	 * that reserves the key until its transaction ends, so that nobody waits inside
-	 * PostgreSQL for a row being inserted or reclaimed by an open transaction. The
-	 * two-key form with Ductor's own first key keeps it apart from the application's
-	 * single-key advisory locks; a collision of two keys' hashes only makes one of them
-	 * look in flight for a moment.
-	 */
-	private static final String TRY_KEY_LOCK = "pg_try_advisory_xact_lock(" + IdempotencyStore.LOCK_SPACE
-			+ ", hashtext(?))";
+	private static final String ROW_COLUMNS = """
+			status, request_fingerprint, decision_id, response_status, response_headers::text AS headers,
+			response_body, updated_at, expires_at, expires_at <= ductor_now() AS expired""";
 
 	/**
-	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name
-	 * (7): a row inserted only when the key's advisory lock is granted.
+	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6): a pending
+	 * row, for the statements below.
 	 */
-	private static final String INSERT = """
+	private static final String INSERT_PENDING = """
 			INSERT INTO eec_routing_idempotency AS r
 			    (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-			SELECT ?, ?, ?, 'pending', ?, ?, ductor_now() + ? * interval '1 microsecond'
-			WHERE\s""" + TRY_KEY_LOCK + "\n";
+			SELECT ?, ?, ?, 'pending', ?, ?, ductor_now() + ? * interval '1 microsecond'""";
 
-	/**
-	 * Same parameters. A new key only: on a conflict it neither waits for nor locks the
-	 * existing row. Answers whether the key's lock was granted and whether the row was
-	 * inserted; a lock not granted means another transaction is reserving the key right
-	 * now.
-	 */
-	private static final String RESERVE_NEW = """
-			WITH lock AS (SELECT %s AS granted),
-			reserved AS (
-			    INSERT INTO eec_routing_idempotency AS r
-			        (tenant_scope, pool_id, idempotency_key, status, request_fingerprint, owner_token, expires_at)
-			    SELECT ?, ?, ?, 'pending', ?, ?, ductor_now() + ? * interval '1 microsecond' FROM lock WHERE granted
-			    ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
-			    RETURNING r.owner_token)
-			SELECT (SELECT granted FROM lock) AS granted, EXISTS (SELECT 1 FROM reserved) AS inserted"""
-		.formatted(TRY_KEY_LOCK);
-
-	/**
-	 * Key (1-3), fingerprint (4), token (5), pending TTL in microseconds (6), lock name
-	 * (7). A new key, or takes over a released or expired one atomically. On any conflict
-	 * PostgreSQL locks the existing row, reclaimable or not, until the transaction ends:
-	 * only for keys seen to be reclaimable, so replays and waiting duplicates lock
-	 * nothing.
-	 */
-	private static final String RESERVE = INSERT + """
+	/** Takes over a released row or a completed one past its TTL, and only those. */
+	private static final String ON_CONFLICT_RECLAIM = """
 			ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO UPDATE
 			SET status = 'pending', request_fingerprint = excluded.request_fingerprint,
 			    owner_token = excluded.owner_token, decision_id = NULL, response_status = NULL,
@@ -118,15 +105,53 @@ public class IdempotencyStore {
 			WHERE r.status = 'failed_before_commit' OR (r.status = 'completed' AND r.expires_at <= ductor_now())
 			RETURNING r.owner_token""";
 
+	/**
+	 * Key (1-3), lock (4), then {@link #INSERT_PENDING}'s parameters (5-10). Returns the
+	 * key's row when it has one, without taking any lock: a replay, a reused key or a
+	 * pending two-phase reservation locks nothing, even in a long transaction of the
+	 * caller's. Only a key with no row takes the key's advisory lock
+	 * ({@code pg_try_advisory_xact_lock}, held until the transaction ends), and inserts a
+	 * new row when it got it, so nobody waits inside PostgreSQL for a row being inserted
+	 * by an open transaction. On a conflict it neither waits for nor locks the existing
+	 * row.
+	 */
+	private static final String RESERVE_NEW = """
+			WITH existing AS (SELECT %s FROM eec_routing_idempotency WHERE %s),
+			lock AS (SELECT pg_try_advisory_xact_lock(?) AS granted WHERE NOT EXISTS (SELECT 1 FROM existing)),
+			reserved AS (
+			    %s FROM lock WHERE granted
+			    ON CONFLICT (tenant_scope, pool_id, idempotency_key) DO NOTHING
+			    RETURNING r.owner_token)
+			SELECT (SELECT granted FROM lock) AS granted, EXISTS (SELECT 1 FROM reserved) AS inserted, e.*
+			FROM (SELECT 1) AS one LEFT JOIN existing AS e ON true""".formatted(ROW_COLUMNS, KEY_MATCHES,
+			INSERT_PENDING);
+
+	/**
+	 * Lock (1), then {@link #INSERT_PENDING}'s parameters (2-7). Takes over a released or
+	 * expired key atomically, under the key's advisory lock. On any conflict PostgreSQL
+	 * locks the existing row, reclaimable or not, until the transaction ends: only for
+	 * keys seen to be reclaimable, so replays and waiting duplicates lock nothing.
+	 */
+	private static final String RECLAIM = """
+			WITH lock AS (SELECT pg_try_advisory_xact_lock(?) AS granted),
+			reserved AS (%s FROM lock WHERE granted
+			%s)
+			SELECT (SELECT granted FROM lock) AS granted, EXISTS (SELECT 1 FROM reserved) AS inserted"""
+		.formatted(INSERT_PENDING, ON_CONFLICT_RECLAIM.indent(4).stripTrailing());
+
+	/**
+	 * {@link #INSERT_PENDING}'s parameters: a new row, or the takeover of a reclaimable
+	 * one, without the advisory lock. Run under a short {@code lock_timeout} by
+	 * {@link #probe}.
+	 */
+	private static final String PROBE = INSERT_PENDING + "\n" + ON_CONFLICT_RECLAIM;
+
 	/** Key (1-3). */
 	private static final String MARK_WAITED = "UPDATE eec_routing_idempotency SET has_waiters = true WHERE "
 			+ KEY_MATCHES + " AND status = 'pending' AND NOT has_waiters";
 
 	/** Key (1-3). */
-	private static final String FIND = """
-			SELECT status, request_fingerprint, decision_id, response_status, response_headers::text AS headers,
-			       response_body, updated_at, expires_at, expires_at <= ductor_now() AS expired
-			FROM eec_routing_idempotency WHERE\s""" + KEY_MATCHES;
+	private static final String FIND = "SELECT " + ROW_COLUMNS + " FROM eec_routing_idempotency WHERE " + KEY_MATCHES;
 
 	/**
 	 * Decision (1), status (2), headers (3), body (4), completed TTL in microseconds (5),
@@ -173,18 +198,41 @@ public class IdempotencyStore {
 	}
 
 	/**
-	 * Insert a pending reservation for a new key, under the key's advisory lock (held
-	 * until the transaction ends).
-	 * @return inserted, taken (a row exists) or locked (another transaction is reserving
-	 * the key)
+	 * One look at a key: the row it has, or, when it has none, the insertion of a pending
+	 * reservation under the key's advisory lock (held until the transaction ends).
+	 * @return inserted; taken, with the row found (none when it was inserted by another
+	 * transaction after this statement began); or locked (another transaction holds the
+	 * lock)
 	 */
-	Claim reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl) {
+	Found reserveNew(IdempotentRequest request, UUID token, Duration pendingTtl, long lockKey) {
 		return this.jdbc.query(RESERVE_NEW, (ps) -> {
-			ps.setString(1, DuplicateWaiters.waiterId(request));
-			bindKey(ps, 2, request);
-			ps.setString(5, request.fingerprint());
-			ps.setObject(6, token);
-			ps.setLong(7, micros(pendingTtl));
+			bindKey(ps, 1, request);
+			ps.setLong(4, lockKey);
+			bindPending(ps, 5, request, token, pendingTtl);
+		}, (rs) -> {
+			rs.next();
+			if (rs.getBoolean("inserted")) {
+				return new Found(Claim.INSERTED, null);
+			}
+			if (rs.getString("status") != null) {
+				return new Found(Claim.TAKEN, mapRow(rs, 0));
+			}
+			boolean granted = rs.getBoolean("granted");
+			return new Found(granted ? Claim.TAKEN : Claim.LOCKED, null);
+		});
+	}
+
+	/**
+	 * Take over a released key or a completed one past its TTL (or insert the key's row,
+	 * should it have been purged meanwhile), in one statement, under the key's advisory
+	 * lock.
+	 * @return inserted (the key is reserved), taken (another request took it first) or
+	 * locked
+	 */
+	Claim reclaim(IdempotentRequest request, UUID token, Duration pendingTtl, long lockKey) {
+		return this.jdbc.query(RECLAIM, (ps) -> {
+			ps.setLong(1, lockKey);
+			bindPending(ps, 2, request, token, pendingTtl);
 		}, (rs) -> {
 			rs.next();
 			return !rs.getBoolean("granted") ? Claim.LOCKED : rs.getBoolean("inserted") ? Claim.INSERTED : Claim.TAKEN;
@@ -192,18 +240,86 @@ public class IdempotencyStore {
 	}
 
 	/**
-	 * Insert a pending reservation, or take over a released one or a completed one past
-	 * its TTL, in one statement, under the key's advisory lock.
-	 * @return whether {@code token} holds the key now
+	 * Reserve a key whose advisory lock another transaction holds, without the lock: the
+	 * insertion, or the takeover of a reclaimable row, waits at most
+	 * {@value #PROBE_LOCK_TIMEOUT} for a row lock. A row of this key being inserted or
+	 * taken over by an open transaction makes it wait, so the key is in flight; a key
+	 * whose lock merely collides with another key's is reserved at once. Runs in a
+	 * savepoint of the current transaction, or in a short transaction of its own outside
+	 * one, so a timeout leaves the caller's transaction usable and no row locked.
+	 * @return inserted, taken (a settled row the caller looks at again) or locked (in
+	 * flight)
 	 */
-	boolean reserveOrReclaim(IdempotentRequest request, UUID token, Duration pendingTtl) {
-		return Boolean.TRUE.equals(this.jdbc.query(RESERVE, (ps) -> {
-			bindKey(ps, 1, request);
-			ps.setString(4, request.fingerprint());
-			ps.setObject(5, token);
-			ps.setLong(6, micros(pendingTtl));
-			ps.setString(7, DuplicateWaiters.waiterId(request));
-		}, ResultSet::next));
+	Claim probe(IdempotentRequest request, UUID token, Duration pendingTtl) {
+		return this.jdbc.execute((ConnectionCallback<Claim>) (connection) -> {
+			boolean ownTransaction = connection.getAutoCommit();
+			Savepoint savepoint = null;
+			if (ownTransaction) {
+				connection.setAutoCommit(false);
+			}
+			else {
+				savepoint = connection.setSavepoint();
+			}
+			boolean keep = false;
+			try {
+				String previousTimeout = setLockTimeout(connection, PROBE_LOCK_TIMEOUT);
+				boolean inserted;
+				try (PreparedStatement ps = connection.prepareStatement(PROBE)) {
+					bindPending(ps, 1, request, token, pendingTtl);
+					try (ResultSet rs = ps.executeQuery()) {
+						inserted = rs.next();
+					}
+				}
+				catch (SQLException ex) {
+					if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
+						return Claim.LOCKED;
+					}
+					throw ex;
+				}
+				if (inserted && !ownTransaction) {
+					setLockTimeout(connection, previousTimeout);
+				}
+				keep = inserted;
+				return inserted ? Claim.INSERTED : Claim.TAKEN;
+			}
+			finally {
+				// not reserved: undone, so that no row stays locked by a conflict
+				if (ownTransaction) {
+					try {
+						if (keep) {
+							connection.commit();
+						}
+						else {
+							connection.rollback();
+						}
+					}
+					finally {
+						connection.setAutoCommit(true);
+					}
+				}
+				else if (keep) {
+					connection.releaseSavepoint(savepoint);
+				}
+				else {
+					connection.rollback(savepoint);
+				}
+			}
+		});
+	}
+
+	/**
+	 * Sets {@code lock_timeout} for the rest of the transaction.
+	 * @return the value it had
+	 */
+	private static String setLockTimeout(Connection connection, String timeout) throws SQLException {
+		try (PreparedStatement ps = connection
+			.prepareStatement("SELECT current_setting('lock_timeout'), set_config('lock_timeout', ?, true)")) {
+			ps.setString(1, timeout);
+			try (ResultSet rs = ps.executeQuery()) {
+				rs.next();
+				return rs.getString(1);
+			}
+		}
 	}
 
 	/** Marks the key's pending reservation as awaited, so settling it notifies. */
@@ -305,6 +421,14 @@ public class IdempotencyStore {
 			throw new IllegalStateException("No count returned by " + sql);
 		}
 		return count;
+	}
+
+	private static void bindPending(PreparedStatement ps, int first, IdempotentRequest request, UUID token,
+			Duration pendingTtl) throws SQLException {
+		bindKey(ps, first, request);
+		ps.setString(first + 3, request.fingerprint());
+		ps.setObject(first + 4, token);
+		ps.setLong(first + 5, micros(pendingTtl));
 	}
 
 	private static void bindKey(PreparedStatement ps, int first, IdempotentRequest request) throws SQLException {

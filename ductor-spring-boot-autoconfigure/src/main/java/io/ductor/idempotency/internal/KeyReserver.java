@@ -15,6 +15,7 @@ import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredDecision;
 import io.ductor.idempotency.StoredResponse;
 import io.ductor.idempotency.internal.IdempotencyStore.Claim;
+import io.ductor.idempotency.internal.IdempotencyStore.Found;
 import io.ductor.idempotency.internal.IdempotencyStore.Row;
 import io.ductor.json.internal.JsonCodec;
 
@@ -32,39 +33,59 @@ public final class KeyReserver {
 
 	private final Duration pendingTtl;
 
-	public KeyReserver(IdempotencyStore store, JsonCodec json, Duration pendingTtl) {
+	private final LockKeys lockKeys;
+
+	public KeyReserver(IdempotencyStore store, JsonCodec json, Duration pendingTtl, LockKeys lockKeys) {
 		this.store = store;
 		this.json = json;
 		this.pendingTtl = pendingTtl;
+		this.lockKeys = lockKeys;
 	}
 
 	/**
-	 * One look at the key. The first statement inserts a new key under its advisory lock;
-	 * a lock held by another transaction means that transaction is reserving the key: in
-	 * flight, unless the visible row is a valid decision (a replay, which needs no lock).
+	 * One look at the key. A key with a row is answered from it without any lock (a
+	 * replay, a reused key, a pending reservation in flight), or taken over when it is
+	 * reclaimable; a key without one is inserted under its advisory lock. A lock held by
+	 * another transaction means that transaction is reserving this key, or another key
+	 * whose lock collides with this one's: in flight, until the last look, which tells
+	 * the two apart (see {@link IdempotencyStore#probe}), so that a collision never
+	 * answers in flight.
+	 * @param request the key
+	 * @param last whether this is the caller's last look before it answers in flight (at
+	 * once under {@code REJECT}, at the wait timeout under {@code WAIT}); false when this
+	 * instance holds the key itself, which needs no probe
 	 */
-	public ReserveOutcome reserveOnce(IdempotentRequest request) {
+	public ReserveOutcome reserveOnce(IdempotentRequest request, boolean last) {
+		long lockKey = this.lockKeys.lockKey(request);
 		for (int attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
 			UUID token = UUID.randomUUID();
-			Claim claim = this.store.reserveNew(request, token, this.pendingTtl);
+			Found found = this.store.reserveNew(request, token, this.pendingTtl, lockKey);
+			Claim claim = found.claim();
+			Row row = found.row();
+			if (claim == Claim.TAKEN && row == null) {
+				// inserted by another transaction after this look began
+				row = this.store.find(request).orElse(null);
+				if (row == null) {
+					continue; // and purged since
+				}
+			}
+			if (row != null && row.reclaimable()) {
+				claim = this.store.reclaim(request, token, this.pendingTtl, lockKey);
+				if (claim == Claim.TAKEN) {
+					continue; // another request took it first
+				}
+			}
+			if (claim == Claim.LOCKED && last) {
+				claim = this.store.probe(request, token, this.pendingTtl);
+				if (claim == Claim.TAKEN) {
+					continue; // settled meanwhile: look at it again
+				}
+			}
 			if (claim == Claim.INSERTED) {
 				return new Reserved(new Reservation(request, token));
 			}
-			Row row = this.store.find(request).orElse(null);
-			if (row == null) {
-				if (claim == Claim.LOCKED) {
-					return new InFlight(request);
-				}
-				continue; // purged between the two statements
-			}
-			if (row.reclaimable()) {
-				if (claim == Claim.LOCKED) {
-					return new InFlight(request); // being taken over right now
-				}
-				if (this.store.reserveOrReclaim(request, token, this.pendingTtl)) {
-					return new Reserved(new Reservation(request, token));
-				}
-				continue; // another request took it first
+			if (claim == Claim.LOCKED) {
+				return new InFlight(request);
 			}
 			if (!row.fingerprint().equals(request.fingerprint())) {
 				return new FingerprintMismatch(request);

@@ -13,7 +13,11 @@ public enum IdempotencyMode {
 	 * held back and sent only after the commit. A crash, a lost connection, an exception,
 	 * a 5xx answer or a failed commit (then answered with a 500 problem) rolls everything
 	 * back: no trace, and a retry runs cleanly. After the commit a retry is a replay.
-	 * There is no crash window, and nothing for the sweeper.
+	 * There is no crash window, and nothing for the sweeper. The handler must answer
+	 * synchronously: one returning a type Spring MVC answers asynchronously fails
+	 * start-up, and one that starts asynchronous processing at run time (an
+	 * {@code Object} handler returning a {@code CompletableFuture}) is refused with a 500
+	 * problem, its work rolled back.
 	 * <p>
 	 * The cost: the handler runs holding one pooled connection and an open transaction.
 	 * Duplicates do not: they wait outside any transaction. Work the handler commits in a
@@ -27,9 +31,13 @@ public enum IdempotencyMode {
 	ONE_TRANSACTION,
 
 	/**
-	 * For handlers that call other systems and must not hold a connection while they do:
-	 * the reservation commits first, the handler runs with no connection or lock held by
-	 * Ductor, and the completion (or the release) commits afterwards.
+	 * For handlers that call other systems and must not hold a connection while they do,
+	 * and for handlers answering asynchronously: the reservation commits first, the
+	 * handler runs with no connection or lock held by Ductor, and the completion (or the
+	 * release) commits afterwards, once the asynchronous processing (a
+	 * {@code DeferredResult}, {@code Callable}, {@code CompletionStage},
+	 * {@code WebAsyncTask}, emitter or streaming body) has ended; the answer is sent
+	 * whole then.
 	 * <p>
 	 * Its crash window: when the handler's own work has committed (or another system has
 	 * acted) and the process dies or loses its connection before the completion commits,

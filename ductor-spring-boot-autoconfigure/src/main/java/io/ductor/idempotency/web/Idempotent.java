@@ -12,26 +12,32 @@ import io.ductor.idempotency.DuplicatePolicy;
  * Makes a Spring MVC handler method idempotent per {@code Idempotency-Key} request
  * header, following the IETF Idempotency-Key draft: the handler runs once per key and
  * tenant, and a repeated request gets the stored status, body and content headers with
- * {@code Idempotency-Replayed: true}.
+ * {@code Idempotency-Replayed: true}. A key belongs to its tenant across every endpoint
+ * of the default pool, so reusing it for another method, path, body or conditional header
+ * is refused. The key applies to whichever handler a request finally reaches, through a
+ * forward or an include too; a {@code HEAD} request is its {@code GET}.
  * <p>
- * Answers of {@link IdempotencyFilter} itself, all {@code application/problem+json}, none
- * stored: 400 when a required key is missing, empty, sent twice or malformed, or a
- * multipart body cannot be parsed; 413 when the request is larger than
- * {@code ductor.idempotency.max-request-size} (or the server's own multipart or form
- * limits); 409 while the first request with the key is in flight (under
+ * Answers of the filter itself, all {@code application/problem+json}, none stored: 400
+ * when a required key is missing, empty, sent twice or malformed, the request's tenant
+ * scope cannot be used, or a multipart body cannot be parsed; 413 when the request is
+ * larger than {@code ductor.idempotency.max-request-size} (or the server's own multipart
+ * or form limits); 409 while the first request with the key is in flight (under
  * {@link DuplicatePolicy#REJECT}, or after the wait timeout under
- * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request
- * (method, path or body). Responses below 500 are stored and replayed, except refusals
+ * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request. These
+ * answers and replays carry the CORS headers Spring MVC's configuration gives the handler
+ * for the request's origin. Responses below 500 are stored and replayed, except refusals
  * (401, 403, 407, 429), responses carrying {@code Set-Cookie}, errors the container
  * renders ({@code sendError}, as for a {@code ResponseStatusException}) and bodies larger
  * than {@code ductor.idempotency.max-response-size}, which are never stored; a 5xx answer
- * or an exception leaves the key free so that a retry runs the handler again. The handler
- * must answer synchronously.
+ * or an exception leaves the key free so that a retry runs the handler again.
  * <p>
  * By default ({@link IdempotencyMode#ONE_TRANSACTION}) the reservation, the handler's
  * writes and the stored answer commit in one transaction and the answer is sent after the
- * commit; {@link IdempotencyMode#TWO_PHASE} is for handlers that call other systems, and
- * has a crash window described there.
+ * commit: the handler must answer synchronously, and one whose return type Spring MVC
+ * answers asynchronously fails start-up. {@link IdempotencyMode#TWO_PHASE} is for
+ * handlers that call other systems or answer asynchronously ({@code DeferredResult},
+ * {@code Callable}, a {@code CompletionStage}, an emitter, a streaming body), and has a
+ * crash window described there.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -39,10 +45,18 @@ import io.ductor.idempotency.DuplicatePolicy;
 public @interface Idempotent {
 
 	/**
-	 * The pool the keys belong to. Empty (the default) means the endpoint: the HTTP
-	 * method and the mapping's path pattern, for example {@code POST
-	 * /orders/{id}/payments}.
-	 * @return the pool, or empty for the endpoint
+	 * The pool of every handler that names none: a key belongs to its tenant across all
+	 * of them, as a client's key does at Stripe, so the same key sent to another method
+	 * or path is a reused key (422).
+	 */
+	String DEFAULT_POOL = "http";
+
+	/**
+	 * The pool the keys belong to: keys of different pools never meet. Empty (the
+	 * default) means {@value #DEFAULT_POOL}, shared by every handler that names no pool;
+	 * name one to let a client use the same key at this handler and elsewhere for
+	 * different requests.
+	 * @return the pool, or empty for {@value #DEFAULT_POOL}
 	 */
 	String pool() default "";
 

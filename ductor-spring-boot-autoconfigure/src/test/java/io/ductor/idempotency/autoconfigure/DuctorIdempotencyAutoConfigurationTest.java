@@ -115,13 +115,15 @@ class DuctorIdempotencyAutoConfigurationTest {
 	}
 
 	@Test
-	void anAsynchronousIdempotentHandlerFailsStartUp() {
+	void anAsynchronousIdempotentHandlerFailsStartUpInOneTransactionModeNamingTheModeThatWorks() {
 		this.webRunner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
 			.withUserConfiguration(AsyncController.class)
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure()).hasStackTraceContaining(
-						"returns Callable, but @Idempotent needs a handler that answers synchronously");
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("@Idempotent handler " + AsyncController.class.getName() + "#later")
+					.hasStackTraceContaining("returns java.util.concurrent.Callable<java.lang.String>")
+					.hasStackTraceContaining("Use @Idempotent(mode = IdempotencyMode.TWO_PHASE)");
 			});
 	}
 

@@ -119,7 +119,7 @@ class IdempotentHttpTest {
 		});
 		assertThat(answered).filteredOn((response) -> response.headers().firstValue("Idempotency-Replayed").isPresent())
 			.hasSize(199);
-		assertThat(rows.row("", "POST /orders", key)).containsEntry("status", "completed")
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).containsEntry("status", "completed")
 			.containsEntry("response_status", 201);
 	}
 
@@ -153,18 +153,18 @@ class IdempotentHttpTest {
 		String body = "{\"customer\":\"carol\"}";
 		// an earlier attempt of this very request reserved the key, then its instance
 		// died
-		ReserveOutcome crashed = service.reserve(new IdempotentRequest("", "POST /orders", key,
+		ReserveOutcome crashed = service.reserve(new IdempotentRequest("", Idempotent.DEFAULT_POOL, key,
 				RequestFingerprinter.fingerprint("POST", "/orders", body.getBytes(StandardCharsets.UTF_8))));
 		assertThat(crashed).isInstanceOf(ReserveOutcome.Reserved.class);
 
 		// the client's retry waits for the dead owner
 		CompletableFuture<HttpResponse<String>> retry = sendAsync("/orders", key, body);
 		awaitTrue(() -> service.parkedDuplicates() == 1);
-		assertThat(rows.status("", "POST /orders", key)).isEqualTo("pending");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("pending");
 
 		// pending-ttl (5 minutes) passes; the sweeper releases the key and the parked
 		// retry takes it over
-		rows.age("", "POST /orders", key, "5 minutes 1 second");
+		rows.age("", Idempotent.DEFAULT_POOL, key, "5 minutes 1 second");
 		app.getBean("ductorSweeperWorker", PeriodicWorker.class).runRound();
 		HttpResponse<String> answered = retry.get(30, TimeUnit.SECONDS);
 		assertThat(answered.statusCode()).isEqualTo(201);
@@ -186,9 +186,10 @@ class IdempotentHttpTest {
 		assertThat(replay.body()).isEqualTo(first.body());
 		assertThat(replay.headers().firstValue("Idempotency-Replayed")).hasValue("true");
 		assertThat(shop.runs("/orders")).isEqualTo(1);
-		assertThat(rows.row("", "POST /orders", key)).containsEntry("ttl_millis", Duration.ofHours(24).toMillis());
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).containsEntry("ttl_millis",
+				Duration.ofHours(24).toMillis());
 
-		rows.age("", "POST /orders", key, "24 hours 1 second");
+		rows.age("", Idempotent.DEFAULT_POOL, key, "24 hours 1 second");
 		HttpResponse<String> after = send("/orders", key, "{\"customer\":\"dave\"}");
 		assertThat(after.statusCode()).isEqualTo(201);
 		assertThat(after.headers().firstValue("Idempotency-Replayed")).isEmpty();
@@ -217,9 +218,9 @@ class IdempotentHttpTest {
 		// one transaction: the reservation rolled back with the handler, no trace of the
 		// key
 		assertThat(send("/orders/flaky", key, "{}").statusCode()).isEqualTo(500);
-		assertThat(rows.row("", "POST /orders/flaky", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(send("/orders/flaky", key, "{\"boom\":true}").statusCode()).isEqualTo(500);
-		assertThat(rows.row("", "POST /orders/flaky", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		HttpResponse<String> ok = send("/orders/flaky", key, "{}");
 		assertThat(ok.statusCode()).isEqualTo(200);
 		assertThat(send("/orders/flaky", key, "{}").headers().firstValue("Idempotency-Replayed")).hasValue("true");

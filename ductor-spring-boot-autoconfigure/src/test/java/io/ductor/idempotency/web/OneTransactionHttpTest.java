@@ -142,7 +142,7 @@ class OneTransactionHttpTest {
 		double completionFailed = released("completion_failed");
 		double handlerFailed = released("handler_failed");
 		HttpResponse<String> failed = send("/bookings", key);
-		boolean leftNoTrace = bookingRows(key) == 0 && rows.row("", "POST /bookings", key).isEmpty();
+		boolean leftNoTrace = bookingRows(key) == 0 && rows.row("", Idempotent.DEFAULT_POOL, key).isEmpty();
 		// the handler did nothing wrong: the release is counted as the completion's
 		// failure
 		assertThat(released("completion_failed")).isEqualTo(completionFailed + 1);
@@ -176,10 +176,10 @@ class OneTransactionHttpTest {
 		String key = newKey();
 		assertThat(send("/bookings", key, "X-Fail", "throw").statusCode()).isEqualTo(500);
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(send("/bookings", key, "X-Fail", "500").statusCode()).isEqualTo(500);
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(send("/bookings", key).statusCode()).isEqualTo(201);
 		assertThat(bookingRows(key)).isOne();
 		assertThat(released("handler_failed")).isPositive();
@@ -197,7 +197,7 @@ class OneTransactionHttpTest {
 		assertThat(released("handler_failed")).isEqualTo(handlerFailed);
 		assertThat(failed.body()).doesNotContain("\"id\"");
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 	}
 
 	@Test
@@ -212,7 +212,7 @@ class OneTransactionHttpTest {
 		bookings.openGate();
 		assertProblem(first.get(30, TimeUnit.SECONDS), 500, "could not be committed");
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 
 		// no sweep needed: the key is free at once
 		assertThat(send("/bookings", key).statusCode()).isEqualTo(201);
@@ -261,7 +261,7 @@ class OneTransactionHttpTest {
 		assertProblem(tooLarge, 500, "ductor.idempotency.max-response-size (1024 bytes)");
 		assertThat(tooLarge.body()).contains("TWO_PHASE").doesNotContain("xxxx");
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings/sized/{size}", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(released("too_large")).isPositive();
 
 		String fits = newKey();
@@ -278,7 +278,7 @@ class OneTransactionHttpTest {
 		HttpResponse<String> first = send("/bookings/two-phase/sized/5000", key);
 		assertThat(first.statusCode()).isEqualTo(200);
 		assertThat(first.body()).hasSize(5000).matches("x+");
-		assertThat(rows.status("", "POST /bookings/two-phase/sized/{size}", key)).isEqualTo("failed_before_commit");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
 		HttpResponse<String> retry = send("/bookings/two-phase/sized/5000", key);
 		assertThat(retry.headers().firstValue("Idempotency-Replayed")).isEmpty();
 		assertThat(bookings.runs(key)).isEqualTo(2);
@@ -291,15 +291,14 @@ class OneTransactionHttpTest {
 			HttpResponse<String> refused = send("/bookings/refused/" + status, key);
 			assertThat(refused.statusCode()).isEqualTo(status);
 			assertThat(refused.body()).isEqualTo("refused " + status);
-			assertThat(rows.row("", "POST /bookings/refused/{status}", key)).isEmpty();
+			assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 			assertThat(bookingRows(key)).isZero();
 			assertThat(send("/bookings/refused/" + status, key).headers().firstValue("Idempotency-Replayed")).isEmpty();
 			assertThat(bookings.runs(key)).isEqualTo(2);
 
 			String twoPhase = newKey();
 			assertThat(send("/bookings/two-phase/refused/" + status, twoPhase).statusCode()).isEqualTo(status);
-			assertThat(rows.status("", "POST /bookings/two-phase/refused/{status}", twoPhase))
-				.isEqualTo("failed_before_commit");
+			assertThat(rows.status("", Idempotent.DEFAULT_POOL, twoPhase)).isEqualTo("failed_before_commit");
 		}
 		assertThat(released("not_storable")).isGreaterThanOrEqualTo(8);
 	}
@@ -312,14 +311,14 @@ class OneTransactionHttpTest {
 		assertThat(refused.body()).contains("TWO_PHASE");
 		assertThat(refused.headers().allValues("Set-Cookie")).isEmpty();
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings/cookie", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 
 		String twoPhase = newKey();
 		HttpResponse<String> sent = send("/bookings/two-phase/cookie", twoPhase);
 		assertThat(sent.statusCode()).isEqualTo(200);
 		assertThat(sent.headers().firstValue("Set-Cookie"))
 			.hasValueSatisfying((cookie) -> cookie.startsWith("session="));
-		assertThat(rows.status("", "POST /bookings/two-phase/cookie", twoPhase)).isEqualTo("failed_before_commit");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, twoPhase)).isEqualTo("failed_before_commit");
 		assertThat(send("/bookings/two-phase/cookie", twoPhase).headers().firstValue("Idempotency-Replayed")).isEmpty();
 	}
 
@@ -327,11 +326,11 @@ class OneTransactionHttpTest {
 	void inTwoPhaseModeA5xxOrAnExceptionReleasesTheCommittedReservation() throws Exception {
 		String key = newKey();
 		assertThat(send("/bookings/two-phase/flaky", key, "X-Fail", "500").statusCode()).isEqualTo(500);
-		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("failed_before_commit");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
 		assertThat(send("/bookings/two-phase/flaky", key, "X-Fail", "throw").statusCode()).isEqualTo(500);
-		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("failed_before_commit");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
 		assertThat(send("/bookings/two-phase/flaky", key).statusCode()).isEqualTo(200);
-		assertThat(rows.status("", "POST /bookings/two-phase/flaky", key)).isEqualTo("completed");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("completed");
 		assertThat(send("/bookings/two-phase/flaky", key).headers().firstValue("Idempotency-Replayed"))
 			.hasValue("true");
 		assertThat(bookings.runs(key)).isEqualTo(3);
@@ -347,7 +346,7 @@ class OneTransactionHttpTest {
 		// the joined @Transactional method marked the transaction rollback-only: nothing
 		// could commit
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings/no-room", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(released("rolled_back")).isEqualTo(before + 1);
 		assertThat(send("/bookings/no-room", key).headers().firstValue("Idempotency-Replayed")).isEmpty();
 	}
@@ -357,7 +356,7 @@ class OneTransactionHttpTest {
 		String key = newKey();
 		assertThat(send("/bookings/audited", key).statusCode()).isEqualTo(500);
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings/audited", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		// REQUIRES_NEW committed separately, as the README says
 		assertThat(bookingRows(key + "-audit")).isOne();
 	}
@@ -376,12 +375,12 @@ class OneTransactionHttpTest {
 			assertThat(response.headers().firstValue("Idempotency-Replayed")).isEmpty();
 		}
 		assertThat(bookingRows(key)).isZero();
-		assertThat(rows.row("", "POST /bookings/checked", key)).isEmpty();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
 		assertThat(bookings.runs(key)).isEqualTo(2);
 
 		String twoPhase = newKey();
 		assertThat(send("/bookings/two-phase/checked", twoPhase).body()).contains("\"status\":422");
-		assertThat(rows.status("", "POST /bookings/two-phase/checked", twoPhase)).isEqualTo("failed_before_commit");
+		assertThat(rows.status("", Idempotent.DEFAULT_POOL, twoPhase)).isEqualTo("failed_before_commit");
 		HttpResponse<String> retried = send("/bookings/two-phase/checked", twoPhase);
 		assertThat(retried.body()).contains("\"status\":422");
 		assertThat(retried.headers().firstValue("Idempotency-Replayed")).isEmpty();

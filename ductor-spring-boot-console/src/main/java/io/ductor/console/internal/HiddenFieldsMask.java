@@ -1,10 +1,12 @@
 package io.ductor.console.internal;
 
+import java.io.StringWriter;
 import java.util.Set;
 
-import tools.jackson.databind.JsonNode;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ObjectNode;
 
 import io.ductor.actuate.internal.PayloadMask;
 
@@ -12,6 +14,10 @@ import io.ductor.actuate.internal.PayloadMask;
  * Replaces the value of every object field with one of the hidden names, at any depth of
  * an intent's arguments, by {@value #HIDDEN}. Arguments that are not JSON are hidden
  * whole.
+ * <p>
+ * The arguments are copied token by token, never read into numbers: every other value is
+ * shown exactly as stored ({@code 1234567890.123456789} stays what it is, where a
+ * {@code double} would make it {@code 1.2345678901234567E9}).
  */
 public class HiddenFieldsMask implements PayloadMask {
 
@@ -31,29 +37,40 @@ public class HiddenFieldsMask implements PayloadMask {
 		if (payloadJson == null) {
 			return null;
 		}
-		try {
-			JsonNode tree = this.json.readTree(payloadJson);
-			hide(tree);
-			return this.json.writeValueAsString(tree);
+		StringWriter masked = new StringWriter(payloadJson.length());
+		try (JsonParser parser = this.json.createParser(payloadJson);
+				JsonGenerator generator = this.json.createGenerator(masked)) {
+			for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {
+				copy(token, parser, generator);
+			}
 		}
 		catch (RuntimeException ex) {
 			return "\"" + HIDDEN + "\"";
 		}
+		return masked.toString();
 	}
 
-	private void hide(JsonNode node) {
-		if (node instanceof ObjectNode object) {
-			for (String name : object.propertyNames()) {
-				if (this.names.contains(name)) {
-					object.put(name, HIDDEN);
-				}
-				else {
-					hide(object.get(name));
+	private void copy(JsonToken token, JsonParser parser, JsonGenerator generator) {
+		switch (token) {
+			case START_OBJECT -> generator.writeStartObject();
+			case END_OBJECT -> generator.writeEndObject();
+			case START_ARRAY -> generator.writeStartArray();
+			case END_ARRAY -> generator.writeEndArray();
+			case PROPERTY_NAME -> {
+				generator.writeName(parser.currentName());
+				if (this.names.contains(parser.currentName())) {
+					parser.nextToken();
+					parser.skipChildren();
+					generator.writeString(HIDDEN);
 				}
 			}
-		}
-		else if (node.isArray()) {
-			node.forEach(this::hide);
+			case VALUE_STRING -> generator.writeString(parser.getString());
+			// the number as written, never parsed
+			case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> generator.writeNumber(parser.getString());
+			case VALUE_TRUE -> generator.writeBoolean(true);
+			case VALUE_FALSE -> generator.writeBoolean(false);
+			case VALUE_NULL -> generator.writeNull();
+			default -> throw new IllegalStateException("Unexpected token " + token + " in stored arguments");
 		}
 	}
 

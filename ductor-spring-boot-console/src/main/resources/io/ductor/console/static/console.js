@@ -34,7 +34,41 @@
   const link = (hash, text) => h('a', { href: hash }, text);
   const intentLink = (id) => link('#/intent/' + id, String(id));
   const runLink = (id) => id ? link('#/run/' + encodeURIComponent(id), id) : '';
-  const pretty = (json) => { try { return JSON.stringify(JSON.parse(json), null, 2); } catch (e) { return json || ''; } };
+  // Indents JSON as JSON.stringify(value, null, 2) would, from its text: parsing it would turn every
+  // number into a double (1234567890.123456789 would show as 1234567890.1234567). Not JSON: as it is.
+  function pretty(json) {
+    if (json === null || json === undefined) return '';
+    try { JSON.parse(json); } catch (e) { return json; }
+    let out = '', depth = 0, inString = false, escaped = false;
+    const newline = () => '\n' + '  '.repeat(depth);
+    for (let i = 0; i < json.length; i++) {
+      const c = json[i];
+      if (inString) {
+        out += c;
+        if (escaped) escaped = false;
+        else if (c === '\\') escaped = true;
+        else if (c === '"') inString = false;
+      } else if (c === '"') {
+        inString = true;
+        out += c;
+      } else if (c === '{' || c === '[') {
+        let next = i + 1;
+        while (next < json.length && ' \t\r\n'.includes(json[next])) next++;
+        if (json[next] === (c === '{' ? '}' : ']')) { out += c + json[next]; i = next; }
+        else { depth++; out += c + newline(); }
+      } else if (c === '}' || c === ']') {
+        depth--;
+        out += newline() + c;
+      } else if (c === ',') {
+        out += ',' + newline();
+      } else if (c === ':') {
+        out += ': ';
+      } else if (!' \t\r\n'.includes(c)) {
+        out += c;
+      }
+    }
+    return out;
+  }
   function age(ms) {
     if (ms === null || ms === undefined) return '–';
     if (ms < 1000) return Math.round(ms) + ' ms';
@@ -329,6 +363,13 @@
   }
 
   // ---------------------------------------------------------------- idempotency keys
+  function bodySummary(k) {
+    if (k.responseBodySize === null || k.responseBodySize === undefined) return '';
+    return k.responseBodySize + ' bytes' + (k.responseContentType ? ' of ' + k.responseContentType : '')
+      + (k.responseBodyEncoding === 'base64' ? ', binary' : '')
+      + (k.responseBodyTruncated ? ' (the first ' + (k.responseBodyEncoding === 'base64' ? atob(k.responseBodyStart).length
+        : new TextEncoder().encode(k.responseBodyStart).length) + ' shown)' : '');
+  }
   async function keys(params) {
     const tenant = params.get('tenant') || '', pool = params.get('pool') || '', key = params.get('key') || '';
     const form = h('form', { class: 'filters', id: 'key-search', onsubmit: (ev) => {
@@ -337,7 +378,7 @@
       location.hash = '#/keys' + query({ tenant: f.get('tenant'), pool: f.get('pool'), key: f.get('key') });
     } },
       h('label', {}, 'tenant', h('input', { name: 'tenant', id: 'key-tenant', value: tenant })),
-      h('label', {}, 'pool', h('input', { name: 'pool', id: 'key-pool', value: pool })),
+      h('label', {}, 'pool', h('input', { name: 'pool', id: 'key-pool', value: pool, placeholder: 'http' })),
       h('label', {}, 'key', h('input', { name: 'key', id: 'key-key', value: key, required: true })),
       h('button', { type: 'submit', class: 'primary' }, 'Look up'));
     const view = h('div', { id: 'keys-page' }, form);
@@ -347,9 +388,11 @@
         view.append(h('div', {}, h('dl', { class: 'fields', id: 'key-record', dataset: { status: k.status } },
           [['status', status(k.status)], ['decision', k.decisionId || ''], ['expires', time(k.expiresAt) + (k.expired ? ' (expired)' : '')],
             ['waiters', k.hasWaiters ? 'yes' : 'no'], ['response status', k.responseStatus || ''], ['response headers', k.responseHeaders || ''],
-            ['response body', k.responseBodySize === null ? '' : k.responseBodySize + ' bytes'], ['created', time(k.createdAt)], ['updated', time(k.updatedAt)]]
+            ['response body', bodySummary(k)], ['created', time(k.createdAt)], ['updated', time(k.updatedAt)]]
             .map(([a, b]) => [h('dt', {}, a), h('dd', {}, b)])),
-          k.responseBodyStart ? [h('h2', {}, 'Stored response'), h('pre', { id: 'key-body' }, pretty(k.responseBodyStart))] : null));
+          k.responseBodyStart ? [h('h2', {}, k.responseBodyEncoding === 'base64' ? 'Stored response (binary, as base64)' : 'Stored response'),
+            h('pre', { id: 'key-body', dataset: { encoding: k.responseBodyEncoding } },
+              k.responseBodyEncoding === 'base64' || k.responseBodyTruncated ? k.responseBodyStart : pretty(k.responseBodyStart))] : null));
       } catch (e) {
         view.append(e.status === 404 ? h('p', { class: 'muted', id: 'key-none' }, 'No record for this key.') : showError(e));
       }

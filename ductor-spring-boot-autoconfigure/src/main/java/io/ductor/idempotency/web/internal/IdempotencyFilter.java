@@ -1,9 +1,14 @@
 package io.ductor.idempotency.web.internal;
 
 import java.io.IOException;
+import java.util.EnumSet;
 
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
@@ -18,7 +23,6 @@ import org.springframework.http.HttpStatus;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.util.unit.DataSize;
-import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.idempotency.DuplicatePolicy;
@@ -27,7 +31,6 @@ import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.ReleaseReason;
 import io.ductor.idempotency.Reservation;
-import io.ductor.idempotency.ReservationLostException;
 import io.ductor.idempotency.ReserveOutcome.FingerprintMismatch;
 import io.ductor.idempotency.ReserveOutcome.InFlight;
 import io.ductor.idempotency.ReserveOutcome.Replay;
@@ -38,6 +41,7 @@ import io.ductor.idempotency.web.IdempotencyMode;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.idempotency.web.internal.IdempotentHandlers.IdempotentHandler;
+import io.ductor.internal.Ids;
 import io.ductor.json.internal.JsonCodec;
 
 /**
@@ -46,32 +50,50 @@ import io.ductor.json.internal.JsonCodec;
  * and errors without invoking the handler, and capture the handler's status, body and
  * content headers to store them.
  * <p>
+ * It applies a key to whichever {@link Idempotent} handler a request finally reaches: on
+ * the request itself, or on the forward or include that reaches it (registered for those
+ * dispatches, {@link #DISPATCHER_TYPES}), once per request; a nested dispatch of a
+ * request whose key is applied already is part of that decision. A {@code HEAD} request
+ * reaches the handler of its {@code GET}.
+ * <p>
  * In {@link IdempotencyMode#ONE_TRANSACTION} (the default) the filter opens the
  * transaction the handler's own {@code @Transactional} work joins, reserves the key in
  * it, runs the handler with its response held back (at most
  * {@code ductor.idempotency.max-response-size} bytes), stores the answer in the same
  * transaction and sends it after the commit; anything that cannot be stored rolls the
- * whole transaction back. In {@link IdempotencyMode#TWO_PHASE} the reservation commits
- * first, the handler runs with no connection or lock held by Ductor, and the completion
- * commits afterwards.
+ * whole transaction back, and so does an answer that tries to start asynchronous
+ * processing. In {@link IdempotencyMode#TWO_PHASE} the reservation commits first, the
+ * handler runs with no connection or lock held by Ductor, and the completion commits once
+ * the answer is complete: when the handler returns, or once Spring MVC's asynchronous
+ * processing of it has ended (the filter sees its last {@code ASYNC} dispatch).
  * <p>
  * What the fingerprint covers, for which content types, is
  * {@link RequestFingerprinter}'s; a request larger than
  * {@code ductor.idempotency.max-request-size} gets 413 before it is reserved. Stored
- * headers: {@value #STORED_HEADERS_DOC}.
+ * headers: {@value #STORED_HEADERS_DOC}. Replays and the filter's own problems carry what
+ * Spring MVC's CORS configuration adds for the handler and the request's origin.
  * <p>
  * The filter runs the flow; finding the {@link Idempotent} handler a request reaches,
- * reading its key header, writing problem details and storing or replaying a response are
- * done by package helpers of one job each ({@code IdempotentHandlers},
- * {@code IdempotencyKeyHeader}, {@code ProblemResponses}, {@code StoredResponses}).
+ * reading its key header, writing problem details, storing or replaying a response and
+ * settling a two-phase decision are done by package helpers of one job each
+ * ({@code IdempotentHandlers}, {@code IdempotencyKeyHeader}, {@code ProblemResponses},
+ * {@code StoredResponses}, {@code TwoPhaseExchange}).
  */
-public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, SmartInitializingSingleton {
+public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSingleton {
 
 	/**
 	 * After Spring Security (-100) and the request-wrapping filters, so the principal is
 	 * known.
 	 */
 	public static final int ORDER = 0;
+
+	/**
+	 * The dispatches the filter must see: the request, the forwards and includes that may
+	 * reach an {@link Idempotent} handler, and the asynchronous dispatches that complete
+	 * an answer.
+	 */
+	public static final EnumSet<DispatcherType> DISPATCHER_TYPES = EnumSet.of(DispatcherType.REQUEST,
+			DispatcherType.FORWARD, DispatcherType.INCLUDE, DispatcherType.ASYNC);
 
 	/** Set to {@code true} on replayed responses. */
 	public static final String REPLAYED_HEADER = "Idempotency-Replayed";
@@ -81,6 +103,13 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
 			+ " Content-Location, Location, ETag, Last-Modified";
+
+	/**
+	 * The request attribute marking a request whose key is applied: a
+	 * {@link TwoPhaseExchange} in two-phase mode, to be settled by a later asynchronous
+	 * dispatch.
+	 */
+	private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyFilter.class);
 
@@ -148,9 +177,9 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
-	 * Finds the {@link Idempotent} handler methods and refuses asynchronous ones: their
-	 * response is not complete when the handler returns, so it could be neither stored
-	 * nor released.
+	 * Finds the {@link Idempotent} handler methods; refuses, naming the handler, a pool
+	 * that is not an identifier and, in {@link IdempotencyMode#ONE_TRANSACTION}, a return
+	 * type Spring MVC answers asynchronously.
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
@@ -158,41 +187,78 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	@Override
-	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
-			throws ServletException, IOException {
+	public void doFilter(ServletRequest servletRequest, ServletResponse servletResponse, FilterChain chain)
+			throws IOException, ServletException {
+		if (!(servletRequest instanceof HttpServletRequest request)
+				|| !(servletResponse instanceof HttpServletResponse response)) {
+			chain.doFilter(servletRequest, servletResponse);
+			return;
+		}
+		Object applied = request.getAttribute(APPLIED);
+		DispatcherType dispatch = request.getDispatcherType();
+		if (dispatch == DispatcherType.ASYNC) {
+			if (applied instanceof TwoPhaseExchange exchange) {
+				continueAsync(exchange, request, response, chain);
+			}
+			else {
+				chain.doFilter(request, response);
+			}
+			return;
+		}
 		IdempotentHandlers handlers = this.handlers;
-		IdempotentHandler handler = (handlers != null) ? handlers.find(request) : null;
+		IdempotentHandler handler = (applied == null && handlers != null && DISPATCHER_TYPES.contains(dispatch))
+				? handlers.find(request) : null;
 		if (handler == null) {
 			chain.doFilter(request, response);
 			return;
 		}
+		apply(handler, request, response, chain);
+	}
+
+	private void apply(IdempotentHandler handler, HttpServletRequest request, HttpServletResponse response,
+			FilterChain chain) throws IOException, ServletException {
 		Idempotent idempotent = handler.idempotent();
 		String key;
 		try {
 			key = this.keyHeader.key(request, idempotent.required());
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			this.problems.write(request, response, HttpStatus.BAD_REQUEST, ex.getMessage());
+			problem(handler, request, response, HttpStatus.BAD_REQUEST, ex.getMessage());
 			return;
 		}
 		if (key.isEmpty()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		String pool = handler.pool(request);
+		String tenantScope = this.tenants.tenantScope(request);
+		if (tenantScope == null) {
+			throw new IllegalStateException("The TenantScopeResolver " + this.tenants + " answered null for "
+					+ request.getRequestURI() + "; it must answer \"\" for requests without a tenant");
+		}
+		if (!tenantScope.isEmpty()) {
+			try {
+				Ids.require("tenant scope", tenantScope);
+			}
+			catch (IllegalArgumentException ex) {
+				problem(handler, request, response, HttpStatus.BAD_REQUEST,
+						"The tenant scope of this request cannot hold idempotency keys: its " + ex.getMessage());
+				return;
+			}
+		}
 		FingerprintedRequest buffered;
 		try {
 			buffered = this.fingerprinter.read(request);
 		}
 		catch (RejectedRequestException ex) {
-			this.problems.write(request, response, ex.status(), ex.getMessage());
+			problem(handler, request, response, ex.status(), ex.getMessage());
 			return;
 		}
-		IdempotentRequest idempotentRequest = new IdempotentRequest(this.tenants.tenantScope(request), pool, key,
+		IdempotentRequest idempotentRequest = new IdempotentRequest(tenantScope, handler.pool(), key,
 				buffered.fingerprint());
 		DuplicatePolicy policy = this.service.settings().resolve(idempotent.duplicatePolicy());
+		request.setAttribute(APPLIED, handler);
 		if (idempotent.mode() == IdempotencyMode.ONE_TRANSACTION) {
-			runInOneTransaction(buffered.request(), response, chain, idempotentRequest, policy);
+			runInOneTransaction(handler, buffered.request(), response, chain, idempotentRequest, policy);
 			return;
 		}
 		ReserveOutcome outcome = this.service.reserve(idempotentRequest, policy);
@@ -200,24 +266,27 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			runTwoPhase(buffered.request(), response, chain, reserved.reservation());
 		}
 		else {
-			answer(outcome, policy, buffered.request(), response, chain);
+			answer(handler, outcome, policy, buffered.request(), response, chain);
 		}
 	}
 
 	/** Answers a request that did not reserve its key. */
-	private void answer(ReserveOutcome outcome, DuplicatePolicy policy, HttpServletRequest request,
-			HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+	private void answer(IdempotentHandler handler, ReserveOutcome outcome, DuplicatePolicy policy,
+			HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws IOException, ServletException {
 		if (outcome instanceof Replay replay) {
-			StoredResponses.replay(replay.decision().response(), response);
+			if (handler.applyCors(request, response)) {
+				StoredResponses.replay(replay.decision().response(), response);
+			}
 		}
 		else if (outcome instanceof InFlight inFlight) {
 			response.setHeader(HttpHeaders.RETRY_AFTER, "1");
-			this.problems.write(request, response, HttpStatus.CONFLICT,
+			problem(handler, request, response, HttpStatus.CONFLICT,
 					inFlight.exception((policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout() : null)
 						.getMessage());
 		}
 		else if (outcome instanceof FingerprintMismatch mismatch) {
-			this.problems.write(request, response, HttpStatus.UNPROCESSABLE_CONTENT, mismatch.exception().getMessage());
+			problem(handler, request, response, HttpStatus.UNPROCESSABLE_CONTENT, mismatch.exception().getMessage());
 		}
 		else if (outcome instanceof Reserved) {
 			throw new IllegalStateException("a reservation is not an answer");
@@ -229,12 +298,25 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	}
 
 	/**
+	 * Writes one of the filter's own answers, with the CORS headers the handler's answer
+	 * would carry.
+	 */
+	private void problem(IdempotentHandler handler, HttpServletRequest request, HttpServletResponse response,
+			HttpStatus status, String detail) throws IOException {
+		if (handler.applyCors(request, response)) {
+			this.problems.write(request, response, status, detail);
+		}
+	}
+
+	/**
 	 * The one-transaction mode: the reservation, the handler's writes and the stored
 	 * answer commit together; the answer is sent after the commit.
 	 */
-	private void runInOneTransaction(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-			IdempotentRequest idempotentRequest, DuplicatePolicy policy) throws IOException, ServletException {
+	private void runInOneTransaction(IdempotentHandler handler, HttpServletRequest request,
+			HttpServletResponse response, FilterChain chain, IdempotentRequest idempotentRequest,
+			DuplicatePolicy policy) throws IOException, ServletException {
 		ResponseCapture captured = new ResponseCapture(response, this.maxResponseSize, false);
+		SynchronousRequest synchronous = new SynchronousRequest(request, handler.describe());
 		OneTransaction decided = new OneTransaction();
 		ReserveOutcome notReserved;
 		try {
@@ -244,13 +326,19 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 						@Override
 						public ReserveOutcome reserved(Reservation reservation, TransactionStatus transaction) {
 							try {
-								chain.doFilter(request, captured);
+								chain.doFilter(synchronous, captured);
 							}
 							catch (IOException | ServletException ex) {
 								throw new HandlerFailure(ex);
 							}
+							catch (RuntimeException ex) {
+								if (!synchronous.asyncRefused()) {
+									throw ex;
+								}
+								// the answer was refused: told below, like any other
+							}
 							decided.answered = true;
-							decided.problem = decideInTransaction(reservation, transaction, captured);
+							decided.problem = decideInTransaction(reservation, transaction, captured, synchronous);
 							return null;
 						}
 
@@ -264,6 +352,10 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		catch (HandlerFailure ex) {
 			// rolled back with the handler's writes
 			if (ex.getCause() instanceof ServletException servlet) {
+				if (synchronous.asyncRefused()) {
+					refuseAfterDiscard(handler, request, captured, SynchronousRequest.message(handler.describe()));
+					return;
+				}
 				throw servlet;
 			}
 			throw (IOException) ex.getCause();
@@ -276,22 +368,28 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 			// nothing was kept
 			logger.warn("Could not commit the decision for idempotency key '" + idempotentRequest.key()
 					+ "'; it was rolled back with the handler's writes and a retry runs again", ex);
-			captured.discard();
-			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR,
+			refuseAfterDiscard(handler, request, captured,
 					"The decision for idempotency key '" + idempotentRequest.key() + "' could not be committed (the"
 							+ " server log says why), so nothing of it was kept; retry with the same key");
 			return;
 		}
 		if (notReserved != null) {
-			answer(notReserved, policy, request, response, chain);
+			answer(handler, notReserved, policy, request, response, chain);
 			return;
 		}
 		if (decided.problem != null) {
-			captured.discard();
-			this.problems.write(request, response, HttpStatus.INTERNAL_SERVER_ERROR, decided.problem);
+			refuseAfterDiscard(handler, request, captured, decided.problem);
 			return;
 		}
 		captured.send();
+	}
+
+	/** Answers a 500 problem instead of the handler's answer, which is dropped. */
+	private void refuseAfterDiscard(IdempotentHandler handler, HttpServletRequest request, ResponseCapture captured,
+			String detail) throws IOException {
+		captured.discard();
+		problem(handler, request, (HttpServletResponse) captured.getResponse(), HttpStatus.INTERNAL_SERVER_ERROR,
+				detail);
 	}
 
 	/**
@@ -300,9 +398,13 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 	 * @return the detail of the 500 problem to answer instead of the handler's response,
 	 * or {@code null} to send that response
 	 */
-	private String decideInTransaction(Reservation reservation, TransactionStatus transaction,
-			ResponseCapture captured) {
+	private String decideInTransaction(Reservation reservation, TransactionStatus transaction, ResponseCapture captured,
+			SynchronousRequest request) {
 		int status = captured.getStatus();
+		if (request.asyncRefused()) {
+			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return SynchronousRequest.message(request.handlerDescription());
+		}
 		if (captured.overflowed()) {
 			this.service.rollBack(reservation, transaction, ReleaseReason.TOO_LARGE);
 			return "The response of this @Idempotent handler was larger than ductor.idempotency.max-response-size ("
@@ -316,10 +418,21 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 		}
 		if (captured.refusal() || captured.errorSent() || (status >= 400 && captured.setsCookie())) {
 			// a refusal or an error is about this attempt, and an error page is rendered
-			// after this
-			// filter: sent as it is, never replayed
+			// after this filter: sent as it is, never replayed
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
 			return null;
+		}
+		if (transaction.isRollbackOnly()) {
+			// the handler's own @Transactional work failed and marked the transaction:
+			// nothing can commit. An error is sent as it is; a success would claim work
+			// that was rolled back (Spring answers 500 for it,
+			// UnexpectedRollbackException)
+			this.service.rollBack(reservation, transaction, ReleaseReason.ROLLED_BACK);
+			return (status < 400)
+					? "The work of this @Idempotent handler was rolled back: a @Transactional method"
+							+ " it called failed and marked the transaction rollback-only, yet the handler answered "
+							+ status + ". Nothing of it was kept, and its answer was not sent; retry with the same key"
+					: null;
 		}
 		if (captured.setsCookie()) {
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
@@ -327,12 +440,6 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 					+ " carrying Set-Cookie is never stored for replay, so its work was rolled back. Set cookies"
 					+ " outside idempotent endpoints, or use @Idempotent(mode = TWO_PHASE) to send such responses"
 					+ " unstored";
-		}
-		if (transaction.isRollbackOnly()) {
-			// the handler's own @Transactional work failed and marked the transaction:
-			// nothing can commit
-			this.service.rollBack(reservation, transaction, ReleaseReason.ROLLED_BACK);
-			return null;
 		}
 		this.service.complete(reservation, reservation.ownerToken().toString(), StoredResponses.stored(captured));
 		return null;
@@ -360,56 +467,38 @@ public class IdempotencyFilter extends OncePerRequestFilter implements Ordered, 
 
 	/**
 	 * The two-phase mode: the reservation committed already; the handler runs, then the
-	 * completion or the release commits.
+	 * completion or the release commits, now or once the asynchronous processing of its
+	 * answer has ended.
 	 */
 	private void runTwoPhase(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
 			Reservation reservation) throws IOException, ServletException {
-		ResponseCapture captured = new ResponseCapture(response, this.maxResponseSize, true);
+		TwoPhaseExchange exchange = new TwoPhaseExchange(this.service, reservation,
+				new ResponseCapture(response, this.maxResponseSize, true), this.maxResponseSize);
+		request.setAttribute(APPLIED, exchange);
 		try {
-			chain.doFilter(request, captured);
+			chain.doFilter(request, exchange.captured());
 		}
 		catch (IOException | ServletException | RuntimeException | Error ex) {
-			release(reservation, ReleaseReason.HANDLER_FAILED);
+			exchange.failed();
 			throw ex;
 		}
-		try {
-			if (captured.overflowed()) {
-				logger.warn("The response for idempotency key '" + reservation.request().key() + "' was larger than"
-						+ " ductor.idempotency.max-response-size (" + this.maxResponseSize + " bytes): it was sent but"
-						+ " not stored, and the key was released, so a retry runs the handler again");
-				release(reservation, ReleaseReason.TOO_LARGE);
-			}
-			else if (captured.getStatus() >= 500) {
-				release(reservation, ReleaseReason.SERVER_ERROR);
-			}
-			else if (captured.refusal() || captured.setsCookie() || captured.errorSent()) {
-				logger.warn("The response for idempotency key '" + reservation.request().key() + "' is a "
-						+ captured.getStatus() + (captured.setsCookie() ? " carrying Set-Cookie" : "")
-						+ (captured.errorSent() ? " sent as an error page (sendError)" : "")
-						+ ", which is never stored for replay: it was sent, and the key was released");
-				release(reservation, ReleaseReason.NOT_STORABLE);
-			}
-			else {
-				this.service.complete(reservation, reservation.ownerToken().toString(),
-						StoredResponses.stored(captured));
-			}
-		}
-		catch (ReservationLostException ex) {
-			logger.warn(ex.getMessage());
-		}
-		finally {
-			captured.send();
-		}
+		exchange.dispatched(request);
 	}
 
-	private void release(Reservation reservation, ReleaseReason reason) {
+	/**
+	 * An asynchronous dispatch of a two-phase request: Spring MVC writes the answer into
+	 * the held response it started with.
+	 */
+	private void continueAsync(TwoPhaseExchange exchange, HttpServletRequest request, HttpServletResponse response,
+			FilterChain chain) throws IOException, ServletException {
 		try {
-			this.service.fail(reservation, reason);
+			chain.doFilter(request, response);
 		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not release idempotency key '" + reservation.request().key()
-					+ "'; the sweeper releases it after ductor.idempotency.pending-ttl", ex);
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			exchange.failed();
+			throw ex;
 		}
+		exchange.dispatched(request);
 	}
 
 }

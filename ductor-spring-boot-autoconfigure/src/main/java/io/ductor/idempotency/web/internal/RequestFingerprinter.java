@@ -5,16 +5,19 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
@@ -25,9 +28,11 @@ import io.ductor.idempotency.Fingerprints;
 /**
  * Reads an {@code @Idempotent} request once for its fingerprint, within
  * {@code ductor.idempotency.max-request-size}, and hands back a request the handler can
- * still read. The fingerprint is SHA-256 over the method, the path with its query string
- * and the body, every element a length-prefixed part of its own so that no two different
- * requests share one:
+ * still read. The fingerprint is SHA-256 over the method ({@code HEAD} counts as
+ * {@code GET}, which answers it), the path with its query string as the client sent it
+ * (before any forward), the body and the conditional and range headers the request
+ * carries ({@value #CONDITIONS_DOC}), every element a length-prefixed part of its own so
+ * that no two different requests share one:
  * <ul>
  * <li>a raw body (JSON, text, anything else): its bytes, buffered for the handler;</li>
  * <li>a form ({@code application/x-www-form-urlencoded}, any method): the parameters as
@@ -45,6 +50,16 @@ import io.ductor.idempotency.Fingerprints;
  * bytes do. At most the limit plus one byte is read into memory.
  */
 public final class RequestFingerprinter {
+
+	static final String CONDITIONS_DOC = "If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range,"
+			+ " Range";
+
+	/**
+	 * Headers that change what a handler answers to the same method, path and body (a
+	 * 304, 206 or 412): a request carrying other ones is another request.
+	 */
+	private static final List<String> CONDITIONS = List.of(HttpHeaders.IF_MATCH, HttpHeaders.IF_NONE_MATCH,
+			HttpHeaders.IF_MODIFIED_SINCE, HttpHeaders.IF_UNMODIFIED_SINCE, HttpHeaders.IF_RANGE, HttpHeaders.RANGE);
 
 	private static final String NONE = "-";
 
@@ -67,8 +82,9 @@ public final class RequestFingerprinter {
 	 * @throws IOException when reading the body fails
 	 */
 	FingerprintedRequest read(HttpServletRequest request) throws RejectedRequestException, IOException {
-		String target = request.getRequestURI()
-				+ ((request.getQueryString() != null) ? "?" + request.getQueryString() : "");
+		String method = "HEAD".equals(request.getMethod()) ? "GET" : request.getMethod();
+		String target = target(request);
+		List<String> conditions = conditions(request);
 		long declared = request.getContentLengthLong();
 		if (declared > this.maxBytes) {
 			throw tooLarge("declares a body of " + declared + " bytes");
@@ -77,20 +93,21 @@ public final class RequestFingerprinter {
 		if (contentType != null && "multipart".equalsIgnoreCase(contentType.getType())) {
 			Collection<Part> parts = parts(request);
 			if (parts != null) {
-				return new FingerprintedRequest(request, multipart(request.getMethod(), target, parts));
+				return new FingerprintedRequest(request, multipart(method, target, parts, conditions));
 			}
 		}
 		if (contentType != null && MediaType.APPLICATION_FORM_URLENCODED.includes(contentType)) {
-			return form(request, target);
+			return form(request, method, target, conditions);
 		}
 		byte[] body = readAtMost(request.getInputStream(), this.maxBytes);
-		return new FingerprintedRequest(new BufferedBodyRequest(request, body),
-				fingerprint(request.getMethod(), target, body));
+		Fingerprints.Builder fingerprint = Fingerprints.builder().part(method).part(target).part(body);
+		conditions.forEach(fingerprint::part);
+		return new FingerprintedRequest(new BufferedBodyRequest(request, body), fingerprint.sha256());
 	}
 
 	/**
-	 * The fingerprint of a request with a raw body; unchanged since the first release, so
-	 * stored decisions stay valid.
+	 * The fingerprint of a request with a raw body and no conditional headers; unchanged
+	 * since the first release, so stored decisions stay valid.
 	 * @param method the request method
 	 * @param target the path with its query string
 	 * @param body the raw body
@@ -102,12 +119,38 @@ public final class RequestFingerprinter {
 	}
 
 	/**
+	 * The path and query the client sent: a forwarded request's original ones.
+	 */
+	private static String target(HttpServletRequest request) {
+		String uri = (String) request.getAttribute(RequestDispatcher.FORWARD_REQUEST_URI);
+		String query = (uri != null) ? (String) request.getAttribute(RequestDispatcher.FORWARD_QUERY_STRING)
+				: request.getQueryString();
+		return ((uri != null) ? uri : request.getRequestURI()) + ((query != null) ? "?" + query : "");
+	}
+
+	/**
+	 * The request's conditional and range headers, as name and values: empty for most
+	 * requests, whose fingerprints stay what they were.
+	 */
+	private static List<String> conditions(HttpServletRequest request) {
+		List<String> conditions = new ArrayList<>();
+		for (String name : CONDITIONS) {
+			List<String> values = Collections.list(request.getHeaders(name));
+			if (!values.isEmpty()) {
+				conditions.add(name.toLowerCase(Locale.ROOT));
+				conditions.add(String.join("\n", values));
+			}
+		}
+		return conditions;
+	}
+
+	/**
 	 * The parameters first: reading them makes the container parse a POST form, and
 	 * {@code FormContentFilter} has parsed the form of a PUT, PATCH or DELETE already.
 	 * Whatever is left in the stream was parsed by no one (a PUT with that filter turned
 	 * off) and is part of the request too.
 	 */
-	private FingerprintedRequest form(HttpServletRequest request, String target)
+	private FingerprintedRequest form(HttpServletRequest request, String method, String target, List<String> conditions)
 			throws RejectedRequestException, IOException {
 		Map<String, String[]> parameters;
 		try {
@@ -118,7 +161,7 @@ public final class RequestFingerprinter {
 			// (server.tomcat.max-http-form-post-size) this way
 			throw unreadable("form", ex);
 		}
-		List<String> parts = new ArrayList<>(List.of(request.getMethod(), target));
+		List<String> parts = new ArrayList<>(List.of(method, target));
 		long size = 0;
 		for (Map.Entry<String, String[]> parameter : parameters.entrySet()) {
 			String name = parameter.getKey();
@@ -143,10 +186,11 @@ public final class RequestFingerprinter {
 			// were
 			fingerprint.part(unread);
 		}
+		conditions.forEach(fingerprint::part);
 		return new FingerprintedRequest(new BufferedBodyRequest(request, unread), fingerprint.sha256());
 	}
 
-	private String multipart(String method, String target, Collection<Part> parts)
+	private String multipart(String method, String target, Collection<Part> parts, List<String> conditions)
 			throws RejectedRequestException, IOException {
 		long size = 0;
 		for (Part part : parts) {
@@ -167,6 +211,7 @@ public final class RequestFingerprinter {
 				fingerprint.part(bytes, part.getSize());
 			}
 		}
+		conditions.forEach(fingerprint::part);
 		return fingerprint.sha256();
 	}
 

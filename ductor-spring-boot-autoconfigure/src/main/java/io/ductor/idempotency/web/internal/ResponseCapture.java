@@ -7,6 +7,9 @@ import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import jakarta.servlet.ServletOutputStream;
@@ -18,9 +21,10 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Holds back an {@link Idempotent} handler's response until its decision is made,
- * buffering at most {@code limit} bytes of body. Status and headers go to the real
- * response at once (nothing is committed while the body is held); the body, an error
+ * Holds back an {@code @Idempotent} handler's response until its decision is made,
+ * buffering at most {@code limit} bytes of body, also while Spring MVC writes it
+ * asynchronously after the handler returned. Status and headers go to the real response
+ * at once (nothing is committed while the body is held); the body, an error
  * ({@code sendError}) and a redirect reach the client only when {@link #send()} is
  * called.
  * <p>
@@ -57,10 +61,19 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 
 	private PrintWriter writer;
 
+	/**
+	 * The headers the response had before the handler ran (set by filters before this
+	 * one): kept when the handler's answer is discarded.
+	 */
+	private final Map<String, List<String>> before = new LinkedHashMap<>();
+
 	ResponseCapture(HttpServletResponse response, int limit, boolean passThrough) {
 		super(response);
 		this.limit = limit;
 		this.passThrough = passThrough;
+		for (String name : response.getHeaderNames()) {
+			this.before.put(name, List.copyOf(response.getHeaders(name)));
+		}
 	}
 
 	/**
@@ -120,15 +133,17 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Drop what is held, headers and status included, so that another answer can be
-	 * written.
+	 * Drop what the handler answered, its status and headers included, so that another
+	 * answer can be written; headers set before it ran stay.
 	 */
 	void discard() {
 		this.buffer = null;
 		this.overflowed = true;
 		this.errorStatus = null;
 		this.errorMessage = null;
-		getResponse().reset();
+		HttpServletResponse response = (HttpServletResponse) getResponse();
+		response.reset();
+		this.before.forEach((name, values) -> values.forEach((value) -> response.addHeader(name, value)));
 	}
 
 	/** Send what the handler answered to the client. */
@@ -340,7 +355,8 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 
 		@Override
 		public void setWriteListener(WriteListener listener) {
-			throw new UnsupportedOperationException("an @Idempotent handler must answer synchronously");
+			throw new UnsupportedOperationException(
+					"the body of an @Idempotent handler is held until its decision: write it with blocking I/O");
 		}
 
 	}
