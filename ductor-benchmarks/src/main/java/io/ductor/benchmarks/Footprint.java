@@ -29,8 +29,8 @@ import java.util.TreeMap;
 final class Footprint {
 
 	/**
-	 * Statements shown per system, by write-ahead log: those run at least once per 200
-	 * effects or writing at least a byte of log per effect.
+	 * At most this many statements are shown per system, most log first, of those run at
+	 * least once per 200 effects or writing at least a byte of log per effect.
 	 */
 	private static final int TOP_STATEMENTS = 12;
 
@@ -167,15 +167,6 @@ final class Footprint {
 			// first, so that none of the readings below is counted
 			List<StatementCost> statements = before.statements() ? statements(statement, effects) : List.of();
 			awaitOtherBackendsGone(statement);
-			String end = single(statement, "SELECT pg_current_wal_insert_lsn()::text");
-			double walBytes = Double
-				.parseDouble(single(statement, "SELECT pg_wal_lsn_diff('" + end + "', '" + before.lsn() + "')"));
-			Map<String, double[]> records = new TreeMap<>();
-			Map<String, Double> indexEntries = new TreeMap<>();
-			if (before.walInspect()) {
-				awaitFlushed(statement, end);
-				walRecords(connection, before.lsn(), end, effects, records, indexEntries);
-			}
 			double commits = (Long.parseLong(
 					single(statement, "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"))
 					- before.commits()) / (double) effects;
@@ -192,6 +183,18 @@ final class Footprint {
 					tables.put(name, delta);
 				}
 			});
+			String end = single(statement, "SELECT pg_current_wal_insert_lsn()::text");
+			double walBytes = Double
+				.parseDouble(single(statement, "SELECT pg_wal_lsn_diff('" + end + "', '" + before.lsn() + "')"));
+			Map<String, double[]> records = new TreeMap<>();
+			Map<String, Double> indexEntries = new TreeMap<>();
+			if (before.walInspect()) {
+				// pg_walinspect reads only flushed log: a transaction that writes a
+				// record
+				// commits durably, so the log is flushed past the end once it returns
+				statement.execute("SELECT pg_logical_emit_message(true, 'ductor-benchmarks', 'flush')");
+				walRecords(connection, before.lsn(), end, effects, records, indexEntries);
+			}
 			return new Delta(commits, walBytes / effects, records, indexEntries, tables, statements);
 		}
 		catch (SQLException ex) {
@@ -273,19 +276,6 @@ final class Footprint {
 				Bench.progress("other backends still connected; their last counts may be missing");
 				return;
 			}
-			Bench.sleep(20);
-		}
-	}
-
-	/**
-	 * Waits until the log is flushed up to {@code lsn} (the WAL writer flushes what
-	 * asynchronous commits left within a fraction of a second): {@code pg_walinspect}
-	 * reads only flushed log.
-	 */
-	private static void awaitFlushed(Statement statement, String lsn) throws SQLException {
-		long deadline = System.nanoTime() + 5_000_000_000L;
-		while (single(statement, "SELECT pg_current_wal_flush_lsn() >= '" + lsn + "'::pg_lsn").equals("f")
-				&& System.nanoTime() < deadline) {
 			Bench.sleep(20);
 		}
 	}

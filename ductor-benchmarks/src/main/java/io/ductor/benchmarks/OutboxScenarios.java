@@ -195,15 +195,17 @@ final class OutboxScenarios {
 	}
 
 	/**
-	 * Markdown: index entries per effect by index, log records per effect by kind, and
-	 * the statements that wrote the most log, each system's median trial (by statements).
+	 * Markdown: index entries per effect by index, log records per effect by kind, rows
+	 * by table, and the statements that wrote the most log, from each system's trial of
+	 * median log.
 	 */
 	private static String footprintDetails(Map<String, List<Measured>> measured) {
 		StringBuilder out = new StringBuilder();
 		Map<String, Measured> median = new LinkedHashMap<>();
 		measured.forEach((system, trials) -> {
 			List<Measured> sorted = trials.stream()
-				.sorted(java.util.Comparator.comparingDouble((Measured m) -> m.delta().walBytes()))
+				.sorted(java.util.Comparator.comparingDouble((Measured m) -> m.delta().records().isEmpty()
+						? m.delta().walBytes() : m.delta().databaseWal()[0]))
 				.toList();
 			median.put(system, sorted.get(sorted.size() / 2));
 		});
