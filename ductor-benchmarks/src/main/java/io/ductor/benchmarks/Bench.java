@@ -152,6 +152,43 @@ final class Bench {
 		}
 	}
 
+	/**
+	 * Creates Ductor's tables with Ductor's own migrations, as a pipeline running them
+	 * itself does (their location and history table are documented). Flyway takes two
+	 * connections from {@code dataSource}.
+	 */
+	static void migrateDuctorSchema(javax.sql.DataSource dataSource) {
+		org.flywaydb.core.Flyway.configure(Bench.class.getClassLoader())
+			.dataSource(dataSource)
+			.locations("classpath:db/ductor/migration")
+			.table("ductor_schema_history")
+			.baselineOnMigrate(true)
+			.baselineVersion("0")
+			.load()
+			.migrate();
+	}
+
+	/**
+	 * @return the lags {@code lagSql} gives (effect number, milliseconds) of the effects
+	 * numbered {@code from} and up
+	 */
+	static double[] lagsMillis(Db db, String lagSql, int from) {
+		try (Connection connection = db.connect();
+				Statement statement = connection.createStatement();
+				java.sql.ResultSet rows = statement.executeQuery(lagSql)) {
+			List<Double> lags = new ArrayList<>();
+			while (rows.next()) {
+				if (rows.getInt(1) >= from) {
+					lags.add(rows.getDouble(2));
+				}
+			}
+			return lags.stream().mapToDouble(Double::doubleValue).toArray();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Cannot read the lags: " + ex.getMessage(), ex);
+		}
+	}
+
 	static void execute(Db db, String... statements) {
 		try (Connection connection = db.connect(); Statement statement = connection.createStatement()) {
 			for (String sql : statements) {

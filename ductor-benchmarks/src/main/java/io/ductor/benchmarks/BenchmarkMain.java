@@ -76,8 +76,8 @@ public final class BenchmarkMain {
 			new ProducerPathScenario(bench).run();
 		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
-		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("lag") || options.runs("scale-out")
-				|| options.runs("tracing") || options.runs("live-index")) {
+		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("footprint") || options.runs("lag")
+				|| options.runs("scale-out") || options.runs("tracing") || options.runs("live-index")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
@@ -85,6 +85,9 @@ public final class BenchmarkMain {
 		}
 		if (options.runs("outbox-minimal")) {
 			outbox.endToEnd(Shape.MINIMAL);
+		}
+		if (options.runs("footprint")) {
+			outbox.footprint();
 		}
 		if (options.runs("tracing")) {
 			outbox.tracing();
@@ -153,8 +156,8 @@ public final class BenchmarkMain {
 				+ options.effects() + ", P=" + options.producers() + ", Ductor with "
 				+ (options.ductorProperties().isEmpty() ? "default settings"
 						: String.join(" ", options.ductorProperties()))
-				+ ", pools of " + DuctorSystem.POOL_SIZE + " connections, raw JDBC drainer with " + options.rawWorkers()
-				+ " claim threads of " + RawJdbcSystem.BATCH);
+				+ ", pools of " + DuctorSystem.POOL_SIZE + " connections, the raw outbox's drainer one thread taking "
+				+ RawOutboxSystem.BATCH + " at a time");
 		return out.toString();
 	}
 

@@ -14,19 +14,26 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.Properties;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.logging.Logger;
 
 /**
- * A JDBC driver in front of PostgreSQL's that counts, on the threads that ask for it, the
- * statements they execute and the round trips to the server that takes (each execution,
- * each commit and rollback; the driver sends {@code BEGIN} with the first statement).
- * URLs start with {@value #PREFIX} instead of {@code jdbc:}.
+ * A JDBC driver in front of PostgreSQL's that counts the statements executed through it
+ * and the round trips to the server they take (each execution, each commit and rollback;
+ * the driver sends {@code BEGIN} with the first statement, so it is not counted), on the
+ * threads that ask for it, and in total. A statement is one SQL command the server runs:
+ * a batch counts its entries, and a plain statement holding several commands separated by
+ * semicolons counts each. URLs start with {@value #PREFIX} instead of {@code jdbc:}.
  */
 public final class CountingDriver implements Driver {
 
 	static final String PREFIX = "jdbc:counting:";
 
 	private static final ThreadLocal<long[]> counts = new ThreadLocal<>();
+
+	private static final LongAdder totalStatements = new LongAdder();
+
+	private static final LongAdder totalRoundTrips = new LongAdder();
 
 	static {
 		try {
@@ -46,6 +53,13 @@ public final class CountingDriver implements Driver {
 
 	static void stopCounting() {
 		counts.remove();
+	}
+
+	/**
+	 * @return statements and round trips sent through this driver so far, by every thread
+	 */
+	static long[] totals() {
+		return new long[] { totalStatements.sum(), totalRoundTrips.sum() };
 	}
 
 	@Override
@@ -88,7 +102,19 @@ public final class CountingDriver implements Driver {
 		throw new SQLFeatureNotSupportedException();
 	}
 
-	private record Counting(Object target, boolean connection) implements InvocationHandler {
+	private static final class Counting implements InvocationHandler {
+
+		private final Object target;
+
+		private final boolean connection;
+
+		/** Entries added to this statement's batch since it last ran. */
+		private long batched;
+
+		Counting(Object target, boolean connection) {
+			this.target = target;
+			this.connection = connection;
+		}
 
 		@Override
 		public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
@@ -97,15 +123,18 @@ public final class CountingDriver implements Driver {
 				// PGConnection and friends: the real object
 				return invokeTarget(method, args);
 			}
-			long[] into = counts.get();
-			if (into != null) {
-				if (this.connection && (name.equals("commit") || name.equals("rollback"))) {
-					into[1]++;
-				}
-				else if (!this.connection && name.startsWith("execute")) {
-					into[0]++;
-					into[1]++;
-				}
+			if (this.connection && (name.equals("commit") || name.equals("rollback"))) {
+				count(0, 1);
+			}
+			else if (!this.connection && name.equals("addBatch")) {
+				this.batched++;
+			}
+			else if (!this.connection && name.equals("executeBatch")) {
+				count(this.batched, 1);
+				this.batched = 0;
+			}
+			else if (!this.connection && name.startsWith("execute")) {
+				count((args != null && args.length > 0 && args[0] instanceof String sql) ? commands(sql) : 1, 1);
 			}
 			Object result = invokeTarget(method, args);
 			if (this.connection && result instanceof Statement statement) {
@@ -115,6 +144,23 @@ public final class CountingDriver implements Driver {
 						new Counting(statement, false));
 			}
 			return result;
+		}
+
+		private static void count(long statements, long roundTrips) {
+			totalStatements.add(statements);
+			totalRoundTrips.add(roundTrips);
+			long[] into = counts.get();
+			if (into != null) {
+				into[0] += statements;
+				into[1] += roundTrips;
+			}
+		}
+
+		/**
+		 * The commands of a plain statement's text (none of Ductor's quotes a semicolon).
+		 */
+		private static long commands(String sql) {
+			return java.util.Arrays.stream(sql.split(";")).filter((command) -> !command.isBlank()).count();
 		}
 
 		private Object invokeTarget(Method method, Object[] args) throws Throwable {

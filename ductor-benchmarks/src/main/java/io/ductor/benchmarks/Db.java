@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
 import io.ductor.test.TestDatabase;
 
 /**
@@ -41,6 +44,21 @@ record Db(String url, String user, String password, String driverClassName) {
 		}
 		properties.setProperty("ApplicationName", "ductor-benchmarks");
 		return DriverManager.getConnection(this.url.replace(CountingDriver.PREFIX, "jdbc:"), properties);
+	}
+
+	/** A pool of {@code size} connections to this database, all opened at once. */
+	HikariDataSource pool(int size) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(this.url);
+		config.setUsername(this.user);
+		config.setPassword(this.password);
+		config.setMaximumPoolSize(size);
+		config.setMinimumIdle(size);
+		config.setPoolName("bench-" + size);
+		if (this.driverClassName != null) {
+			config.setDriverClassName(this.driverClassName);
+		}
+		return new HikariDataSource(config);
 	}
 
 	/** The Spring properties of a context on this database. */

@@ -256,8 +256,8 @@ final class IdempotencyScenario {
 
 	private double rawRoundTrips(int total, int threads, boolean notify) {
 		return this.bench.withDatabase((db) -> {
-			try (HikariDataSource pool = RawJdbcSystem.pool(db, DuctorSystem.POOL_SIZE)) {
-				RawJdbcSystem.createSchema(pool);
+			try (HikariDataSource pool = db.pool(DuctorSystem.POOL_SIZE)) {
+				Bench.migrateDuctorSchema(pool);
 				JdbcClient jdbc = JdbcClient.create(pool);
 				return timed(RAW, total, threads, (key) -> reserveAndComplete(jdbc, key, notify));
 			}

@@ -14,13 +14,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
-import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.event.TransactionalEventListener;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Spring Modulith's JDBC event publication registry with its defaults: the producer
- * publishes one event in its transaction (the registry writes an
+ * Spring Modulith's JDBC event publication registry with its defaults: the producer's
+ * {@code @Transactional} method publishes one event (the registry writes an
  * {@code event_publication} row), an {@code @Async @TransactionalEventListener} no-op
  * runs after commit on Boot's task executor, and the registry marks the publication
  * completed.
@@ -29,29 +28,23 @@ final class ModulithSystem implements OutboxSystem {
 
 	private final ConfigurableApplicationContext context;
 
-	private final ApplicationEventPublisher events;
-
-	private final TransactionTemplate tx;
+	private final Publisher publisher;
 
 	private final JdbcClient jdbc;
 
-	private final Probe probe;
-
-	private final Shape shape;
-
 	ModulithSystem(Shape shape, Db db, Probe probe) {
-		this.probe = probe;
-		this.shape = shape;
 		List<String> properties = new ArrayList<>(List.of(db.datasourceProperties(DuctorSystem.POOL_SIZE)));
 		properties.add("spring.main.banner-mode=off");
 		properties.add("spring.main.log-startup-info=false");
 		properties.add("spring.modulith.events.jdbc.schema-initialization.enabled=true");
 		this.context = new SpringApplicationBuilder(Infrastructure.class).web(WebApplicationType.NONE)
 			.properties(properties.toArray(String[]::new))
-			.initializers((context) -> context.getBeanFactory().registerSingleton("benchmarkProbe", probe))
+			.initializers((context) -> {
+				context.getBeanFactory().registerSingleton("benchmarkProbe", probe);
+				context.getBeanFactory().registerSingleton("benchmarkShape", shape);
+			})
 			.run();
-		this.events = this.context;
-		this.tx = new TransactionTemplate(this.context.getBean(PlatformTransactionManager.class));
+		this.publisher = this.context.getBean(Publisher.class);
 		this.jdbc = JdbcClient.create(this.context.getBean(DataSource.class));
 	}
 
@@ -61,12 +54,7 @@ final class ModulithSystem implements OutboxSystem {
 
 	@Override
 	public void produce(int seq) {
-		this.tx.executeWithoutResult((status) -> {
-			this.probe.producing(seq);
-			this.events.publishEvent((this.shape == Shape.HEADLINE) ? new HandleEvent(seq, Shape.KIND, Shape.body(seq))
-					: new BenchEvent(seq));
-			this.probe.beforeCommit(seq, this.jdbc);
-		});
+		this.publisher.publish(seq);
 	}
 
 	@Override
@@ -74,6 +62,17 @@ final class ModulithSystem implements OutboxSystem {
 		return this.jdbc.sql("SELECT count(*) FROM event_publication WHERE completion_date IS NOT NULL")
 			.query(Long.class)
 			.single();
+	}
+
+	/**
+	 * Start and completion are the registry's {@code publication_date} (stamped by the
+	 * JVM when the event is published in the producer's transaction) and
+	 * {@code completion_date} (stamped by the JVM when the listener returned).
+	 */
+	@Override
+	public String lagSql() {
+		return "SELECT (serialized_event::jsonb->>'seq')::int, "
+				+ "extract(epoch FROM completion_date - publication_date) * 1000 FROM event_publication";
 	}
 
 	@Override
@@ -87,6 +86,30 @@ final class ModulithSystem implements OutboxSystem {
 
 	/** The headline event: the same three fields as the headline effect's arguments. */
 	public record HandleEvent(long seq, String kind, String body) {
+	}
+
+	/** The application's service: publishes the event in its own transaction. */
+	public static class Publisher {
+
+		private final ApplicationEventPublisher events;
+
+		private final Probe probe;
+
+		private final Shape shape;
+
+		Publisher(ApplicationEventPublisher events, Probe probe, Shape shape) {
+			this.events = events;
+			this.probe = probe;
+			this.shape = shape;
+		}
+
+		@Transactional
+		public void publish(int seq) {
+			this.probe.producing(seq);
+			this.events.publishEvent((this.shape == Shape.HEADLINE) ? new HandleEvent(seq, Shape.KIND, Shape.body(seq))
+					: new BenchEvent(seq));
+		}
+
 	}
 
 	/** The no-op listener. */
@@ -120,6 +143,11 @@ final class ModulithSystem implements OutboxSystem {
 		@Bean
 		NoOpListener noOpListener(Probe benchmarkProbe) {
 			return new NoOpListener(benchmarkProbe);
+		}
+
+		@Bean
+		Publisher publisher(ApplicationEventPublisher events, Probe benchmarkProbe, Shape benchmarkShape) {
+			return new Publisher(events, benchmarkProbe, benchmarkShape);
 		}
 
 	}

@@ -22,7 +22,6 @@ import java.util.Set;
  * 0 to skip
  * @param bigBacklogHeap the heap cap of that JVM, for example {@code 256m}
  * @param ticks ticks per tick trial
- * @param rawWorkers claim threads of the raw JDBC drainer
  * @param producerCalls measured calls per trial of the producer's-path scenario
  * @param ductorProperties extra Spring properties of every Ductor instance
  * ({@code --ductor.x=y}), to measure other settings than the defaults
@@ -31,10 +30,11 @@ import java.util.Set;
  */
 record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String> scenarios, int trials, int effects,
 		int producers, int lagRate, int lagSeconds, int backlog, int bigBacklog, String bigBacklogHeap, int ticks,
-		int rawWorkers, int producerCalls, List<String> ductorProperties, String out, String child) {
+		int producerCalls, List<String> ductorProperties, String out, String child) {
 
-	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "lag", "backlog", "ticks",
-			"idempotency", "scale-out", "idempotency-modes", "console", "tracing", "concurrency-limit", "live-index");
+	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "footprint", "lag",
+			"backlog", "ticks", "idempotency", "scale-out", "idempotency-modes", "console", "tracing",
+			"concurrency-limit", "live-index");
 
 	static final String USAGE = """
 			Usage: java -jar ductor-benchmarks/target/ductor-benchmarks.jar [options]
@@ -45,7 +45,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 			  --trials=3              measured trials per system; medians are reported
 			  --quick                 smaller figures, one trial: a quick look, not for publishing
 			  --effects=20000 --producers=8 --lag-rate=500 --lag-seconds=10
-			  --backlog=100000 --big-backlog=1000000 --big-backlog-heap=256m --ticks=8000 --raw-workers=2
+			  --backlog=100000 --big-backlog=1000000 --big-backlog-heap=256m --ticks=8000
 			  --producer-calls=10000  measured calls per trial of the producer's-path scenario
 			  --ductor.NAME=VALUE     a Ductor property for every Ductor instance (default: Ductor's defaults)
 			  --out=FILE              also write the markdown report to FILE
@@ -65,7 +65,6 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 		int bigBacklog = 1_000_000;
 		String heap = "256m";
 		int ticks = 8_000;
-		int rawWorkers = 2;
 		int producerCalls = 10_000;
 		String out = null;
 		String child = null;
@@ -112,7 +111,6 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 				case "big-backlog" -> bigBacklog = Integer.parseInt(value);
 				case "big-backlog-heap" -> heap = value;
 				case "ticks" -> ticks = positive(name, value);
-				case "raw-workers" -> rawWorkers = positive(name, value);
 				case "producer-calls" -> producerCalls = positive(name, value);
 				case "out" -> out = value;
 				case "child" -> child = value;
@@ -120,7 +118,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 			}
 		}
 		return new Options(url, user, password, scenarios, trials, effects, producers, lagRate, lagSeconds, backlog,
-				bigBacklog, heap, ticks, rawWorkers, producerCalls, List.copyOf(ductorProperties), out, child);
+				bigBacklog, heap, ticks, producerCalls, List.copyOf(ductorProperties), out, child);
 	}
 
 	boolean runs(String scenario) {

@@ -4,8 +4,8 @@ import java.util.function.BiFunction;
 
 /**
  * One system that turns a committed transaction into a dispatched no-op handler: Ductor,
- * the raw JDBC outbox, or Spring Modulith's JDBC event publication registry. Each runs on
- * its own database.
+ * the raw outbox, or Spring Modulith's JDBC event publication registry. Each runs on its
+ * own database.
  */
 interface OutboxSystem extends AutoCloseable {
 
@@ -16,6 +16,14 @@ interface OutboxSystem extends AutoCloseable {
 	 * @return how many effects the system itself has recorded as completed
 	 */
 	long completedInDatabase();
+
+	/**
+	 * @return a query of the system's own table giving, per effect, its number and the
+	 * milliseconds from the start of the producer's transaction to the completion the
+	 * system recorded, both stamped by the database clock (Modulith's by the JVM's, which
+	 * on one machine is the same clock)
+	 */
+	String lagSql();
 
 	@Override
 	void close();

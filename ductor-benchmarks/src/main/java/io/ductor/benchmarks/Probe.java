@@ -1,18 +1,11 @@
 package io.ductor.benchmarks;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
-import javax.sql.DataSource;
-
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -22,14 +15,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * listener, the raw drainer's loop) stamps the moment it is entered. Effects are numbered
  * {@code 0..expected-1}.
  * <p>
- * In lag mode it also keeps both instants per effect, on the JVM's monotonic clock and on
- * the database clock ({@code clock_timestamp()} read as the producer's last statement
- * before commit, and read by the handler on its own small pool), so every system pays the
- * same measuring cost.
+ * In lag mode it also keeps both instants per effect, on the JVM's monotonic clock. It
+ * sends nothing to the database: the lag on the database clock is read from each system's
+ * own table once a trial is over ({@link OutboxSystem#lagSql()}).
  */
 final class Probe {
-
-	static final String DB_CLOCK = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
 	private final int expected;
 
@@ -49,36 +39,27 @@ final class Probe {
 
 	private final long[] dispatchNanos;
 
-	private final long[] preCommitDbMicros;
-
-	private final long[] dispatchDbMicros;
-
-	private final DataSource clock;
-
-	private Probe(int expected, boolean track, boolean lag, DataSource clock) {
+	private Probe(int expected, boolean track, boolean lag) {
 		this.expected = expected;
 		this.seen = track ? new AtomicIntegerArray(expected) : null;
 		this.all = new CountDownLatch(1);
 		this.commitNanos = lag ? new long[expected] : null;
 		this.dispatchNanos = lag ? new long[expected] : null;
-		this.preCommitDbMicros = (clock != null) ? new long[expected] : null;
-		this.dispatchDbMicros = (clock != null) ? new long[expected] : null;
-		this.clock = clock;
 	}
 
 	/** Counts dispatches and duplicates. */
 	static Probe tracking(int expected) {
-		return new Probe(expected, true, false, null);
+		return new Probe(expected, true, false);
 	}
 
 	/** Counts dispatches only: constant memory, for the capped-heap backlog. */
 	static Probe counting(int expected) {
-		return new Probe(expected, false, false, null);
+		return new Probe(expected, false, false);
 	}
 
-	/** Also keeps each effect's commit and dispatch instants, on both clocks. */
-	static Probe lag(int expected, DataSource clock) {
-		return new Probe(expected, true, true, clock);
+	/** Also keeps each effect's commit and dispatch instants. */
+	static Probe lag(int expected) {
+		return new Probe(expected, true, true);
 	}
 
 	int expected() {
@@ -87,8 +68,7 @@ final class Probe {
 
 	/**
 	 * Join the caller's transaction: stamp its commit (registered first, so it runs
-	 * before any system's own after-commit work) and, in lag mode, read the database
-	 * clock as the last statement before commit. Call at the start of the producer's
+	 * before any system's own after-commit work). Call at the start of the producer's
 	 * transaction.
 	 */
 	void producing(int seq) {
@@ -100,13 +80,6 @@ final class Probe {
 			}
 
 		});
-	}
-
-	/** Call as the producer transaction's last statement. */
-	void beforeCommit(int seq, JdbcClient jdbc) {
-		if (this.preCommitDbMicros != null) {
-			this.preCommitDbMicros[seq] = jdbc.sql(DB_CLOCK).query(Long.class).single();
-		}
 	}
 
 	void committed(int seq) {
@@ -125,9 +98,6 @@ final class Probe {
 		}
 		if (this.dispatchNanos != null) {
 			this.dispatchNanos[index] = System.nanoTime();
-		}
-		if (this.dispatchDbMicros != null) {
-			this.dispatchDbMicros[index] = readClock();
 		}
 		this.calls.incrementAndGet();
 		if (this.seen == null || this.seen.getAndIncrement(index) == 0) {
@@ -177,33 +147,6 @@ final class Probe {
 			lags[i - from] = (this.dispatchNanos[i] - this.commitNanos[i]) / 1e6;
 		}
 		return lags;
-	}
-
-	/**
-	 * @return pre-commit-to-dispatch lags in milliseconds on the database clock, or
-	 * {@code null}
-	 */
-	double[] dbLagsMillis(int from) {
-		if (this.dispatchDbMicros == null) {
-			return null;
-		}
-		double[] lags = new double[this.expected - from];
-		for (int i = from; i < this.expected; i++) {
-			lags[i - from] = (this.dispatchDbMicros[i] - this.preCommitDbMicros[i]) / 1e3;
-		}
-		return lags;
-	}
-
-	private long readClock() {
-		try (Connection connection = this.clock.getConnection();
-				PreparedStatement statement = connection.prepareStatement(DB_CLOCK);
-				ResultSet row = statement.executeQuery()) {
-			row.next();
-			return row.getLong(1);
-		}
-		catch (SQLException ex) {
-			throw new IllegalStateException("Cannot read the database clock", ex);
-		}
 	}
 
 }

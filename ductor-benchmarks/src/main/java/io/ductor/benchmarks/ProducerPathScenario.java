@@ -51,7 +51,7 @@ final class ProducerPathScenario {
 		for (Shape shape : List.of(Shape.HEADLINE, Shape.MINIMAL)) {
 			String label = (shape == Shape.HEADLINE) ? "headline effect" : "minimal effect";
 			List<OutboxSystem.Kind> systems = List.of(DuctorSystem.kind(shape, 1),
-					RawJdbcSystem.kind(shape, options.rawWorkers()), ModulithSystem.kind(shape));
+					RawOutboxSystem.kind(RawOutboxSystem.Table.MINIMAL, shape), ModulithSystem.kind(shape));
 			Map<OutboxSystem.Kind, List<double[]>> figures = new LinkedHashMap<>();
 			systems.forEach((kind) -> figures.put(kind, new ArrayList<>()));
 			this.bench.alternate(SCENARIO + ", " + label, systems, OutboxSystem.Kind::name, options.trials(),

@@ -92,8 +92,8 @@ final class TickScenario {
 
 	private double rawDistinct(int total, int threads) {
 		return this.bench.withDatabase((db) -> {
-			try (HikariDataSource pool = RawJdbcSystem.pool(db, DuctorSystem.POOL_SIZE)) {
-				RawJdbcSystem.createSchema(pool);
+			try (HikariDataSource pool = db.pool(DuctorSystem.POOL_SIZE)) {
+				Bench.migrateDuctorSchema(pool);
 				JdbcClient jdbc = JdbcClient.create(pool);
 				TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(pool));
 				JsonMapper json = JsonMapper.builder().build();

@@ -15,18 +15,21 @@ class BenchmarkSmokeTest {
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
 		Options options = Options.parse(
-				"--scenarios=producer,outbox,ticks,idempotency,idempotency-modes,tracing,live-index", "--trials=1",
-				"--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
+				"--scenarios=producer,outbox,footprint,ticks,idempotency,idempotency-modes,tracing,live-index",
+				"--trials=1", "--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
 		String report = BenchmarkMain.run(options);
 
 		assertThat(report).contains("PostgreSQL settings: ", "fsync=");
-		for (String system : List.of("| Ductor |", "| raw JDBC |", "| Spring Modulith |")) {
-			assertThat(report).contains("| 1 end-to-end outbox " + system);
+		for (String system : List.of("| Ductor |", "| raw outbox |", "| raw outbox, no index |", "| Spring Modulith |",
+				"| Ductor's schema by hand (diagnostic) |")) {
+			assertThat(report).contains("| 1 end-to-end outbox " + system, "| 1f per effect " + system);
 		}
 		assertThat(report).contains("| 0 producer's path | Ductor, headline effect | bytes allocated per call",
-				"| 0 producer's path | raw JDBC, minimal effect | round trips per call",
+				"| 0 producer's path | raw outbox, minimal effect | round trips per call",
 				"Where the producer's path of the headline effect goes",
-				"| 1 end-to-end outbox | Ductor producers alone |");
+				"| 1 end-to-end outbox | Ductor producers alone |",
+				"| 1f per effect | Ductor | write-ahead log bytes per effect (whole server)",
+				"| 1f per effect | raw outbox | share of updates heap-only (HOT)", "Rows per effect, by table");
 		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
 				"| 5 idempotency | raw JDBC + pg_notify |", "| 5 idempotency | Ductor | 200-way duplicate storm",
