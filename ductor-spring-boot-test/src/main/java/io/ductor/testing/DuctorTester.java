@@ -81,7 +81,7 @@ public final class DuctorTester implements AutoCloseable {
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.mapper = mapper;
 		this.ticks = ticks;
-		this.clock = new DuctorClock(this.jdbc);
+		this.clock = new DuctorClock(dataSource);
 		effects.injectFaults(this.faults);
 		reset();
 	}
