@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 import org.apache.commons.logging.Log;
@@ -114,10 +115,10 @@ public class AlarmScheduler implements WorkerTask {
 			Plan plan = plan(alarm.schedule(), alarm.nextAt(), alarm.dbNow());
 			if (plan.skipped() > 0) {
 				logger.warn("Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule()
-						+ ", missed occurrences: run-each) missed " + skippedText(plan.skipped())
-						+ " occurrence(s) before the newest " + MAX_MISSED_RUN_EACH + " it missed; it records those "
-						+ MAX_MISSED_RUN_EACH + ", from " + plan.occurrences().get(0) + ", and skips the "
-						+ "older ones, from " + alarm.nextAt());
+						+ ", missed occurrences: run-each) missed more occurrences than it records: it records the "
+						+ "newest " + number(MAX_MISSED_RUN_EACH) + " of them, from " + plan.occurrences().get(0)
+						+ ", and skips the " + skippedText(alarm.schedule(), plan.skipped()) + " before them, from "
+						+ alarm.nextAt());
 			}
 			String lastKey = null;
 			for (Instant instant : plan.occurrences()) {
@@ -231,9 +232,13 @@ public class AlarmScheduler implements WorkerTask {
 		return count(schedule, from, to, SKIPPED_COUNT_LIMIT + 1);
 	}
 
-	private static String skippedText(long skipped) {
-		return (skipped > SKIPPED_COUNT_LIMIT) ? "more than " + String.format("%,d", SKIPPED_COUNT_LIMIT)
-				: String.format("%,d", skipped);
+	private static String skippedText(AlarmSchedule schedule, long skipped) {
+		return (schedule.period() == null && skipped > SKIPPED_COUNT_LIMIT) ? "more than " + number(SKIPPED_COUNT_LIMIT)
+				: number(skipped);
+	}
+
+	private static String number(long n) {
+		return String.format(Locale.ROOT, "%,d", n);
 	}
 
 	/**
