@@ -14,7 +14,11 @@ public enum MissedOccurrences {
 	 */
 	RUN_ONCE("run_once"),
 
-	/** Every missed occurrence runs, each with its own key, oldest first. */
+	/**
+	 * Every missed occurrence runs, each with its own key, oldest first, up to the newest
+	 * 1,000 missed occurrences of the alarm: older ones are skipped, with a warning that
+	 * names the alarm and how many it skipped.
+	 */
 	RUN_EACH("run_each"),
 
 	/**

@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * records every instant from the next occurrence up to now; skip only those within the
  * grace; run-once those within the grace and, when some were missed, the first missed
  * one; the alarm then goes on with the first instant after now; and none is recorded that
- * is not an instant of the schedule.
+ * is not an instant of the schedule. After a long outage, run-each records only the
+ * newest thousand missed occurrences.
  */
 class AlarmPlanPropertyTest {
 
@@ -56,6 +57,82 @@ class AlarmPlanPropertyTest {
 		assertThat(plan.more()).isFalse();
 		assertThat(plan.next()).isAfter(c.now())
 			.isEqualTo(c.schedule().next(due.isEmpty() ? c.nextAt().minusNanos(1) : due.get(due.size() - 1)));
+	}
+
+	/**
+	 * Run-each after an outage of more than a thousand occurrences (up to five years of
+	 * an alarm every second): the round records the newest thousand missed occurrences,
+	 * one after the other from the first of them, counts the older ones as skipped, and
+	 * goes on after them.
+	 */
+	@Property(tries = 40)
+	void runEachAfterALongOutageRecordsTheNewestThousandMissedOccurrences(@ForAll("longOutages") Case c) {
+		AlarmSchedule schedule = c.schedule();
+		Instant lateBefore = c.now().minus(schedule.grace());
+		AlarmScheduler.Plan plan = AlarmScheduler.plan(schedule, c.nextAt(), c.now());
+
+		List<Instant> recorded = plan.occurrences();
+		assertThat(recorded).hasSize(AlarmScheduler.MAX_OCCURRENCES_PER_ROUND);
+		Instant first = recorded.get(0);
+		assertThat(first).isAfter(c.nextAt());
+		// the newest thousand missed: from the first of them, a thousand instants before
+		// lateBefore, and the next one is not missed
+		Instant t = first;
+		for (int i = 0; i < AlarmScheduler.MAX_MISSED_RUN_EACH; i++) {
+			assertThat(t).isBefore(lateBefore);
+			if (i < recorded.size()) {
+				assertThat(recorded.get(i)).isEqualTo(t);
+			}
+			t = schedule.next(t);
+		}
+		assertThat(t).isAfterOrEqualTo(lateBefore);
+		assertThat(plan.missed()).isTrue();
+		assertThat(plan.next()).isEqualTo(schedule.next(recorded.get(recorded.size() - 1)));
+		assertThat(plan.more()).isEqualTo(!plan.next().isAfter(c.now()));
+		// every instant from the alarm's next occurrence up to the first recorded one is
+		// skipped
+		if (schedule.period() != null) {
+			assertThat(plan.skipped())
+				.isEqualTo((first.toEpochMilli() - c.nextAt().toEpochMilli()) / schedule.period().toMillis());
+		}
+		else {
+			long skipped = 0;
+			for (Instant s = c.nextAt(); s.isBefore(first) && skipped <= 100_000; s = schedule.next(s)) {
+				skipped++;
+			}
+			assertThat(plan.skipped()).isEqualTo(skipped);
+		}
+	}
+
+	@Provide
+	Arbitrary<Case> longOutages() {
+		Arbitrary<AlarmSchedule> periods = Arbitraries.of(1, 2, 5, 60)
+			.map((seconds) -> AlarmSchedule.every(Duration.ofSeconds(seconds)));
+		Arbitrary<AlarmSchedule> crons = Combinators
+			.combine(Arbitraries.of("* * * * * *", "*/7 * * * * *", "0 * * * * *", "0 */15 * * * *"),
+					Arbitraries.of("UTC", "Europe/Berlin", "Australia/Lord_Howe"))
+			.as((cron, zone) -> AlarmSchedule.cron(cron, ZoneId.of(zone)));
+		Arbitrary<AlarmSchedule> schedules = Combinators
+			.combine(Arbitraries.oneOf(periods, crons), Arbitraries.of(0L, 1L, 30L, 600L))
+			.as((schedule, grace) -> schedule.withMissed(MissedOccurrences.RUN_EACH)
+				.withGrace(Duration.ofSeconds(grace)));
+		return Combinators
+			.combine(schedules, Arbitraries.longs().between(0, 9 * 86_400L),
+					Arbitraries.longs().between(1, 5 * 365 * 86_400L))
+			.as((schedule, from, outage) -> {
+				Instant nextAt = schedule.next(BASE.plusSeconds(from));
+				return new Case(schedule, nextAt, nextAt.plusSeconds(outage));
+			})
+			.filter((c) -> missedAtLeast(c, AlarmScheduler.MAX_MISSED_RUN_EACH + 1));
+	}
+
+	private static boolean missedAtLeast(Case c, int n) {
+		Instant lateBefore = c.now().minus(c.schedule().grace());
+		int missed = 0;
+		for (Instant t = c.nextAt(); t.isBefore(lateBefore) && missed < n; t = c.schedule().next(t)) {
+			missed++;
+		}
+		return missed >= n;
 	}
 
 	@Provide

@@ -12,8 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -36,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * restart, the missed-occurrence policies, daylight-saving changes, and the outbox's
  * schedule, reschedule, pause, resume and cancel in the caller's transaction.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RecurringAlarmTest {
 
 	@RegisterExtension
@@ -315,6 +319,62 @@ class RecurringAlarmTest {
 			return ex.getMessage();
 		}
 		throw new AssertionError("expected a failure");
+	}
+
+	/**
+	 * An instance whose database clock stands forty days after the declaration of a
+	 * one-second run-each alarm (every instance was down that long) records the newest
+	 * thousand missed occurrences and those on time, not three and a half million, and
+	 * warns how many it skipped.
+	 */
+	@Test
+	void afterAFortyDayOutageRunEachRecordsTheNewestThousandMissedOccurrencesAndWarns(CapturedOutput output)
+			throws Exception {
+		Instant next;
+		try (ConfigurableApplicationContext before = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				QUIET)) {
+			EffectOutbox outbox = before.getBean(EffectOutbox.class);
+			next = tx(before).execute((status) -> {
+				outbox.scheduleRecurring("each",
+						AlarmSchedule.every(Duration.ofSeconds(1))
+							.withMissed(MissedOccurrences.RUN_EACH)
+							.withGrace(Duration.ofSeconds(2)),
+						EffectRequest.of("beep"));
+				return outbox.recurringAlarms().get(0).nextAt().toInstant();
+			});
+		}
+		Instant fortyDaysLater = next.plus(Duration.ofDays(40)).plusMillis(500);
+		String[] later = java.util.stream.Stream.concat(java.util.Arrays.stream(QUIET),
+				java.util.stream.Stream.of("spring.datasource.hikari.connection-init-sql=SELECT set_config("
+						+ "'ductor.clock', '" + fortyDaysLater + "', false)"))
+			.toArray(String[]::new);
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				later)) {
+			JdbcClient jdbc = JdbcClient.create(context.getBean(javax.sql.DataSource.class));
+			assertThat(jdbc.sql("SELECT ductor_now()").query(java.time.OffsetDateTime.class).single().toInstant())
+				.isEqualTo(fortyDaysLater);
+			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			int rounds = 1;
+			while (round.runOnce() && rounds < 10) {
+				rounds++;
+			}
+			assertThat(rounds).as("rounds until nothing more is due").isLessThanOrEqualTo(2);
+
+			List<Instant> each = occurrences(jdbc, "each");
+			// the newest thousand missed (more than two seconds late), then the two on
+			// time, one second apart
+			Instant lastOnTime = fortyDaysLater.minusMillis(500);
+			assertThat(each).hasSize(1002);
+			assertThat(each.get(each.size() - 1)).isEqualTo(lastOnTime);
+			for (int i = 1; i < each.size(); i++) {
+				assertThat(each.get(i)).isEqualTo(each.get(i - 1).plusSeconds(1));
+			}
+			long skipped = Duration.between(next, each.get(0)).toSeconds();
+			assertThat(skipped).isEqualTo(40 * 86_400 - 1001);
+			assertThat(output).contains("recurring alarm 'each'")
+				.contains("records the newest 1,000 of them")
+				.contains("skips the " + String.format(java.util.Locale.ROOT, "%,d", skipped) + " before them");
+		}
 	}
 
 	private static List<Instant> occurrences(JdbcClient jdbc, String alarm) {

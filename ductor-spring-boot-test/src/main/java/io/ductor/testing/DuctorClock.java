@@ -1,36 +1,41 @@
 package io.ductor.testing;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.temporal.ChronoUnit;
+
+import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
+import io.ductor.testing.internal.ClockedDataSource;
+
 /**
- * Ductor's clock in a test: the functions {@code ductor_now()} and
- * {@code ductor_clock()}, which every statement of Ductor reads the time through,
- * replaced by ones that return a fixed instant. Replacing a function invalidates the
- * plans that inlined it, prepared statements included, so the next statement sees the new
- * time. The functions are replaced where Ductor's SQL finds them (the schema on the
- * search path that holds them).
+ * Ductor's clock in a test: the instant that the functions {@code ductor_now()} and
+ * {@code ductor_clock()}, which every statement of Ductor reads the time through, return
+ * on the connections of the application under test. The instant is the session setting
+ * {@code ductor.clock}, which the {@link ClockedDataSource} that wraps Ductor's
+ * DataSource sets on every connection taken from it: nothing changes in the database, and
+ * another application on it keeps the server's time.
  */
 final class DuctorClock {
 
-	private static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSXXX");
-
 	private final JdbcTemplate jdbc;
 
-	private String schema;
+	private final ClockedDataSource clocked;
 
-	DuctorClock(JdbcTemplate jdbc) {
-		this.jdbc = jdbc;
+	/**
+	 * @param dataSource Ductor's DataSource, a {@link ClockedDataSource} or a wrapper of
+	 * one
+	 */
+	DuctorClock(DataSource dataSource) {
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.clocked = clocked(dataSource);
 	}
 
 	/** Stop Ductor's clock at the server's time now. */
 	synchronized void freezeAtServerTime() {
-		freezeAt(this.jdbc.queryForObject("SELECT clock_timestamp()", OffsetDateTime.class));
+		this.clocked.stopAt(this.jdbc.queryForObject("SELECT clock_timestamp()", OffsetDateTime.class).toInstant());
 	}
 
 	synchronized OffsetDateTime now() {
@@ -38,33 +43,27 @@ final class DuctorClock {
 	}
 
 	synchronized void advance(Duration duration) {
-		freezeAt(now().plus(duration));
+		this.clocked.stopAt(now().toInstant().plus(duration));
 	}
 
 	/** Give Ductor the server's clock back. */
 	synchronized void release() {
-		replace("ductor_now", "STABLE", "SELECT now()");
-		replace("ductor_clock", "VOLATILE", "SELECT clock_timestamp()");
+		this.clocked.stopAt(null);
 	}
 
-	private void freezeAt(OffsetDateTime instant) {
-		String literal = ISO.format(instant.withOffsetSameInstant(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS));
-		replace("ductor_now", "STABLE", "SELECT timestamptz ''" + literal + "''");
-		replace("ductor_clock", "VOLATILE", "SELECT timestamptz ''" + literal + "''");
-	}
-
-	private void replace(String function, String volatility, String body) {
-		this.jdbc.execute("CREATE OR REPLACE FUNCTION " + schema() + "." + function
-				+ "() RETURNS timestamptz LANGUAGE sql " + volatility + " PARALLEL SAFE AS '" + body + "'");
-	}
-
-	private String schema() {
-		if (this.schema == null) {
-			this.schema = this.jdbc.queryForObject(
-					"SELECT quote_ident(pronamespace::regnamespace::text) FROM pg_proc WHERE oid = 'ductor_now()'::regprocedure",
-					String.class);
+	private static ClockedDataSource clocked(DataSource dataSource) {
+		try {
+			if (dataSource.isWrapperFor(ClockedDataSource.class)) {
+				return dataSource.unwrap(ClockedDataSource.class);
+			}
 		}
-		return this.schema;
+		catch (SQLException ex) {
+			// not a wrapper that can say: as if it were none
+		}
+		throw new IllegalStateException("DuctorTester moves Ductor's clock on the connections of Ductor's "
+				+ "DataSource, which @AutoConfigureDuctorTester wraps; this DataSource ("
+				+ dataSource.getClass().getName()
+				+ ") is not wrapped. Create the DuctorTester through @AutoConfigureDuctorTester.");
 	}
 
 }

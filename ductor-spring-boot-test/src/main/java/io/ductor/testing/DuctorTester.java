@@ -26,13 +26,18 @@ import io.ductor.worker.internal.WorkerTask;
  * makes attempts fail, and asserts effects, runs and idempotency keys. Given by
  * {@link AutoConfigureDuctorTester}, which keeps Ductor's background workers off.
  * <p>
- * {@link #drain()} runs the drainer's real path (claim under a lease, dispatch,
- * completion fenced by lease owner and attempt) and the reconciler's (redrive of expired
- * leases, reconciliation rounds), one intent at a time, in the order the drainer would
- * claim them: by due time, then by the order they were recorded. Ductor's clock stands
- * still during a test, so the same test drains the same intents in the same order with
- * the same outcomes on every run; a retry whose backoff has not elapsed, a delayed effect
- * or an alarm runs once {@link #advance(Duration)} has moved the clock past its due time.
+ * Intents are recorded as in production: one due at commit (no delay, no ordering key,
+ * not an alarm, not a run's) is recorded already claimed by the tester, attempt 1, and
+ * its transaction hands it over at commit, by the same transaction synchronization as the
+ * drainer's ({@code REQUIRES_NEW}, savepoints and rollbacks included). {@link #drain()}
+ * runs what was handed over first, in commit order, as the drainer would at once; then
+ * the drainer's claim path (claim under a lease, dispatch, completion fenced by lease
+ * owner and attempt) and the reconciler's (redrive of expired leases, reconciliation
+ * rounds), one intent at a time, in the order the drainer would claim them: by due time,
+ * then by the order they were recorded. Ductor's clock stands still during a test, so the
+ * same test drains the same intents in the same order with the same outcomes on every
+ * run; a retry whose backoff has not elapsed, a delayed effect or an alarm runs once
+ * {@link #advance(Duration)} has moved the clock past its due time.
  */
 public final class DuctorTester implements AutoCloseable {
 
@@ -81,15 +86,18 @@ public final class DuctorTester implements AutoCloseable {
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.mapper = mapper;
 		this.ticks = ticks;
-		this.clock = new DuctorClock(this.jdbc);
+		this.clock = new DuctorClock(dataSource);
 		effects.injectFaults(this.faults);
+		effects.dispatchAtCommitTo(this.drainer);
 		reset();
 	}
 
 	/**
-	 * Runs every due intent, and every due reconciliation round, on this thread until
-	 * nothing is due, including the effects they record, the retries that are due at once
-	 * and the occurrences of recurring alarms that are due by Ductor's clock.
+	 * Runs every intent handed over at commit, every due intent and every due
+	 * reconciliation round, on this thread until nothing is due, including the effects
+	 * they record, the retries that are due at once and the occurrences of recurring
+	 * alarms that are due by Ductor's clock (recorded first, as the alarm scheduler
+	 * would).
 	 * @return the intents that ran, each as it is after its attempt, in the order they
 	 * ran
 	 * @throws IllegalStateException when effects are still due after 10,000 attempts
@@ -100,17 +108,21 @@ public final class DuctorTester implements AutoCloseable {
 		List<EffectIntent> ran = new ArrayList<>();
 		while (true) {
 			recordDueAlarmOccurrences();
-			int reconciled = this.drainer.reconcile();
-			Optional<EffectIntent> next = this.drainer.runNext(null);
+			// what commits handed over runs first, as it would at once in production
+			Optional<EffectIntent> next = this.drainer.runHandedOver(null);
+			if (next.isEmpty()) {
+				int reconciled = this.drainer.reconcile();
+				next = this.drainer.runNext(null);
+				if (next.isEmpty() && reconciled == 0) {
+					return ran;
+				}
+			}
 			if (next.isPresent()) {
 				ran.add(next.get());
 				if (ran.size() >= MAX_DRAIN_STEPS) {
 					throw new IllegalStateException("drain() ran " + MAX_DRAIN_STEPS + " attempts and effects are "
 							+ "still due: do effects record effects without end? The last one was " + next.get());
 				}
-			}
-			else if (reconciled == 0) {
-				return ran;
 			}
 		}
 	}
@@ -130,8 +142,9 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Runs the next due intent of one effect, and only that (after recording the due
-	 * occurrences of recurring alarms).
+	 * Runs the next intent of one effect handed over at commit or, when there is none,
+	 * its next due intent, and only that (after recording the due occurrences of
+	 * recurring alarms).
 	 * @param effectName the effect's name
 	 * @return the intent as it is after its attempt, or empty when none of that effect
 	 * was due
@@ -139,13 +152,15 @@ public final class DuctorTester implements AutoCloseable {
 	public Optional<EffectIntent> drainOne(String effectName) {
 		requireNoTransaction("drainOne()");
 		recordDueAlarmOccurrences();
-		return this.drainer.runNext(effectName);
+		Optional<EffectIntent> handedOver = this.drainer.runHandedOver(effectName);
+		return handedOver.isPresent() ? handedOver : this.drainer.runNext(effectName);
 	}
 
 	/**
 	 * Moves Ductor's clock forward: delays, alarms, retry backoffs, leases,
-	 * reconciliation rounds and idempotency TTLs see the new time from the next statement
-	 * on. The server's clock and the application's own SQL are not affected.
+	 * reconciliation rounds and idempotency TTLs see the new time on every connection the
+	 * application takes from its pool from now on. The server's clock, the application's
+	 * own SQL and other applications on the database are not affected.
 	 * @param duration how far; not negative
 	 */
 	public void advance(Duration duration) {
@@ -267,28 +282,31 @@ public final class DuctorTester implements AutoCloseable {
 
 	/**
 	 * Effects recorded in a transaction that has not committed (a {@code @Transactional}
-	 * test's, which is rolled back) are invisible to the drain's own connections, and a
-	 * clock moved in it is moved for that transaction only: refuse rather than silently
-	 * run nothing.
+	 * test's, which is rolled back) are invisible to the drain's own connections, and the
+	 * connection that transaction holds keeps the clock it had: refuse rather than
+	 * silently run nothing.
 	 */
 	private static void requireNoTransaction(String method) {
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
 			throw new IllegalStateException(method + " was called inside a transaction (a @Transactional test?): the "
-					+ "effects it recorded are not committed, so no drainer can see them, and Ductor's clock would move "
-					+ "for this transaction only. Let the code under test commit (remove @Transactional from the test, "
-					+ "or use @Commit) and call " + method + " outside the transaction.");
+					+ "effects it recorded are not committed, so no drainer can see them, and the transaction's "
+					+ "connection would keep the clock it had. Let the code under test commit (remove @Transactional "
+					+ "from the test, or use @Commit) and call " + method + " outside the transaction.");
 		}
 	}
 
 	/**
 	 * Back to the start of a test: Ductor's clock set to the server's time and stopped,
-	 * no injected faults, and the assertions on effects see only what is recorded from
-	 * now on. Called before each test method of a test annotated with
+	 * every recurring alarm started again from it (its next occurrence the first after
+	 * now, and the finished occurrences that an earlier test's clock recorded after now
+	 * forgotten), no injected faults, and the assertions on effects see only what is
+	 * recorded from now on. Called before each test method of a test annotated with
 	 * {@link AutoConfigureDuctorTester}.
 	 */
 	public void reset() {
 		this.faults.clear();
 		this.clock.freezeAtServerTime();
+		this.effects.restartRecurringAlarms();
 		Long max = this.jdbc.queryForObject("SELECT COALESCE(max(id), 0) FROM eec_effect_intent", Long.class);
 		this.recordedAfter = (max != null) ? max : 0;
 	}
@@ -303,12 +321,13 @@ public final class DuctorTester implements AutoCloseable {
 	}
 
 	/**
-	 * Stops injecting faults when the context closes (the clock was given back after the
-	 * last test).
+	 * Stops injecting faults and taking intents handed over at commit when the context
+	 * closes (the clock was given back after the last test).
 	 */
 	@Override
 	public void close() {
 		this.effects.injectFaults(null);
+		this.effects.dispatchAtCommitTo(null);
 	}
 
 }

@@ -9,10 +9,10 @@ import org.springframework.test.context.TestExecutionListener;
  * Resets the {@link DuctorTester} of a test annotated with
  * {@link AutoConfigureDuctorTester} before each test method (before its
  * {@code @BeforeEach} methods), so that a context cached between tests carries neither a
- * moved clock nor a pending fault into the next test, and gives Ductor the server's clock
- * back after each, so that an application without the annotation that shares the database
- * runs on the real time. Tests without the annotation are left alone, and their contexts
- * are never loaded by this listener.
+ * moved clock, nor an alarm schedule, nor a pending fault into the next test, and gives
+ * the application the server's clock back after each, so that whatever it runs between
+ * tests runs on the real time. Tests without the annotation are left alone, and their
+ * contexts are never loaded by this listener.
  */
 final class DuctorTesterResetListener implements TestExecutionListener, Ordered {
 

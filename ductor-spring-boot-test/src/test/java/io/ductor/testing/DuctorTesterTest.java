@@ -20,6 +20,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
@@ -175,7 +176,9 @@ class DuctorTesterTest {
 			.extracting(EffectIntent::effectName, EffectIntent::status)
 			.containsExactly("payment.charge", EffectStatus.COMPLETED);
 		assertThat(this.outside.mailed()).isEmpty();
-		this.ductor.assertEffects().withKey("mail:first").hasStatus(EffectStatus.PENDING);
+		// recorded already claimed, as in production, and handed over at commit: it waits
+		// for the drain
+		this.ductor.assertEffects().withKey("mail:first").hasStatus(EffectStatus.IN_FLIGHT).hasAttempts(1);
 		assertThat(this.ductor.drainOne("payment.charge")).isEmpty();
 		assertThat(this.ductor.drain()).extracting(EffectIntent::effectName).containsExactly("mail.send");
 	}
@@ -284,8 +287,10 @@ class DuctorTesterTest {
 	@Test
 	@Order(12)
 	void anIntentLeftInFlightByACrashedInstanceIsRedrivenOnceTheClockPassesItsLease() {
-		record(() -> this.outside.remind("o-12"));
-		record(() -> this.outside.mail("crash"));
+		// with ordering keys: recorded pending, for any instance to claim
+		record(() -> this.outbox.schedule(EffectRequest.of("reminder.send", "o-12").withOrderingKey("o-12")));
+		record(() -> this.outbox
+			.schedule(EffectRequest.of("mail.send", "crash").withKey("mail:crash").withOrderingKey("crash")));
 		// another instance claimed both, marked the mail started, and died
 		this.jdbc.sql("""
 				UPDATE eec_effect_intent SET status = 'in_flight', attempts = 1, lease_owner = 'dead',
@@ -332,6 +337,75 @@ class DuctorTesterTest {
 			.hasSize(2);
 		assertThat(this.ductor.now()).isEqualTo(start.plusHours(2));
 		this.transactions.executeWithoutResult((status) -> this.outbox.cancelRecurring("hourly"));
+	}
+
+	@Test
+	@Order(15)
+	void aRecurringAlarmFiresAsTheClockOfThisTestAdvances() {
+		this.transactions.executeWithoutResult((status) -> this.outbox.scheduleRecurring("every-hour",
+				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("reminder.send", "every-hour")));
+		for (int hour = 0; hour < 3; hour++) {
+			this.ductor.advance(Duration.ofHours(1));
+			assertThat(this.ductor.drain()).extracting(EffectIntent::effectName).containsExactly("reminder.send");
+		}
+	}
+
+	@Test
+	@Order(16)
+	void theNextTestFindsTheAlarmAsTheServersClockHasItNotAsTheLastTestLeftIt() {
+		assertThat(this.ductor.drain()).as("nothing due at the start of a test").isEmpty();
+		this.ductor.advance(Duration.ofHours(1));
+		assertThat(this.ductor.drain()).extracting(EffectIntent::effectName).containsExactly("reminder.send");
+		assertThat(this.outside.reminded()).containsExactly("every-hour");
+		this.transactions.executeWithoutResult((status) -> this.outbox.cancelRecurring("every-hour"));
+	}
+
+	@Test
+	@Order(17)
+	void anIntentDueAtCommitIsHandedOverAtCommitAndRunsAtTheNextDrainAsInProduction() {
+		record(() -> this.outside.remind("at-commit"));
+		this.ductor.assertEffects().hasOne("reminder.send").hasStatus(EffectStatus.IN_FLIGHT).hasAttempts(1);
+		assertThat(this.outside.reminded()).isEmpty();
+		assertThat(this.ductor.drain()).extracting(EffectIntent::status, EffectIntent::attempts)
+			.containsExactly(org.assertj.core.groups.Tuple.tuple(EffectStatus.COMPLETED, 1));
+		assertThat(this.outside.reminded()).containsExactly("at-commit");
+	}
+
+	@Test
+	@Order(18)
+	void transactionsInsideTransactionsRunWhatTheyCommitOnceAndNothingElse() {
+		TransactionTemplate requiresNew = new TransactionTemplate(this.transactions.getTransactionManager());
+		requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		TransactionTemplate nested = new TransactionTemplate(this.transactions.getTransactionManager());
+		nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+		this.transactions.executeWithoutResult((status) -> {
+			this.outside.remind("outer");
+			requiresNew.executeWithoutResult((inner) -> {
+				this.outside.remind("inner-rolled-back");
+				inner.setRollbackOnly();
+			});
+			requiresNew.executeWithoutResult((inner) -> this.outside.remind("inner-committed"));
+		});
+		this.transactions.executeWithoutResult((status) -> {
+			this.outside.remind("beside-a-savepoint");
+			nested.executeWithoutResult((savepoint) -> {
+				this.outside.remind("savepoint-rolled-back");
+				savepoint.setRollbackOnly();
+			});
+		});
+		this.transactions.executeWithoutResult((status) -> {
+			this.outside.remind("rolled-back-outer");
+			requiresNew.executeWithoutResult((inner) -> this.outside.remind("committed-inside-rolled-back"));
+			status.setRollbackOnly();
+		});
+
+		this.ductor.drain();
+		assertThat(this.outside.reminded()).containsExactlyInAnyOrder("outer", "inner-committed", "beside-a-savepoint",
+				"committed-inside-rolled-back");
+		this.ductor.assertEffects().hasSize(4);
+		assertThat(this.ductor.recordedEffects())
+			.allSatisfy((intent) -> assertThat(intent).extracting(EffectIntent::status, EffectIntent::attempts)
+				.containsExactly(EffectStatus.COMPLETED, 1));
 	}
 
 }

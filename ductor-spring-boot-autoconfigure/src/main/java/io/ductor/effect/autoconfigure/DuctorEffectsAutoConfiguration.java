@@ -84,8 +84,8 @@ public final class DuctorEffectsAutoConfiguration {
 		DuctorEffectsProperties.Drainer drainer = properties.drainer();
 		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
-						drainer.enabled() && drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(),
-						properties.retention(), properties.reconciler().batchSize(),
+						drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(), properties.retention(),
+						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease(), drainer.shutdownTimeout()),
 						new DurableEffects.Reconcile(properties.reconcile().maxRounds(),

@@ -243,7 +243,8 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	 * takes the text, any other parameter reads it as JSON (42, true, {"sku": "book-1"}).
 	 * @param missed What happens to occurrences reached more than the grace after their
 	 * instant (every instance was down): run-once (one occurrence, keyed by the first
-	 * missed instant, runs for all of them), run-each (each runs) or skip (none runs).
+	 * missed instant, runs for all of them), run-each (each runs, the newest 1,000 at
+	 * most) or skip (none runs).
 	 * @param grace How late an occurrence may be reached and still count as on time.
 	 */
 	public record Alarm(String cron, Duration every, @DefaultValue("UTC") String zone, String effect,

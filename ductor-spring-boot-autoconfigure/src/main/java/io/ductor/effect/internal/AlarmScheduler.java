@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 import org.apache.commons.logging.Log;
@@ -26,9 +27,10 @@ import io.ductor.worker.internal.WorkerTask;
  * update fenced by the {@code next_at} it read. So:
  * <ul>
  * <li>none is lost: {@code next_at} passes an occurrence only in the transaction that
- * records it (or, by the alarm's policy, decides to skip it); a crash before the commit
- * leaves both as they were, and the next round, in any instance, does the same work
- * again;</li>
+ * records it (or, by the alarm's policy, decides to skip it: run-once and skip fold or
+ * skip missed occurrences, and run-each skips the missed ones older than the newest
+ * {@value #MAX_MISSED_RUN_EACH}, with a warning); a crash before the commit leaves both
+ * as they were, and the next round, in any instance, does the same work again;</li>
  * <li>none is recorded twice: the key of an occurrence is a function of the alarm and the
  * instant, and the intent table's unique key turns a second recording into nothing,
  * whatever the lock did.</li>
@@ -43,6 +45,18 @@ public class AlarmScheduler implements WorkerTask {
 	 * round.
 	 */
 	public static final int MAX_OCCURRENCES_PER_ROUND = 1000;
+
+	/**
+	 * The most missed occurrences of one alarm that {@link MissedOccurrences#RUN_EACH}
+	 * records: the newest ones; older ones are skipped.
+	 */
+	public static final int MAX_MISSED_RUN_EACH = 1000;
+
+	/**
+	 * How many skipped occurrences of a cron alarm are counted one by one for the
+	 * warning; beyond it, the warning says "more than".
+	 */
+	static final long SKIPPED_COUNT_LIMIT = 100_000;
 
 	private final RecurringAlarmStore alarms;
 
@@ -99,6 +113,13 @@ public class AlarmScheduler implements WorkerTask {
 				continue;
 			}
 			Plan plan = plan(alarm.schedule(), alarm.nextAt(), alarm.dbNow());
+			if (plan.skipped() > 0) {
+				logger.warn("Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule()
+						+ ", missed occurrences: run-each) missed more occurrences than it records: it records the "
+						+ "newest " + number(MAX_MISSED_RUN_EACH) + " of them, from " + plan.occurrences().get(0)
+						+ ", and skips the " + skippedText(alarm.schedule(), plan.skipped()) + " before them, from "
+						+ alarm.nextAt());
+			}
 			String lastKey = null;
 			for (Instant instant : plan.occurrences()) {
 				lastKey = RecurringAlarm.occurrenceKey(alarm.name(), instant);
@@ -126,13 +147,16 @@ public class AlarmScheduler implements WorkerTask {
 
 	/**
 	 * Which occurrences from {@code nextAt} up to {@code now} are recorded, by the
-	 * schedule's policy, and the alarm's next occurrence after them.
+	 * schedule's policy, and the alarm's next occurrence after them. Run-each records the
+	 * newest {@link #MAX_MISSED_RUN_EACH} missed occurrences at most, so that an alarm
+	 * every second after a month's outage records a thousand occurrences, not millions.
 	 */
 	public static Plan plan(AlarmSchedule schedule, Instant nextAt, Instant now) {
 		List<Instant> occurrences = new ArrayList<>();
 		boolean missed = false;
 		Instant cursor = nextAt;
 		Instant lateBefore = now.minus(schedule.grace());
+		long skipped = 0;
 		if (cursor.isBefore(lateBefore) && schedule.missed() != MissedOccurrences.RUN_EACH) {
 			if (schedule.missed() == MissedOccurrences.RUN_ONCE) {
 				occurrences.add(cursor);
@@ -143,12 +167,78 @@ public class AlarmScheduler implements WorkerTask {
 			missed = true;
 			cursor = first;
 		}
+		else if (cursor.isBefore(lateBefore)
+				&& count(schedule, cursor, lateBefore, MAX_MISSED_RUN_EACH + 1) > MAX_MISSED_RUN_EACH) {
+			// run each, after an outage longer than a thousand occurrences: only the
+			// newest thousand missed ones
+			Instant first = newestMissed(schedule, cursor, lateBefore);
+			skipped = countSkipped(schedule, cursor, first);
+			missed = true;
+			cursor = first;
+		}
 		while (cursor != null && !cursor.isAfter(now) && occurrences.size() < MAX_OCCURRENCES_PER_ROUND) {
 			occurrences.add(cursor);
 			cursor = schedule.next(cursor);
 		}
 		boolean more = cursor != null && !cursor.isAfter(now);
-		return new Plan(occurrences, cursor, more, missed);
+		return new Plan(occurrences, cursor, more, missed, skipped);
+	}
+
+	/**
+	 * The oldest of the newest {@link #MAX_MISSED_RUN_EACH} occurrences before
+	 * {@code lateBefore}, when more than that many are at or after {@code from}: a binary
+	 * search on the millisecond (every occurrence is on a whole millisecond, at least one
+	 * millisecond apart), each step counting at most one more than that many.
+	 */
+	private static Instant newestMissed(AlarmSchedule schedule, Instant from, Instant lateBefore) {
+		// more than the limit at or after lo; at most the limit at or after hi
+		long lo = from.toEpochMilli();
+		long hi = lateBefore.toEpochMilli() + 1;
+		while (hi - lo > 1) {
+			long mid = lo + (hi - lo) / 2;
+			if (count(schedule, Instant.ofEpochMilli(mid), lateBefore, MAX_MISSED_RUN_EACH + 1) > MAX_MISSED_RUN_EACH) {
+				lo = mid;
+			}
+			else {
+				hi = mid;
+			}
+		}
+		// one occurrence at lo: the limit of them at or after hi
+		return schedule.next(Instant.ofEpochMilli(hi).minusNanos(1));
+	}
+
+	/**
+	 * How many occurrences are at or after {@code from} and before {@code to}, counted up
+	 * to {@code limit}.
+	 */
+	private static long count(AlarmSchedule schedule, Instant from, Instant to, long limit) {
+		long count = 0;
+		for (Instant t = schedule.next(from.minusNanos(1)); t != null && t.isBefore(to)
+				&& count < limit; t = schedule.next(t)) {
+			count++;
+		}
+		return count;
+	}
+
+	/**
+	 * How many occurrences from {@code from} (one of them) are before {@code to}: exact
+	 * for a period, counted up to just over {@link #SKIPPED_COUNT_LIMIT} for a cron.
+	 */
+	private static long countSkipped(AlarmSchedule schedule, Instant from, Instant to) {
+		if (schedule.period() != null) {
+			long period = schedule.period().toMillis();
+			return Math.floorDiv(to.toEpochMilli() - 1, period) - Math.floorDiv(from.toEpochMilli() - 1, period);
+		}
+		return count(schedule, from, to, SKIPPED_COUNT_LIMIT + 1);
+	}
+
+	private static String skippedText(AlarmSchedule schedule, long skipped) {
+		return (schedule.period() == null && skipped > SKIPPED_COUNT_LIMIT) ? "more than " + number(SKIPPED_COUNT_LIMIT)
+				: number(skipped);
+	}
+
+	private static String number(long n) {
+		return String.format(Locale.ROOT, "%,d", n);
 	}
 
 	/**
@@ -157,9 +247,12 @@ public class AlarmScheduler implements WorkerTask {
 	 * @param more whether occurrences are still due after these (a round records at most
 	 * {@link #MAX_OCCURRENCES_PER_ROUND} of one alarm)
 	 * @param missed whether occurrences were missed (skipped, or folded into one by
-	 * {@link MissedOccurrences#RUN_ONCE})
+	 * {@link MissedOccurrences#RUN_ONCE}), and not recorded one by one
+	 * @param skipped how many missed occurrences {@link MissedOccurrences#RUN_EACH}
+	 * skipped, older than the newest {@link #MAX_MISSED_RUN_EACH} (for a cron, one more
+	 * than {@link #SKIPPED_COUNT_LIMIT} stands for more than that)
 	 */
-	public record Plan(List<Instant> occurrences, Instant next, boolean more, boolean missed) {
+	public record Plan(List<Instant> occurrences, Instant next, boolean more, boolean missed, long skipped) {
 	}
 
 	private static final class Round {

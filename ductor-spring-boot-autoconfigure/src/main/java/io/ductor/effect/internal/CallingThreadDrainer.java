@@ -1,9 +1,12 @@
 package io.ductor.effect.internal;
 
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 
 import io.ductor.effect.EffectIntent;
@@ -20,6 +23,12 @@ import io.ductor.effect.internal.IntentStore.Settled;
  * owner and attempt as the drainer, and the same redrive of expired leases and
  * reconciliation rounds as the reconciler. Nothing runs in the background, so what a step
  * did is done when it returns.
+ * <p>
+ * It can also take the place of the drainer for dispatch at commit
+ * ({@link DurableEffects#dispatchAtCommitTo(CallingThreadDrainer)}): intents due at
+ * commit are then recorded already leased to it, by the same writer and transaction
+ * synchronization as in production, and what their transactions hand over at commit waits
+ * in a queue for {@link #runHandedOver(String)} instead of going to a worker.
  * <p>
  * Obtained from {@link DurableEffects#callingThreadDrainer()}.
  */
@@ -40,6 +49,17 @@ public final class CallingThreadDrainer {
 	private final int batchSize;
 
 	private final String owner = "calling-thread/" + UUID.randomUUID().toString().substring(0, 8);
+
+	/** Intents handed over at commit, in the order their transactions committed. */
+	private final Queue<ClaimedIntent> handedOver = new ConcurrentLinkedQueue<>();
+
+	/**
+	 * Intents of transactions that rolled back to a savepoint or whose commit reported an
+	 * error, to hand back to pending before the next step.
+	 */
+	private final Queue<List<ClaimedIntent>> toHandBack = new ConcurrentLinkedQueue<>();
+
+	private final Handoff.Target handoffs = new Handoffs();
 
 	CallingThreadDrainer(IntentStore store, EffectDispatcher dispatcher, EffectRegistry registry,
 			EffectReconciliation reconciliation, Consumer<List<Settled>> settledListener, Duration lease,
@@ -65,7 +85,10 @@ public final class CallingThreadDrainer {
 		if (claimed.isEmpty()) {
 			return Optional.empty();
 		}
-		ClaimedIntent intent = claimed.get(0);
+		return run(claimed.get(0));
+	}
+
+	private Optional<EffectIntent> run(ClaimedIntent intent) {
 		Completion completion = this.dispatcher.dispatch(intent,
 				(started) -> this.store.markStarted(this.owner, started.id(), started.attempt()));
 		if (completion != null) {
@@ -73,6 +96,42 @@ public final class CallingThreadDrainer {
 			this.settledListener.accept(settled);
 		}
 		return this.store.find(intent.id());
+	}
+
+	/**
+	 * Runs the next intent handed over at commit (of {@code effectName} only, when it is
+	 * not {@code null}), first handing back what transactions that rolled back to a
+	 * savepoint or reported an unknown commit left. It runs as the drainer's workers run
+	 * what they are handed: with no further check, so a test sees what a production
+	 * drainer would do.
+	 * @param effectName the effect whose next intent runs, or {@code null} for any effect
+	 * @return the intent after the attempt, or empty when none was handed over
+	 */
+	public Optional<EffectIntent> runHandedOver(String effectName) {
+		for (List<ClaimedIntent> intents = this.toHandBack.poll(); intents != null; intents = this.toHandBack.poll()) {
+			this.store.handBack(this.owner, intents);
+		}
+		ClaimedIntent intent = take(effectName);
+		return (intent != null) ? run(intent) : Optional.empty();
+	}
+
+	private ClaimedIntent take(String effectName) {
+		for (Iterator<ClaimedIntent> intents = this.handedOver.iterator(); intents.hasNext();) {
+			ClaimedIntent intent = intents.next();
+			if (effectName == null || effectName.equals(intent.effectName())) {
+				intents.remove();
+				return intent;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * A place for an intent that a transaction records already leased to this drainer.
+	 * @return the place; there is always room
+	 */
+	Handoff reserve() {
+		return new Handoff(this.handoffs);
 	}
 
 	/**
@@ -86,6 +145,36 @@ public final class CallingThreadDrainer {
 			this.settledListener.accept(redriven);
 		}
 		return redriven.size() + this.reconciliation.reconcileDueCounted(this.settledListener);
+	}
+
+	/** What transactions hand this drainer at their completion. */
+	private final class Handoffs implements Handoff.Target {
+
+		@Override
+		public String owner() {
+			return CallingThreadDrainer.this.owner;
+		}
+
+		@Override
+		public Duration lease() {
+			return CallingThreadDrainer.this.lease;
+		}
+
+		@Override
+		public void handOver(ClaimedIntent intent) {
+			CallingThreadDrainer.this.handedOver.add(intent);
+		}
+
+		@Override
+		public void release() {
+			// no place is counted: there is always room
+		}
+
+		@Override
+		public void handBack(List<ClaimedIntent> intents) {
+			CallingThreadDrainer.this.toHandBack.add(List.copyOf(intents));
+		}
+
 	}
 
 }

@@ -1,7 +1,6 @@
 package io.ductor.effect.internal;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -77,6 +76,8 @@ public final class DrainSession {
 	private final CompletionBatcher completions;
 
 	private final Thread claimThread;
+
+	private final Handoffs handoffs = new Handoffs();
 
 	DrainSession(String owner, IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
 			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer) {
@@ -213,7 +214,7 @@ public final class DrainSession {
 				return null;
 			}
 			if (this.outstanding.compareAndSet(current, current + 1)) {
-				return new Handoff(this);
+				return new Handoff(this.handoffs);
 			}
 		}
 		return null;
@@ -239,12 +240,12 @@ public final class DrainSession {
 
 	/**
 	 * Returns intents recorded leased to this run whose transaction committed after
-	 * rolling back to a savepoint: which of them still exist is unknown here, so none
-	 * runs here; the ones that do go back to pending for the next claim. On a pool
-	 * thread: the committing thread's connection still belongs to the finished
-	 * transaction.
+	 * rolling back to a savepoint, or whose commit reported an error: which of them exist
+	 * is unknown here, so none runs here; the ones that do go back to pending for the
+	 * next claim. On a pool thread: the committing thread's connection still belongs to
+	 * the finished transaction.
 	 */
-	private void handBackAfterPartialRollback(List<ClaimedIntent> intents) {
+	private void handBackUncertain(List<ClaimedIntent> intents) {
 		this.outstanding.addAndGet(-intents.size());
 		Runnable handBack = () -> {
 			try {
@@ -252,8 +253,8 @@ public final class DrainSession {
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Ductor's drainer could not return " + intents.size() + " intent(s) recorded in a "
-						+ "transaction that rolled back to a savepoint; the reconciler redrives them when their "
-						+ "leases expire", ex);
+						+ "transaction that rolled back to a savepoint or whose commit reported an error; the "
+						+ "reconciler redrives them when their leases expire", ex);
 			}
 			wakeUp();
 		};
@@ -347,53 +348,33 @@ public final class DrainSession {
 		}
 	}
 
-	/**
-	 * One place reserved in a run for an intent recorded leased to it: handed over when
-	 * the recording transaction commits, or given up when it does not.
-	 */
-	static final class Handoff {
+	/** Where the places this run reserves for intents recorded leased to it go. */
+	private final class Handoffs implements Handoff.Target {
 
-		private final DrainSession session;
-
-		private Handoff(DrainSession session) {
-			this.session = session;
+		@Override
+		public String owner() {
+			return DrainSession.this.owner;
 		}
 
-		/**
-		 * @return the lease owner to record the intent under
-		 */
-		String owner() {
-			return this.session.owner;
+		@Override
+		public Duration lease() {
+			return DrainSession.this.settings.lease();
 		}
 
-		/**
-		 * @return how long the recorded lease lasts, from the database clock
-		 */
-		Duration lease() {
-			return this.session.settings.lease();
+		@Override
+		public void handOver(ClaimedIntent intent) {
+			DrainSession.this.handOver(intent);
 		}
 
-		/** The transaction committed: run the intent. */
-		void handOver(ClaimedIntent intent) {
-			this.session.handOver(intent);
+		@Override
+		public void release() {
+			DrainSession.this.outstanding.decrementAndGet();
+			wakeUp();
 		}
 
-		/** The intent was not recorded leased, or its transaction did not commit. */
-		void cancel() {
-			this.session.outstanding.decrementAndGet();
-			this.session.wakeUp();
-		}
-
-		/**
-		 * The transaction committed after rolling back to a savepoint: see
-		 * {@link DrainSession#handBackAfterPartialRollback}.
-		 */
-		static void handBack(List<Handoff> handoffs, List<ClaimedIntent> intents) {
-			Map<DrainSession, List<ClaimedIntent>> bySession = new java.util.HashMap<>();
-			for (int i = 0; i < handoffs.size(); i++) {
-				bySession.computeIfAbsent(handoffs.get(i).session, (session) -> new ArrayList<>()).add(intents.get(i));
-			}
-			bySession.forEach(DrainSession::handBackAfterPartialRollback);
+		@Override
+		public void handBack(List<ClaimedIntent> intents) {
+			handBackUncertain(intents);
 		}
 
 	}

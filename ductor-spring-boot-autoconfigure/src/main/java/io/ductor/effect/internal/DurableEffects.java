@@ -68,6 +68,11 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final AtomicReference<TickService> runs = new AtomicReference<>();
 
+	/**
+	 * Takes the drainer's place for dispatch at commit while the drainer does not run.
+	 */
+	private volatile CallingThreadDrainer atCommit;
+
 	/** The most reconciliation rounds one reconciler round asks, one after the other. */
 	private static final int RECONCILE_BATCH_SIZE = 50;
 
@@ -121,7 +126,7 @@ public final class DurableEffects implements AutoCloseable {
 				observations);
 		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
 		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
-				settings.dispatchAtCommit() ? this.drainer::reserve : () -> null, observer, observations);
+				settings.dispatchAtCommit() ? this::reserveAtCommit : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
 		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations,
 				this.recurring, this.slots, this.runs::get);
@@ -165,6 +170,28 @@ public final class DurableEffects implements AutoCloseable {
 	}
 
 	/**
+	 * For tests with the drainer off: intents due at commit are recorded leased to
+	 * {@code drainer} and handed to it at commit, as they would be to the drainer (when
+	 * dispatch at commit is on, which it is by default).
+	 * @param drainer the calling-thread drainer, or {@code null} to stop
+	 */
+	public void dispatchAtCommitTo(CallingThreadDrainer drainer) {
+		this.atCommit = drainer;
+	}
+
+	/**
+	 * A place for an intent due at commit: in the drainer when it runs, else in the
+	 * calling-thread drainer that took its place, if any.
+	 */
+	private Handoff reserveAtCommit() {
+		if (this.drainer.isRunning()) {
+			return this.drainer.reserve();
+		}
+		CallingThreadDrainer atCommit = this.atCommit;
+		return (atCommit != null) ? atCommit.reserve() : null;
+	}
+
+	/**
 	 * For tests: consult {@code faults} before every attempt, of the drainer and of
 	 * {@link #callingThreadDrainer()}s, calls its effect.
 	 * @param faults the faults, or {@code null} (or {@link DispatchFaults#NONE}) for none
@@ -200,6 +227,15 @@ public final class DurableEffects implements AutoCloseable {
 	 */
 	public void declareAlarms(List<RecurringAlarmDeclaration> declared) {
 		this.recurring.declareAll(declared, this.transactions);
+	}
+
+	/**
+	 * For tests that move Ductor's clock: every recurring alarm starts again from the
+	 * database clock (its next occurrence the first after now, the finished occurrences
+	 * after now forgotten), in a transaction of its own.
+	 */
+	public void restartRecurringAlarms() {
+		this.transactions.executeWithoutResult((status) -> this.recurring.restartAtDatabaseClock());
 	}
 
 	private void alarmsRecorded() {
@@ -277,8 +313,8 @@ public final class DurableEffects implements AutoCloseable {
 	 * transaction (delivered atomically with it, but PostgreSQL then commits notifying
 	 * transactions one at a time) rather than right after the commit
 	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased
-	 * to this instance's drainer, when it has room, and handed to its workers right after
-	 * the commit instead of being claimed
+	 * to this instance's drainer, when it runs and has room, and handed to its workers
+	 * right after the commit instead of being claimed
 	 * @param maxPayloadBytes the largest argument payload, in bytes of JSON
 	 * @param retention how long completed and cancelled intents are kept
 	 * @param reconcilerBatchSize the most expired leases one reconciler round redrives

@@ -98,7 +98,7 @@ public class EffectDrainer implements SmartLifecycle {
 	 * @return the reservation, or {@code null} when the drainer does not run or holds as
 	 * many intents as it would claim
 	 */
-	DrainSession.Handoff reserve() {
+	Handoff reserve() {
 		DrainSession session = this.session;
 		return (session != null) ? session.reserve() : null;
 	}

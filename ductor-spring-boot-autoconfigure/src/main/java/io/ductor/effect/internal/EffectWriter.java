@@ -1,5 +1,6 @@
 package io.ductor.effect.internal;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -44,7 +46,7 @@ public class EffectWriter {
 
 	private final DuctorObserver observer;
 
-	private final Supplier<DrainSession.Handoff> handoffs;
+	private final Supplier<Handoff> handoffs;
 
 	private final DuctorObservations observations;
 
@@ -53,7 +55,7 @@ public class EffectWriter {
 	 * {@code null} when it has none (intents are then recorded pending)
 	 */
 	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
-			Runnable localWakeUp, Supplier<DrainSession.Handoff> handoffs, DuctorObserver observer,
+			Runnable localWakeUp, Supplier<Handoff> handoffs, DuctorObserver observer,
 			DuctorObservations observations) {
 		this.observer = observer;
 		this.observations = observations;
@@ -141,7 +143,7 @@ public class EffectWriter {
 		// compensating them.
 		// An effect with a concurrency limit is always claimed: the claim is what takes
 		// its slot.
-		DrainSession.Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
+		Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
 				&& !effect.isLimited()) ? this.handoffs.get() : null;
 		ClaimedIntent leased = null;
 		long id;
@@ -177,16 +179,57 @@ public class EffectWriter {
 		return true;
 	}
 
+	/**
+	 * Refuses to record outside a read-write transaction on Ductor's DataSource: a
+	 * Spring-managed transaction that holds a connection of that DataSource, not in
+	 * auto-commit. A transaction of another transaction manager (a message broker's,
+	 * another database's) in which Ductor's DataSource only lends a connection in
+	 * auto-commit is none: an intent written there would commit on its own, whatever that
+	 * transaction does.
+	 * @param effectName what is being recorded, for the message
+	 * @throws DurableEffectException when there is no such transaction, or it is
+	 * read-only
+	 */
 	public void requireTransaction(String effectName) {
 		if (!TransactionSynchronizationManager.isActualTransactionActive()
 				|| !TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			throw new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
-					+ "Ductor's DataSource, so its intent could not be recorded atomically with the caller's work. "
-					+ "Call it from a @Transactional method, a TransactionTemplate, or a TickService step.");
+			throw outsideTransaction(effectName, "");
+		}
+		if (autoCommit()) {
+			throw outsideTransaction(effectName, " (the active transaction is not on Ductor's DataSource: its "
+					+ "connection of Ductor's DataSource is in auto-commit, so an intent would commit on its own)");
 		}
 		if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
 			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
 					+ "recording an intent needs a read-write transaction");
+		}
+	}
+
+	private static DurableEffectException outsideTransaction(String effectName, String detail) {
+		return new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
+				+ "Ductor's DataSource" + detail + ", so its intent could not be recorded atomically with the "
+				+ "caller's work. Call it from a @Transactional method, a TransactionTemplate, or a TickService step "
+				+ "whose transaction manager manages Ductor's DataSource.");
+	}
+
+	/**
+	 * Whether the connection of Ductor's DataSource bound to this thread is in
+	 * auto-commit: lent to a transaction of another transaction manager, it takes no part
+	 * in that transaction.
+	 */
+	private boolean autoCommit() {
+		Object resource = TransactionSynchronizationManager.getResource(this.dataSource);
+		if (!(resource instanceof ConnectionHolder holder) || holder.getConnectionHandle() == null) {
+			// a resource of some other kind: the transaction manager that bound it knows
+			// best
+			return false;
+		}
+		try {
+			return holder.getConnection().getAutoCommit();
+		}
+		catch (SQLException ex) {
+			throw new DurableEffectException("Could not tell whether the connection of Ductor's DataSource is in a "
+					+ "transaction: " + ex.getMessage(), ex);
 		}
 	}
 
@@ -197,7 +240,7 @@ public class EffectWriter {
 	 * per transaction. When the transaction does not commit, the places reserved for
 	 * leased intents are given up.
 	 */
-	private void onCommit(String effectName, boolean dueNow, DrainSession.Handoff handoff, ClaimedIntent leased) {
+	private void onCommit(String effectName, boolean dueNow, Handoff handoff, ClaimedIntent leased) {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
 			scheduled = new Scheduled(effectName);
@@ -219,8 +262,13 @@ public class EffectWriter {
 	}
 
 	/**
-	 * What one transaction has recorded so far, and what happens when it completes: one
-	 * object per transaction, however many intents it records.
+	 * What one physical transaction has recorded so far, and what happens when it
+	 * completes: one object per transaction, however many intents it records. It is bound
+	 * to the thread while its transaction is, and unbound while the transaction is
+	 * suspended ({@code REQUIRES_NEW}, {@code NOT_SUPPORTED}), so that a transaction
+	 * started inside it records into an object of its own and hands over its own intents
+	 * at its own completion. A {@code NESTED} transaction is a savepoint of the same
+	 * physical transaction: it records into the same object.
 	 */
 	private final class Scheduled implements TransactionSynchronization {
 
@@ -234,7 +282,7 @@ public class EffectWriter {
 		/** Whether such an intent is due at once. */
 		private boolean dueNow;
 
-		private List<DrainSession.Handoff> handoffs;
+		private List<Handoff> handoffs;
 
 		private List<ClaimedIntent> leased;
 
@@ -242,6 +290,12 @@ public class EffectWriter {
 		 * Whether the transaction rolled back to a savepoint: leased intents may be gone.
 		 */
 		private boolean partlyRolledBack;
+
+		/**
+		 * Whether the transaction began to commit: if it then reports anything but a
+		 * commit, the commit may have gone through.
+		 */
+		private boolean commitAttempted;
 
 		Scheduled(String first) {
 			this.first = first;
@@ -254,7 +308,7 @@ public class EffectWriter {
 			this.more.add(effectName);
 		}
 
-		void handOver(DrainSession.Handoff handoff, ClaimedIntent intent) {
+		void handOver(Handoff handoff, ClaimedIntent intent) {
 			if (this.handoffs == null) {
 				this.handoffs = new ArrayList<>(2);
 				this.leased = new ArrayList<>(2);
@@ -269,21 +323,51 @@ public class EffectWriter {
 		}
 
 		@Override
+		public void suspend() {
+			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+		}
+
+		@Override
+		public void resume() {
+			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+			TransactionSynchronizationManager.bindResource(EffectWriter.this, this);
+		}
+
+		@Override
+		public void beforeCommit(boolean readOnly) {
+			this.commitAttempted = true;
+		}
+
+		/**
+		 * Hands the leased intents over after a commit; gives their places up after a
+		 * rollback; and hands them back to {@code pending} when the commit may or may not
+		 * have gone through: a commit that reported an error is reported as
+		 * {@link #STATUS_UNKNOWN} by some transaction managers and as
+		 * {@link #STATUS_ROLLED_BACK} by others (Boot's {@code JdbcTransactionManager}
+		 * rolls back after a failed commit, a no-op when the commit went through). An
+		 * intent that does not exist is left alone by the hand-back; one that exists runs
+		 * at the next claim.
+		 */
+		@Override
 		public void afterCompletion(int status) {
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
 			boolean committed = status == STATUS_COMMITTED;
+			boolean uncertain = !committed && (status == STATUS_UNKNOWN || this.commitAttempted);
 			if (this.handoffs != null) {
-				if (!committed) {
-					this.handoffs.forEach(DrainSession.Handoff::cancel);
-				}
-				else if (this.partlyRolledBack) {
-					DrainSession.Handoff.handBack(this.handoffs, this.leased);
-				}
-				else {
+				if (committed && !this.partlyRolledBack) {
 					for (int i = 0; i < this.handoffs.size(); i++) {
 						this.handoffs.get(i).handOver(this.leased.get(i));
 					}
 				}
+				else if (committed || uncertain) {
+					Handoff.handBack(this.handoffs, this.leased);
+				}
+				else {
+					this.handoffs.forEach(Handoff::cancel);
+				}
+			}
+			if (uncertain && this.claimable) {
+				EffectWriter.this.localWakeUp.run();
 			}
 			if (committed) {
 				EffectWriter.this.observer.effectScheduled(this.first);

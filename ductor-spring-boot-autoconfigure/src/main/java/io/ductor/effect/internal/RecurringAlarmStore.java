@@ -49,6 +49,48 @@ public class RecurringAlarmStore {
 			.list();
 	}
 
+	/** Every alarm, by name, locked until the caller commits. */
+	List<Stored> lockAll() {
+		return this.jdbc
+			.sql("SELECT " + COLUMNS + ", ductor_now() AS db_now FROM eec_recurring_alarm a ORDER BY a.name FOR UPDATE")
+			.query(RecurringAlarmStore::stored)
+			.list();
+	}
+
+	/**
+	 * Starts an alarm again from the database clock: its next occurrence is
+	 * {@code nextAt} (unchanged when {@code null}), and a last occurrence after now is
+	 * forgotten, as are the finished intents of its occurrences after now.
+	 * @return how many intents were deleted
+	 */
+	int restart(String name, Instant nextAt) {
+		String epoch = RecurringAlarm.occurrenceKey(name, Instant.EPOCH);
+		String prefix = epoch.substring(0, epoch.length() - Instant.EPOCH.toString().length());
+		// the keys that start with the prefix, by the unique index (keys compare
+		// bytewise)
+		String upper = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
+		int deleted = this.jdbc.sql("""
+				DELETE FROM eec_effect_intent
+				WHERE idempotency_key >= :prefix AND idempotency_key < :upper AND status IN ('completed', 'cancelled')
+				  AND CASE WHEN substr(idempotency_key, :from) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
+				      THEN substr(idempotency_key, :from)::timestamptz END > ductor_now()""")
+			.param("prefix", prefix)
+			.param("upper", upper)
+			.param("from", prefix.length() + 1)
+			.update();
+		this.jdbc
+			.sql("""
+					UPDATE eec_recurring_alarm
+					SET next_at = COALESCE(?, next_at),
+					    last_key = CASE WHEN last_occurrence_at > ductor_now() THEN NULL ELSE last_key END,
+					    last_occurrence_at = CASE WHEN last_occurrence_at > ductor_now() THEN NULL ELSE last_occurrence_at END,
+					    updated_at = ductor_now()
+					WHERE name = ?""")
+			.params(utc(nextAt), name)
+			.update();
+		return deleted;
+	}
+
 	/**
 	 * One alarm, locked until the caller commits (waiting for a scheduler round that
 	 * holds it).

@@ -138,6 +138,20 @@ public class RecurringAlarms {
 		return this.store.lock(name).isPresent() && this.store.delete(name);
 	}
 
+	/**
+	 * For tests, in the caller's transaction: every alarm starts again from the database
+	 * clock, as if no clock had ever gone past it. An unpaused alarm's next occurrence is
+	 * its first after now; the finished intents of occurrences after now (recorded while
+	 * an earlier test's clock stood later) are deleted, and so is a last occurrence after
+	 * now, so that those instants can be recorded again.
+	 */
+	public void restartAtDatabaseClock() {
+		for (RecurringAlarmStore.Stored alarm : this.store.lockAll()) {
+			Instant next = alarm.paused() ? null : alarm.schedule().next(alarm.dbNow());
+			this.store.restart(alarm.name(), next);
+		}
+	}
+
 	public List<RecurringAlarm> list() {
 		return this.store.list();
 	}

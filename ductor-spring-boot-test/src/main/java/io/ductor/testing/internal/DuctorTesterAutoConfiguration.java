@@ -20,12 +20,21 @@ import io.ductor.testing.DuctorTester;
 /**
  * Auto-configuration of the {@link DuctorTester}, imported by
  * {@link AutoConfigureDuctorTester} only: it is not among the application's
- * auto-configurations.
+ * auto-configurations. Ductor's DataSource is wrapped so that its connections carry the
+ * tester's clock.
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
 @ConditionalOnBean(DurableEffects.class)
 public final class DuctorTesterAutoConfiguration {
+
+	/**
+	 * Gives the connections of Ductor's DataSource the tester's clock.
+	 */
+	@Bean
+	static DuctorTesterClockPostProcessor ductorTesterClockPostProcessor() {
+		return new DuctorTesterClockPostProcessor();
+	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
