@@ -61,6 +61,11 @@ class IntentStorePlansTest {
 				FROM generate_series(1, 5000) AS n""").update();
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, lease_owner, lease_expires_at)
+				SELECT 'bulk', 'running-' || n, '[]', 'f', 3, 'in_flight', 1, 'alive', now() + interval '1 hour'
+				FROM generate_series(1, 5000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
 				    status, attempts, finished_at)
 				SELECT 'bulk', 'failed-' || n, '[]', 'f', 1, 'failed', 1, now() FROM generate_series(1, 5000) AS n""")
 			.update();
@@ -113,10 +118,23 @@ class IntentStorePlansTest {
 		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
 	}
 
-	@org.junit.jupiter.api.Test
-	void theHeartbeatReadsTheLeaseIndexAndThePrimaryKey() throws SQLException {
-		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint, text", "30000, 'gone'", "leaseMs", "owner");
-		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx").contains("rows=5000");
+	@ParameterizedTest(name = "{0} attempts held")
+	@ValueSource(ints = { 1, 100, 5_000 })
+	void theHeartbeatFindsEachAttemptItHoldsByPrimaryKeyNotByALoopOverEveryAttempt(int held) throws SQLException {
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent WHERE lease_owner = 'alive' ORDER BY id LIMIT ?")
+			.param(held)
+			.query(Long.class)
+			.list();
+		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
+		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint[], int[], text, bigint, text",
+				idArray + ", array_fill(1, ARRAY[" + held + "]), 'alive', 30000, 'alive'");
+		assertThat(plans).doesNotContain("Seq Scan")
+			.doesNotContain("Join Filter")
+			.doesNotContain("Hash")
+			.contains("eec_effect_intent_pkey")
+			.contains("Update on eec_effect_intent")
+			.containsPattern("Update on eec_effect_intent .*rows=" + held + " loops=1");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")

@@ -35,8 +35,9 @@ import io.ductor.metrics.internal.DuctorObserver;
  * Three threads and a pool: the claim thread claims batches and hands them to the pool,
  * and waits on its {@link Waiter} between claims; the pool runs the effects; the
  * {@link CompletionBatcher}'s thread records outcomes in batches; and the
- * {@link LeaseHeartbeat} extends the leases of every claim held, on a schedule of its own
- * (a third of the lease), whatever the claims are doing.
+ * {@link LeaseHeartbeat} extends the leases of the claims held, on a schedule of its own
+ * (a third of the lease), whatever the claims are doing; a claim it finds lost is held no
+ * more.
  */
 public final class DrainSession {
 
@@ -60,7 +61,11 @@ public final class DrainSession {
 
 	private final AtomicInteger outstanding = new AtomicInteger();
 
-	/** The claims held, by intent id, from the claim until their outcome is recorded. */
+	/**
+	 * The claims held, by intent id, from the claim (or the hand-over at commit) until
+	 * their outcome is recorded, they are released, or the heartbeat finds their lease
+	 * lost: the attempts whose leases the heartbeat extends, and nothing else.
+	 */
 	private final Map<Long, DrainClaim> held = new ConcurrentHashMap<>();
 
 	/** Claims handed to the pool that no worker has taken yet; handed back at stop. */
