@@ -233,6 +233,42 @@ class ConcurrencyLimitTest {
 			.isLessThanOrEqualTo(1);
 	}
 
+	/**
+	 * A limit larger than what one drainer holds (concurrency 2, batches of 5: 12
+	 * intents) used to fill every batch with the limited backlog while an unlimited
+	 * intent, due all along, waited for all of it. Limited intents never fill a batch
+	 * while other intents are due: the unlimited one runs in the first batches.
+	 */
+	@Test
+	void aLimitedBacklogNeverFillsTheBatchWhileAnUnlimitedIntentIsDue() {
+		Limited.reset();
+		TestDatabase database = TestDatabases.create();
+		try (ConfigurableApplicationContext recorder = EffectInstances.start(database, Limited.Config.class,
+				"ductor.effects.drainer.enabled=false")) {
+			EffectOutbox outbox = recorder.getBean(EffectOutbox.class);
+			TransactionTemplate tx = tx(recorder);
+			tx.executeWithoutResult((status) -> {
+				for (int i = 0; i < 200; i++) {
+					outbox.schedule(EffectRequest.of("twenty", "t" + i).withKey("twenty:" + i));
+				}
+			});
+			// due after every limited intent
+			tx.executeWithoutResult(
+					(status) -> outbox.schedule(EffectRequest.of("quick", "unlimited").withKey("quick:unlimited")));
+			try (ConfigurableApplicationContext drainer = EffectInstances.start(database, Limited.Config.class,
+					"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=2",
+					"ductor.effects.drainer.batch-size=5", "ductor.effects.reconciler.interval=1h",
+					"ductor.effects.alarm-scheduler.enabled=false")) {
+				await().atMost(Duration.ofSeconds(30)).until(() -> Limited.quick.get() == 1);
+				await().atMost(Duration.ofSeconds(60)).until(() -> Limited.twenty.get() == 200);
+			}
+			assertThat(Limited.twentyBeforeQuick.get()).as("limited calls before the unlimited one").isLessThan(10);
+		}
+		finally {
+			TestDatabases.drop(database);
+		}
+	}
+
 	private static TransactionTemplate tx(ConfigurableApplicationContext context) {
 		return new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 	}
@@ -249,7 +285,14 @@ class ConcurrencyLimitTest {
 
 		static final AtomicInteger quick = new AtomicInteger();
 
+		static final AtomicInteger twenty = new AtomicInteger();
+
+		/** Calls of the effect limited to twenty before the first unlimited call. */
+		static final AtomicInteger twentyBeforeQuick = new AtomicInteger(-1);
+
 		static void reset() {
+			twenty.set(0);
+			twentyBeforeQuick.set(-1);
 			running.set(0);
 			maxOverlap.set(0);
 			slowDone.set(0);
@@ -273,7 +316,13 @@ class ConcurrencyLimitTest {
 
 		@DurableEffect(name = "quick")
 		public void quick(String id) {
+			twentyBeforeQuick.compareAndSet(-1, twenty.get());
 			quick.incrementAndGet();
+		}
+
+		@DurableEffect(name = "twenty", maxConcurrency = 20)
+		public void twenty(String id) {
+			twenty.incrementAndGet();
 		}
 
 		@DurableEffect(name = "single", maxConcurrency = 1)

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -242,6 +243,9 @@ public class IntentStore {
 
 	private volatile EffectSlots slots;
 
+	/** Which side of a shared batch gets the larger half at the next claim. */
+	private final AtomicInteger turn = new AtomicInteger();
+
 	public IntentStore(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -400,18 +404,29 @@ public class IntentStore {
 	 * database clock and counts the attempt. An intent with an ordering key is due only
 	 * when no earlier intent of its key is still live; a compensation only when the
 	 * intent it undoes can no longer run.
+	 * <p>
+	 * With concurrency-limited effects, a claim shares the batch: the limited effects
+	 * (each in a transaction of its own, never more than its free slots) take at most
+	 * half of it, the larger half and the smaller half in turn, and the other effects the
+	 * rest; whatever one side leaves unused goes to the other. So a backlog of limited
+	 * intents never fills a batch while other intents are due, nor the other way round.
 	 */
 	public List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
 		EffectSlots limited = this.slots;
 		if (limited == null || limited.limits().isEmpty()) {
 			return claim(owner, lease, limit, null, "");
 		}
-		// the limited effects first, each bounded by its free slots; then the others,
-		// never behind them
-		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
-		if (claimed.size() < limit) {
-			claimed.addAll(claim(owner, lease, limit - claimed.size(), null,
-					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")"));
+		String others = "AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")";
+		int share = (limit + (this.turn.getAndIncrement() & 1)) / 2;
+		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, share));
+		boolean limitedLeft = claimed.size() == share;
+		int room = limit - claimed.size();
+		if (room > 0) {
+			claimed.addAll(claim(owner, lease, room, null, others));
+		}
+		if (limitedLeft && claimed.size() < limit) {
+			// the other effects left room: the limited ones may use it
+			claimed.addAll(limited.claim(this, owner, lease, limit - claimed.size()));
 		}
 		return claimed;
 	}
