@@ -269,6 +269,46 @@ class ConcurrencyLimitTest {
 		}
 	}
 
+	/**
+	 * An unlimited intent that falls due while a limited backlog keeps the drainer busy
+	 * (every freed slot wakes a claim, none of which needs to look for other effects) is
+	 * still claimed within about a poll interval, not after the backlog.
+	 */
+	@Test
+	void anUnlimitedIntentThatFallsDueBesideALimitedBacklogIsClaimedWithinAPollInterval() {
+		Limited.reset();
+		Limited.twentyMillis = 25;
+		TestDatabase database = TestDatabases.create();
+		try (ConfigurableApplicationContext recorder = EffectInstances.start(database, Limited.Config.class,
+				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false")) {
+			EffectOutbox outbox = recorder.getBean(EffectOutbox.class);
+			TransactionTemplate tx = tx(recorder);
+			tx.executeWithoutResult((status) -> {
+				for (int i = 0; i < 200; i++) {
+					outbox.schedule(EffectRequest.of("twenty", "t" + i).withKey("twenty:" + i));
+				}
+			});
+			try (ConfigurableApplicationContext drainer = EffectInstances.start(database, Limited.Config.class,
+					"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.concurrency=2",
+					"ductor.effects.drainer.batch-size=5", "ductor.effects.reconciler.interval=1h",
+					"ductor.effects.alarm-scheduler.enabled=false")) {
+				await().atMost(Duration.ofSeconds(30)).until(() -> Limited.twenty.get() >= 10);
+				// not due when committed: only a later look for other effects finds it
+				tx.executeWithoutResult((status) -> outbox.schedule(
+						EffectRequest.of("quick", "later").withKey("quick:later").withDelay(Duration.ofMillis(500))));
+				await().atMost(Duration.ofSeconds(30)).until(() -> Limited.quick.get() == 1);
+				// 200 calls of 25 ms, two at a time, last 2.5 s at least
+				assertThat(Limited.twentyBeforeQuick.get()).as("limited calls before the unlimited one")
+					.isLessThan(180);
+				await().atMost(Duration.ofSeconds(60)).until(() -> Limited.twenty.get() == 200);
+			}
+		}
+		finally {
+			Limited.twentyMillis = 0;
+			TestDatabases.drop(database);
+		}
+	}
+
 	private static TransactionTemplate tx(ConfigurableApplicationContext context) {
 		return new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 	}
@@ -286,6 +326,9 @@ class ConcurrencyLimitTest {
 		static final AtomicInteger quick = new AtomicInteger();
 
 		static final AtomicInteger twenty = new AtomicInteger();
+
+		/** How long a call of the effect limited to twenty takes, in milliseconds. */
+		static volatile int twentyMillis;
 
 		/** Calls of the effect limited to twenty before the first unlimited call. */
 		static final AtomicInteger twentyBeforeQuick = new AtomicInteger(-1);
@@ -321,7 +364,10 @@ class ConcurrencyLimitTest {
 		}
 
 		@DurableEffect(name = "twenty", maxConcurrency = 20)
-		public void twenty(String id) {
+		public void twenty(String id) throws InterruptedException {
+			if (twentyMillis > 0) {
+				Thread.sleep(twentyMillis);
+			}
 			twenty.incrementAndGet();
 		}
 

@@ -20,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import io.ductor.effect.internal.EffectDrainer.Settings;
+import io.ductor.effect.internal.IntentStore.ClaimedBatch;
 import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 import io.ductor.effect.internal.IntentStore.Completion;
 import io.ductor.effect.internal.IntentStore.Settled;
@@ -74,6 +75,15 @@ public final class DrainSession {
 	private final Waiter waiter = new Waiter();
 
 	private volatile boolean stopping;
+
+	/**
+	 * Whether intents of effects without a concurrency limit may be due: set by
+	 * {@link #wakeUp()}, cleared by a claim that found fewer than it asked for.
+	 */
+	private volatile boolean othersDue = true;
+
+	/** When the claim thread last asked for them ({@link System#nanoTime()}). */
+	private long othersAskedAt = System.nanoTime();
 
 	private final ThreadPoolExecutor pool;
 
@@ -146,7 +156,20 @@ public final class DrainSession {
 		}
 	}
 
+	/**
+	 * Claim at once: something may have become due (a commit, a notification, intents
+	 * back to pending), of any effect.
+	 */
 	void wakeUp() {
+		this.othersDue = true;
+		this.waiter.wake();
+	}
+
+	/**
+	 * Claim at once: this run has room again (an outcome recorded, a place given back),
+	 * for a slot that freed too, but nothing new need be due.
+	 */
+	private void roomFreed() {
 		this.waiter.wake();
 	}
 
@@ -173,7 +196,7 @@ public final class DrainSession {
 			try {
 				if (roomForBatch()) {
 					int limit = this.settings.batchSize();
-					List<ClaimedIntent> claimed = this.store.claim(this.owner, this.settings.lease(), limit);
+					List<ClaimedIntent> claimed = claim(limit);
 					claimed.forEach(this::submit);
 					more = claimed.size() == limit;
 					partial = !more && !claimed.isEmpty();
@@ -195,6 +218,36 @@ public final class DrainSession {
 				awaitSignal();
 			}
 		}
+	}
+
+	/**
+	 * One claim. The intents of the effects without a concurrency limit are asked for
+	 * when some may be due: after a wake-up of {@link #wakeUp()}'s kind, a poll interval
+	 * after they were last asked for, or when they filled their room last time; not for
+	 * every slot that frees, since finding them reads past the whole backlog of the
+	 * limited effects.
+	 */
+	private List<ClaimedIntent> claim(int limit) {
+		long now = System.nanoTime();
+		boolean others = this.othersDue || now - this.othersAskedAt >= this.settings.pollInterval().toNanos();
+		// a wake-up during the claim asks again
+		this.othersDue = false;
+		ClaimedBatch batch;
+		try {
+			batch = this.store.claim(this.owner, this.settings.lease(), limit, others);
+		}
+		catch (RuntimeException ex) {
+			this.othersDue |= others;
+			throw ex;
+		}
+		if (batch.othersAsked()) {
+			this.othersAskedAt = now;
+			this.othersDue |= batch.othersLeft();
+		}
+		else {
+			this.othersDue |= others;
+		}
+		return batch.intents();
 	}
 
 	/**
@@ -325,7 +378,7 @@ public final class DrainSession {
 	private void release(DrainClaim claim) {
 		this.held.remove(claim.intent().id(), claim);
 		this.outstanding.decrementAndGet();
-		wakeUp();
+		roomFreed();
 	}
 
 	/**
@@ -337,7 +390,7 @@ public final class DrainSession {
 			this.held.remove(claim.id(), claim);
 		}
 		this.outstanding.addAndGet(-claims.size());
-		wakeUp();
+		roomFreed();
 	}
 
 	static void joinOrInterrupt(Thread thread, Duration timeout) {
@@ -386,7 +439,7 @@ public final class DrainSession {
 		/** The intent was not recorded leased, or its transaction did not commit. */
 		void cancel() {
 			this.session.outstanding.decrementAndGet();
-			this.session.wakeUp();
+			this.session.roomFreed();
 		}
 
 		/**

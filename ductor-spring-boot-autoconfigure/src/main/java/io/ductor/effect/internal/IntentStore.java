@@ -412,23 +412,52 @@ public class IntentStore {
 	 * intents never fills a batch while other intents are due, nor the other way round.
 	 */
 	public List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
+		return claim(owner, lease, limit, true).intents();
+	}
+
+	/**
+	 * Claims as {@link #claim(String, Duration, int)} does; with concurrency-limited
+	 * effects, asks for the intents of the other effects only when {@code others} says so
+	 * (the limited ones may then fill the batch). Finding the others' due intents reads
+	 * past every due intent of a limited effect, which a backlog of those makes costly: a
+	 * drainer asks when it has reason to believe some are due (a commit, a notification,
+	 * a poll, or a full batch of them last time), not every time a slot frees.
+	 * @return the intents claimed, and what was learnt of the other effects' due intents
+	 */
+	ClaimedBatch claim(String owner, Duration lease, int limit, boolean others) {
 		EffectSlots limited = this.slots;
 		if (limited == null || limited.limits().isEmpty()) {
-			return claim(owner, lease, limit, null, "");
+			List<ClaimedIntent> claimed = claim(owner, lease, limit, null, "");
+			return new ClaimedBatch(claimed, true, claimed.size() == limit);
 		}
-		String others = "AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")";
-		int share = (limit + (this.turn.getAndIncrement() & 1)) / 2;
+		int share = others ? (limit + (this.turn.getAndIncrement() & 1)) / 2 : limit;
 		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, share));
 		boolean limitedLeft = claimed.size() == share;
 		int room = limit - claimed.size();
-		if (room > 0) {
-			claimed.addAll(claim(owner, lease, room, null, others));
+		boolean othersAsked = others && room > 0;
+		boolean othersLeft = false;
+		if (othersAsked) {
+			List<ClaimedIntent> other = claim(owner, lease, room, null,
+					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")");
+			othersLeft = other.size() == room;
+			claimed.addAll(other);
 		}
 		if (limitedLeft && claimed.size() < limit) {
 			// the other effects left room: the limited ones may use it
 			claimed.addAll(limited.claim(this, owner, lease, limit - claimed.size()));
 		}
-		return claimed;
+		return new ClaimedBatch(claimed, othersAsked, othersLeft);
+	}
+
+	/**
+	 * What one claim took.
+	 *
+	 * @param intents the intents claimed
+	 * @param othersAsked whether the intents of the effects without a concurrency limit
+	 * were asked for
+	 * @param othersLeft whether they filled the room they were given: more may be due
+	 */
+	record ClaimedBatch(List<ClaimedIntent> intents, boolean othersAsked, boolean othersLeft) {
 	}
 
 	/**
