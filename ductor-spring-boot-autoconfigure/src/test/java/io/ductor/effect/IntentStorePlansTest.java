@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentStore;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -135,6 +136,26 @@ class IntentStorePlansTest {
 			.contains("eec_effect_intent_pkey")
 			.contains("Update on eec_effect_intent")
 			.containsPattern("Update on eec_effect_intent .*rows=" + held + " loops=1");
+	}
+
+	@org.junit.jupiter.api.Test
+	void aClaimFindsTheHoldersOfASlotByPrimaryKeyNotByEveryExpiredLease() throws SQLException {
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		// twenty slots whose holders' leases expired, among 5,000 expired leases
+		jdbc.sql("""
+				INSERT INTO eec_effect_slot (effect_name, slot, intent_id, attempt, updated_at)
+				SELECT 'limited', g, (SELECT id FROM eec_effect_intent WHERE lease_owner = 'gone' ORDER BY id
+				                      OFFSET g LIMIT 1), 1, now()
+				FROM generate_series(1, 20) AS g ON CONFLICT DO NOTHING""").update();
+		jdbc.sql("ANALYZE eec_effect_slot").update();
+		String slots = "'{"
+				+ String.join(",", java.util.stream.IntStream.rangeClosed(1, 20).mapToObj(String::valueOf).toList())
+				+ "}'";
+		String plans = plans(EffectSlots.FREE_SQL, null, "text, int[], text, int[]",
+				"'limited', " + slots + ", 'limited', " + slots);
+		assertThat(plans).doesNotContain("Seq Scan on eec_effect_intent")
+			.doesNotContain("eec_effect_intent_lease_idx")
+			.contains("eec_effect_intent_pkey");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")

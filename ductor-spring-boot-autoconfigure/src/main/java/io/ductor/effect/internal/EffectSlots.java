@@ -56,14 +56,17 @@ public final class EffectSlots {
 	 * the lease is live, so either it extended the lease first (and the lock, waited for
 	 * or re-read, shows the live lease: the slot stays taken), or it finds the lease
 	 * expired after this claim gave the slot away. A slot freed by expiry never comes
-	 * back to its old holder.
+	 * back to its old holder. Each holder is found by its primary key (joined instead, a
+	 * generic plan read every expired lease of the table).
 	 */
-	private static final String FREE_SQL = """
+	public static final String FREE_SQL = """
 			WITH expired AS (
-			    SELECT s.slot FROM eec_effect_slot s
-			    JOIN eec_effect_intent h ON h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-			    WHERE s.effect_name = ? AND s.slot = ANY (?) AND h.lease_expires_at <= ductor_now()
-			    FOR SHARE OF h SKIP LOCKED)
+			    SELECT s.slot FROM eec_effect_slot s CROSS JOIN LATERAL (
+			        SELECT h.id FROM eec_effect_intent h
+			        WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
+			          AND h.lease_expires_at <= ductor_now()
+			        FOR SHARE SKIP LOCKED) h
+			    WHERE s.effect_name = ? AND s.slot = ANY (?))
 			SELECT s.slot FROM eec_effect_slot s
 			WHERE s.effect_name = ? AND s.slot = ANY (?)
 			  AND (s.intent_id IS NULL OR NOT EXISTS (
