@@ -24,8 +24,8 @@ import io.ductor.worker.internal.WorkerRounds;
  * nothing redrove it yet; the intent was redriven; another drainer holds it) is counted
  * and its claim dropped from the session: it is never extended again, so an intent the
  * session no longer runs can never be kept leased, and a slot freed by an expired lease
- * never comes back to its old holder. The attempt may still be running; its outcome will
- * be fenced off.
+ * never comes back to its old holder. The attempt may still be running; its outcome is
+ * fenced off once the intent is redriven or claimed again.
  */
 public final class LeaseHeartbeat {
 
@@ -130,7 +130,8 @@ public final class LeaseHeartbeat {
 					+ lost.subList(0, Math.min(lost.size(), MAX_IDS_LOGGED))
 					+ ((lost.size() > MAX_IDS_LOGGED) ? "…" : "")
 					+ ": the lease expired (it is never extended again), or the intent was redriven or another "
-					+ "drainer holds it; the outcome of the attempt this drainer runs will be ignored");
+					+ "drainer holds it; the outcome of the attempt this drainer runs is ignored once the intent "
+					+ "is redriven or claimed again");
 		}
 	}
 
