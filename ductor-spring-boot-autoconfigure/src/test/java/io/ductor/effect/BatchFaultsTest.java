@@ -23,6 +23,7 @@ import io.ductor.actuate.internal.DuctorEndpointWebExtension;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.internal.IntentStore.Completion;
 import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentStore.LeaseBeat;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
 
@@ -191,9 +192,19 @@ class BatchFaultsTest {
 		try {
 			assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
 			String owner = context.getBean(EffectDrainer.class).owner();
-			java.util.concurrent.CompletableFuture<java.util.Set<Long>> heartbeat = java.util.concurrent.CompletableFuture
-				.supplyAsync(() -> store.extendLeases(owner, Duration.ofMinutes(5)));
-			assertThat(heartbeat.get(5, TimeUnit.SECONDS)).isNotEmpty();
+			long locked = jdbc.sql("SELECT id FROM eec_effect_intent WHERE alarm_name = ? AND status = 'in_flight'")
+				.param(alarm)
+				.query(Long.class)
+				.single();
+			long free = outbox.findByKey(other).orElseThrow().id();
+			java.util.concurrent.CompletableFuture<java.util.Map<Long, LeaseBeat>> heartbeat = java.util.concurrent.CompletableFuture
+				.supplyAsync(
+						() -> store.extendLeases(owner, Duration.ofMinutes(5), java.util.Map.of(locked, 1, free, 1)));
+			// the locked row is skipped for this beat, its lease still live; the other
+			// one
+			// is extended
+			assertThat(heartbeat.get(5, TimeUnit.SECONDS)).containsEntry(free, LeaseBeat.EXTENDED)
+				.containsEntry(locked, LeaseBeat.SKIPPED);
 			assertThat(outbox.findByKey(other).orElseThrow().leaseExpiresAt())
 				.isAfter(java.time.OffsetDateTime.now().plusMinutes(4));
 		}

@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentStore;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -58,6 +59,11 @@ class IntentStorePlansTest {
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
 				    status, attempts, lease_owner, lease_expires_at)
 				SELECT 'bulk', 'leased-' || n, '[]', 'f', 3, 'in_flight', 1, 'gone', now() - interval '1 minute'
+				FROM generate_series(1, 5000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, lease_owner, lease_expires_at)
+				SELECT 'bulk', 'running-' || n, '[]', 'f', 3, 'in_flight', 1, 'alive', now() + interval '1 hour'
 				FROM generate_series(1, 5000) AS n""").update();
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
@@ -113,10 +119,45 @@ class IntentStorePlansTest {
 		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
 	}
 
+	@ParameterizedTest(name = "{0} attempts held")
+	@ValueSource(ints = { 1, 100, 5_000 })
+	void theHeartbeatFindsEachAttemptItHoldsByPrimaryKeyNotByALoopOverEveryAttempt(int held) throws SQLException {
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent WHERE lease_owner = 'alive' ORDER BY id LIMIT ?")
+			.param(held)
+			.query(Long.class)
+			.list();
+		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
+		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint[], int[], text, bigint, text",
+				idArray + ", array_fill(1, ARRAY[" + held + "]), 'alive', 30000, 'alive'");
+		assertThat(plans).doesNotContain("Seq Scan")
+			.doesNotContain("Join Filter")
+			.doesNotContain("Hash")
+			.contains("eec_effect_intent_pkey")
+			.contains("Update on eec_effect_intent")
+			// every attempt held extended, in one pass (PostgreSQL 18 prints
+			// rows=5000.00)
+			.containsPattern("Update on eec_effect_intent .*actual [^)]*rows=" + held + "(\\.0+)? loops=1\\)");
+	}
+
 	@org.junit.jupiter.api.Test
-	void theHeartbeatReadsTheLeaseIndexAndThePrimaryKey() throws SQLException {
-		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint, text", "30000, 'gone'", "leaseMs", "owner");
-		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx").contains("rows=5000");
+	void aClaimFindsTheHoldersOfASlotByPrimaryKeyNotByEveryExpiredLease() throws SQLException {
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		// twenty slots whose holders' leases expired, among 5,000 expired leases
+		jdbc.sql("""
+				INSERT INTO eec_effect_slot (effect_name, slot, intent_id, attempt, updated_at)
+				SELECT 'limited', g, (SELECT id FROM eec_effect_intent WHERE lease_owner = 'gone' ORDER BY id
+				                      OFFSET g LIMIT 1), 1, now()
+				FROM generate_series(1, 20) AS g ON CONFLICT DO NOTHING""").update();
+		jdbc.sql("ANALYZE eec_effect_slot").update();
+		String slots = "'{"
+				+ String.join(",", java.util.stream.IntStream.rangeClosed(1, 20).mapToObj(String::valueOf).toList())
+				+ "}'";
+		String plans = plans(EffectSlots.FREE_SQL, null, "text, int[], text, int[]",
+				"'limited', " + slots + ", 'limited', " + slots);
+		assertThat(plans).doesNotContain("Seq Scan on eec_effect_intent")
+			.doesNotContain("eec_effect_intent_lease_idx")
+			.contains("eec_effect_intent_pkey");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")

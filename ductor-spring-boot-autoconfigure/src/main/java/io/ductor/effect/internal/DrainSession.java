@@ -19,6 +19,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import io.ductor.effect.internal.EffectDrainer.Settings;
+import io.ductor.effect.internal.IntentStore.ClaimedBatch;
 import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 import io.ductor.effect.internal.IntentStore.Completion;
 import io.ductor.effect.internal.IntentStore.Settled;
@@ -34,8 +35,9 @@ import io.ductor.metrics.internal.DuctorObserver;
  * Three threads and a pool: the claim thread claims batches and hands them to the pool,
  * and waits on its {@link Waiter} between claims; the pool runs the effects; the
  * {@link CompletionBatcher}'s thread records outcomes in batches; and the
- * {@link LeaseHeartbeat} extends the leases of every claim held, on a schedule of its own
- * (a third of the lease), whatever the claims are doing.
+ * {@link LeaseHeartbeat} extends the leases of the claims held, on a schedule of its own
+ * (a third of the lease), whatever the claims are doing; a claim it finds lost is held no
+ * more.
  */
 public final class DrainSession {
 
@@ -59,7 +61,11 @@ public final class DrainSession {
 
 	private final AtomicInteger outstanding = new AtomicInteger();
 
-	/** The claims held, by intent id, from the claim until their outcome is recorded. */
+	/**
+	 * The claims held, by intent id, from the claim (or the hand-over at commit) until
+	 * their outcome is recorded, they are released, or the heartbeat finds their lease
+	 * lost: the attempts whose leases the heartbeat extends, and nothing else.
+	 */
 	private final Map<Long, DrainClaim> held = new ConcurrentHashMap<>();
 
 	/** Claims handed to the pool that no worker has taken yet; handed back at stop. */
@@ -68,6 +74,15 @@ public final class DrainSession {
 	private final Waiter waiter = new Waiter();
 
 	private volatile boolean stopping;
+
+	/**
+	 * Whether intents of effects without a concurrency limit may be due: set by
+	 * {@link #wakeUp()}, cleared by a claim that found fewer than it asked for.
+	 */
+	private volatile boolean othersDue = true;
+
+	/** When the claim thread last asked for them ({@link System#nanoTime()}). */
+	private long othersAskedAt = System.nanoTime();
 
 	private final ThreadPoolExecutor pool;
 
@@ -142,7 +157,20 @@ public final class DrainSession {
 		}
 	}
 
+	/**
+	 * Claim at once: something may have become due (a commit, a notification, intents
+	 * back to pending), of any effect.
+	 */
 	void wakeUp() {
+		this.othersDue = true;
+		this.waiter.wake();
+	}
+
+	/**
+	 * Claim at once: this run has room again (an outcome recorded, a place given back),
+	 * for a slot that freed too, but nothing new need be due.
+	 */
+	private void roomFreed() {
 		this.waiter.wake();
 	}
 
@@ -169,7 +197,7 @@ public final class DrainSession {
 			try {
 				if (roomForBatch()) {
 					int limit = this.settings.batchSize();
-					List<ClaimedIntent> claimed = this.store.claim(this.owner, this.settings.lease(), limit);
+					List<ClaimedIntent> claimed = claim(limit);
 					claimed.forEach(this::submit);
 					more = claimed.size() == limit;
 					partial = !more && !claimed.isEmpty();
@@ -191,6 +219,36 @@ public final class DrainSession {
 				awaitSignal();
 			}
 		}
+	}
+
+	/**
+	 * One claim. The intents of the effects without a concurrency limit are asked for
+	 * when some may be due: after a wake-up of {@link #wakeUp()}'s kind, a poll interval
+	 * after they were last asked for, or when they filled their room last time; not for
+	 * every slot that frees, since finding them reads past the whole backlog of the
+	 * limited effects.
+	 */
+	private List<ClaimedIntent> claim(int limit) {
+		long now = System.nanoTime();
+		boolean others = this.othersDue || now - this.othersAskedAt >= this.settings.pollInterval().toNanos();
+		// a wake-up during the claim asks again
+		this.othersDue = false;
+		ClaimedBatch batch;
+		try {
+			batch = this.store.claim(this.owner, this.settings.lease(), limit, others);
+		}
+		catch (RuntimeException ex) {
+			this.othersDue |= others;
+			throw ex;
+		}
+		if (batch.othersAsked()) {
+			this.othersAskedAt = now;
+			this.othersDue |= batch.othersLeft();
+		}
+		else {
+			this.othersDue |= others;
+		}
+		return batch.intents();
 	}
 
 	/**
@@ -321,7 +379,7 @@ public final class DrainSession {
 	private void release(DrainClaim claim) {
 		this.held.remove(claim.intent().id(), claim);
 		this.outstanding.decrementAndGet();
-		wakeUp();
+		roomFreed();
 	}
 
 	/**
@@ -333,7 +391,7 @@ public final class DrainSession {
 			this.held.remove(claim.id(), claim);
 		}
 		this.outstanding.addAndGet(-claims.size());
-		wakeUp();
+		roomFreed();
 	}
 
 	static void joinOrInterrupt(Thread thread, Duration timeout) {
@@ -369,7 +427,7 @@ public final class DrainSession {
 		@Override
 		public void release() {
 			DrainSession.this.outstanding.decrementAndGet();
-			wakeUp();
+			roomFreed();
 		}
 
 		@Override

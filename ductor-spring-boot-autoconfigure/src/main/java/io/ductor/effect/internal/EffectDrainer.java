@@ -24,11 +24,12 @@ import io.ductor.worker.internal.WorkerStatus;
  * It wakes when a local transaction that recorded an intent commits, when
  * {@link #wakeUp()} is called (for example on a PostgreSQL notification from another
  * instance), and every poll interval as a fallback. A heartbeat of its own extends the
- * leases of every claim held every third of the lease, from the database clock, whether
- * claims succeed or not. Before a receiver that cannot deduplicate is called, the attempt
- * is durably marked started, so the reconciler parks only attempts that may have reached
- * their receiver. Stopping it stops claiming, lets running effects finish within the
- * shutdown timeout and hands claimed-but-unstarted intents back.
+ * leases of the claims held every third of the lease, from the database clock, whether
+ * claims succeed or not, and only while they are live: an expired lease is lost for good.
+ * Before a receiver that cannot deduplicate is called, the attempt is durably marked
+ * started, so the reconciler parks only attempts that may have reached their receiver.
+ * Stopping it stops claiming, lets running effects finish within the shutdown timeout and
+ * hands claimed-but-unstarted intents back.
  * <p>
  * Each start runs a fresh {@link DrainSession} under a lease owner of its own (the
  * instance id and the start's generation): nothing a stop leaves behind reaches the next

@@ -27,15 +27,19 @@ import io.ductor.effect.internal.IntentStore.ClaimedIntent;
  * never waits for another;</li>
  * <li>in a new statement, so with a snapshot taken after those locks were granted (every
  * claim that held one of them has committed), it keeps the slots whose holder is no
- * longer in flight, under a live lease, with the attempt it took the slot for;</li>
+ * longer in flight, under a live lease, with the attempt it took the slot for; the row of
+ * a holder whose lease expired stays locked until the claim commits, so that the
+ * heartbeat, which extends only live leases with the row locked, cannot revive it;</li>
  * <li>it claims at most that many of the effect's due intents and writes each one's id
  * and attempt into one of the free slots.</li>
  * </ol>
  * Nothing releases a slot explicitly: whatever ends its holder's attempt (the fenced
  * completion, a hand-back, the reconciler's redrive) or the expiry of the holder's lease
- * frees it, so a crashed instance never keeps one. At most N attempts of the effect are
- * in flight under a live lease at any moment; a call that outlives its lost lease is the
- * only way a receiver sees more.
+ * frees it, so a crashed instance never keeps one; an expired lease is never extended
+ * again ({@link LeaseHeartbeat}), so a slot freed by expiry never comes back. An attempt
+ * in flight under a live lease always holds its slot: at most N attempts of the effect
+ * are in flight under a live lease at any moment, and a call that outlives its lost lease
+ * is the only way a receiver sees more.
  */
 public final class EffectSlots {
 
@@ -45,17 +49,32 @@ public final class EffectSlots {
 			ORDER BY slot FOR UPDATE SKIP LOCKED""";
 
 	/**
-	 * Of the slots this claim locked, those whose holder's attempt is over (or whose
-	 * lease expired).
+	 * Of the slots this claim locked, those whose holder's attempt is over, or whose
+	 * holder's lease expired. The row of a holder whose lease expired is locked
+	 * ({@code FOR SHARE}) until this claim commits, and skipped when another transaction
+	 * holds it: the heartbeat extends a lease only with that row locked and only while
+	 * the lease is live, so either it extended the lease first (and the lock, waited for
+	 * or re-read, shows the live lease: the slot stays taken), or it finds the lease
+	 * expired after this claim gave the slot away. A slot freed by expiry never comes
+	 * back to its old holder. Each holder is found by its primary key (joined instead, a
+	 * generic plan read every expired lease of the table).
 	 */
-	private static final String FREE_SQL = """
+	public static final String FREE_SQL = """
+			WITH expired AS (
+			    SELECT s.slot FROM eec_effect_slot s CROSS JOIN LATERAL (
+			        SELECT h.id FROM eec_effect_intent h
+			        WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
+			          AND h.lease_expires_at <= ductor_now()
+			        FOR SHARE SKIP LOCKED) h
+			    WHERE s.effect_name = ? AND s.slot = ANY (?))
 			SELECT s.slot FROM eec_effect_slot s
 			WHERE s.effect_name = ? AND s.slot = ANY (?)
 			  AND (s.intent_id IS NULL OR NOT EXISTS (
 			      SELECT 1 FROM eec_effect_intent h
-			      WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-			        AND h.lease_expires_at > ductor_now()))
-			ORDER BY s.slot""";
+			      WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt))
+			UNION
+			SELECT slot FROM expired
+			ORDER BY 1""";
 
 	private static final String TAKE_SQL = """
 			UPDATE eec_effect_slot s SET intent_id = v.id, attempt = v.attempt, updated_at = ductor_now()
@@ -154,6 +173,8 @@ public final class EffectSlots {
 		List<Integer> free = this.template.execute(FREE_SQL, (PreparedStatement statement) -> {
 			statement.setString(1, effectName);
 			statement.setArray(2, statement.getConnection().createArrayOf("int", locked.toArray()));
+			statement.setString(3, effectName);
+			statement.setArray(4, statement.getConnection().createArrayOf("int", locked.toArray()));
 			List<Integer> slots = new ArrayList<>();
 			try (var rs = statement.executeQuery()) {
 				while (rs.next()) {

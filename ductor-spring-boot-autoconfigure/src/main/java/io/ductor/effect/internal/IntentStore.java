@@ -15,10 +15,12 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -241,6 +243,9 @@ public class IntentStore {
 
 	private volatile EffectSlots slots;
 
+	/** Which side of a shared batch gets the larger half at the next claim. */
+	private final AtomicInteger turn = new AtomicInteger();
+
 	public IntentStore(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -399,20 +404,60 @@ public class IntentStore {
 	 * database clock and counts the attempt. An intent with an ordering key is due only
 	 * when no earlier intent of its key is still live; a compensation only when the
 	 * intent it undoes can no longer run.
+	 * <p>
+	 * With concurrency-limited effects, a claim shares the batch: the limited effects
+	 * (each in a transaction of its own, never more than its free slots) take at most
+	 * half of it, the larger half and the smaller half in turn, and the other effects the
+	 * rest; whatever one side leaves unused goes to the other. So a backlog of limited
+	 * intents never fills a batch while other intents are due, nor the other way round.
 	 */
 	public List<ClaimedIntent> claim(String owner, Duration lease, int limit) {
+		return claim(owner, lease, limit, true).intents();
+	}
+
+	/**
+	 * Claims as {@link #claim(String, Duration, int)} does; with concurrency-limited
+	 * effects, asks for the intents of the other effects only when {@code others} says so
+	 * (the limited ones may then fill the batch). Finding the others' due intents reads
+	 * past every due intent of a limited effect, which a backlog of those makes costly: a
+	 * drainer asks when it has reason to believe some are due (a commit, a notification,
+	 * a poll, or a full batch of them last time), not every time a slot frees.
+	 * @return the intents claimed, and what was learnt of the other effects' due intents
+	 */
+	ClaimedBatch claim(String owner, Duration lease, int limit, boolean others) {
 		EffectSlots limited = this.slots;
 		if (limited == null || limited.limits().isEmpty()) {
-			return claim(owner, lease, limit, null, "");
+			List<ClaimedIntent> claimed = claim(owner, lease, limit, null, "");
+			return new ClaimedBatch(claimed, true, claimed.size() == limit);
 		}
-		// the limited effects first, each bounded by its free slots; then the others,
-		// never behind them
-		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, limit));
-		if (claimed.size() < limit) {
-			claimed.addAll(claim(owner, lease, limit - claimed.size(), null,
-					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")"));
+		int share = others ? (limit + (this.turn.getAndIncrement() & 1)) / 2 : limit;
+		List<ClaimedIntent> claimed = new ArrayList<>(limited.claim(this, owner, lease, share));
+		boolean limitedLeft = claimed.size() == share;
+		int room = limit - claimed.size();
+		boolean othersAsked = others && room > 0;
+		boolean othersLeft = false;
+		if (othersAsked) {
+			List<ClaimedIntent> other = claim(owner, lease, room, null,
+					"AND i.effect_name <> ALL (" + textArray(limited.limits().keySet()) + ")");
+			othersLeft = other.size() == room;
+			claimed.addAll(other);
 		}
-		return claimed;
+		if (limitedLeft && claimed.size() < limit) {
+			// the other effects left room: the limited ones may use it
+			claimed.addAll(limited.claim(this, owner, lease, limit - claimed.size()));
+		}
+		return new ClaimedBatch(claimed, othersAsked, othersLeft);
+	}
+
+	/**
+	 * What one claim took.
+	 *
+	 * @param intents the intents claimed
+	 * @param othersAsked whether the intents of the effects without a concurrency limit
+	 * were asked for
+	 * @param othersLeft whether they filled the room they were given: more may be due
+	 */
+	record ClaimedBatch(List<ClaimedIntent> intents, boolean othersAsked, boolean othersLeft) {
 	}
 
 	/**
@@ -710,54 +755,102 @@ public class IntentStore {
 	}
 
 	/**
-	 * The heartbeat: the in-flight intents of one owner that no other transaction holds
-	 * locked.
+	 * The heartbeat of one drain session, one statement per beat: it extends the leases
+	 * of the attempts the session holds (ids and attempts, {@code $1} and {@code $2}),
+	 * each only while that very attempt is in flight under the session's lease owner
+	 * ({@code $3}) and its lease is still live by the database clock. An expired lease is
+	 * never revived, even when nothing redrove it yet: the slot of a concurrency-limited
+	 * effect may already serve another attempt. A row another transaction holds locked is
+	 * skipped for this beat rather than waited for. It returns the attempts it extended,
+	 * then every attempt asked about with whether its lease was live as the beat began (a
+	 * row not extended but live was skipped because it was locked; one not live is lost).
+	 * Each row is found by its primary key, one lookup per attempt held, whatever plan
+	 * the server settles on: joined to the array of attempts, a generic plan looped over
+	 * the whole array for every row.
+	 * <p>
+	 * The lease is checked against {@code ductor_clock()} once the row is locked: a claim
+	 * that takes the slot of an expired holder locks that holder's row too
+	 * ({@link EffectSlots}), so either the claim sees the extended lease, or the
+	 * heartbeat sees the expired one after the slot was taken.
 	 */
 	public static final String EXTEND_LEASES_SQL = """
-			UPDATE eec_effect_intent SET lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond'
-			WHERE id = ANY (ARRAY(SELECT id FROM eec_effect_intent WHERE lease_owner = :owner AND status = 'in_flight'
-			                      FOR NO KEY UPDATE SKIP LOCKED))
-			RETURNING id""";
+			WITH v AS MATERIALIZED (SELECT * FROM unnest(?::bigint[], ?::int[]) AS v(id, attempt)),
+			held AS (
+			    SELECT h.id FROM v CROSS JOIN LATERAL (
+			        SELECT i.id FROM eec_effect_intent i
+			        WHERE i.id = v.id AND i.attempts = v.attempt AND i.status = 'in_flight' AND i.lease_owner = ?
+			          AND i.lease_expires_at > ductor_clock()
+			        FOR NO KEY UPDATE SKIP LOCKED) h),
+			extended AS (
+			    UPDATE eec_effect_intent i SET lease_expires_at = ductor_now() + ? * interval '1 millisecond'
+			    WHERE i.id = ANY (ARRAY(SELECT id FROM held)) AND i.status = 'in_flight'
+			      AND i.lease_expires_at > ductor_clock()
+			    RETURNING i.id)
+			SELECT id, true AS extended, true AS live FROM extended
+			UNION ALL
+			SELECT v.id, false, EXISTS (
+			    SELECT 1 FROM eec_effect_intent l
+			    WHERE l.id = v.id AND l.attempts = v.attempt AND l.status = 'in_flight' AND l.lease_owner = ?
+			      AND l.lease_expires_at > ductor_clock())
+			FROM v""";
 
 	/**
-	 * Extends the leases of every intent {@code owner} holds: the drainer's heartbeat. A
-	 * row another transaction holds locked (a transaction that reschedules the alarm of a
-	 * running occurrence, until it commits) is skipped for this round rather than waited
+	 * Extends the leases of the attempts a drain session holds: the drainer's heartbeat.
+	 * A row another transaction holds locked (a transaction that reschedules the alarm of
+	 * a running occurrence, until it commits) is skipped for this beat rather than waited
 	 * for, so one open transaction never holds up the leases of all the other running
-	 * effects; {@link #heldBy} tells such a row from a lost lease.
-	 * @return the ids of the intents whose lease was extended
+	 * effects.
+	 * @param owner the session's lease owner
+	 * @param attempts the attempts held, by intent id
+	 * @return what became of each attempt's lease
 	 */
-	public Set<Long> extendLeases(String owner, Duration lease) {
-		return new HashSet<>(this.jdbc.sql(EXTEND_LEASES_SQL)
-			.param("owner", owner)
-			.param("leaseMs", lease.toMillis())
-			.query(Long.class)
-			.list());
-	}
-
-	/**
-	 * Which of {@code ids} {@code owner} still holds in flight: a plain read, which waits
-	 * for no lock, to tell a lease the heartbeat did not extend because it was lost from
-	 * one it only skipped.
-	 */
-	Set<Long> heldBy(String owner, Collection<Long> ids) {
-		Long[] array = ids.toArray(Long[]::new);
-		List<Long> held = this.template.execute((Connection connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement("""
-					SELECT id FROM eec_effect_intent
-					WHERE id = ANY (?) AND status = 'in_flight' AND lease_owner = ?""")) {
-				statement.setArray(1, array(connection, "bigint", array));
-				statement.setString(2, owner);
-				List<Long> found = new ArrayList<>();
+	public Map<Long, LeaseBeat> extendLeases(String owner, Duration lease, Map<Long, Integer> attempts) {
+		Long[] ids = attempts.keySet().toArray(Long[]::new);
+		Integer[] numbers = new Integer[ids.length];
+		for (int i = 0; i < ids.length; i++) {
+			numbers[i] = attempts.get(ids[i]);
+		}
+		Map<Long, LeaseBeat> beats = this.template.execute((Connection connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement(EXTEND_LEASES_SQL)) {
+				statement.setArray(1, array(connection, "bigint", ids));
+				statement.setArray(2, array(connection, "int", numbers));
+				statement.setString(3, owner);
+				statement.setLong(4, lease.toMillis());
+				statement.setString(5, owner);
+				Map<Long, LeaseBeat> found = new HashMap<>();
 				try (ResultSet rs = statement.executeQuery()) {
+					// the attempts extended, and every attempt with whether its lease was
+					// live as the beat began: an attempt extended was extended
 					while (rs.next()) {
-						found.add(rs.getLong(1));
+						LeaseBeat beat = rs.getBoolean(2) ? LeaseBeat.EXTENDED
+								: rs.getBoolean(3) ? LeaseBeat.SKIPPED : LeaseBeat.LOST;
+						found.merge(rs.getLong(1), beat, (one, other) -> (one == LeaseBeat.EXTENDED) ? one : other);
 					}
 				}
 				return found;
 			}
 		});
-		return (held != null) ? new HashSet<>(held) : Set.of();
+		return (beats != null) ? beats : Map.of();
+	}
+
+	/** What one beat of the heartbeat did to the lease of one attempt. */
+	public enum LeaseBeat {
+
+		/** Extended by a lease from now. */
+		EXTENDED,
+
+		/**
+		 * Live but not extended: another transaction held its row locked; tried again at
+		 * the next beat.
+		 */
+		SKIPPED,
+
+		/**
+		 * Lost: expired, or no longer this attempt in flight under this owner (completed,
+		 * redriven, claimed by another drainer). Never extended again.
+		 */
+		LOST
+
 	}
 
 	/**

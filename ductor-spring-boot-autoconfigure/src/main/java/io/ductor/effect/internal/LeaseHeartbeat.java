@@ -2,9 +2,9 @@ package io.ductor.effect.internal;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -12,15 +12,20 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.ductor.effect.internal.IntentStore.LeaseBeat;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerRounds;
 
 /**
  * The heartbeat of a drain session: on a thread of its own, every third of the lease
- * whatever the claims are doing, it extends the lease of every claim held, from the
- * database clock, and reports the claims whose lease was lost meanwhile (it expired and
- * was redriven, or another drainer holds the intent now). Their attempts may still be
- * running; their outcomes will be fenced off.
+ * whatever the claims are doing, it extends the lease of every attempt the session holds,
+ * in one statement, from the database clock; only while that attempt is in flight under
+ * the session's owner with a lease still live. A lease found lost (it expired, even if
+ * nothing redrove it yet; the intent was redriven; another drainer holds it) is counted
+ * and its claim dropped from the session: it is never extended again, so an intent the
+ * session no longer runs can never be kept leased, and a slot freed by an expired lease
+ * never comes back to its old holder. The attempt may still be running; its outcome is
+ * fenced off once the intent is redriven or claimed again.
  */
 public final class LeaseHeartbeat {
 
@@ -77,15 +82,28 @@ public final class LeaseHeartbeat {
 		}
 	}
 
-	/** One beat: extends the leases of the claims held and reports the ones lost. */
+	/**
+	 * One beat: extends the leases of the attempts held, and drops the ones whose lease
+	 * was lost.
+	 */
 	void beat() {
 		if (this.held.isEmpty()) {
 			return;
 		}
-		List<DrainClaim> claims = new ArrayList<>(this.held.values());
-		Set<Long> extended;
+		Map<Long, DrainClaim> claims = new HashMap<>();
+		Map<Long, Integer> attempts = new HashMap<>();
+		this.held.forEach((id, claim) -> {
+			if (!claim.lost) {
+				claims.put(id, claim);
+				attempts.put(id, claim.intent().attempt());
+			}
+		});
+		if (claims.isEmpty()) {
+			return;
+		}
+		Map<Long, LeaseBeat> beats;
 		try {
-			extended = this.store.extendLeases(this.owner, this.lease);
+			beats = this.store.extendLeases(this.owner, this.lease, attempts);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Ductor's drainer could not extend the leases of " + claims.size() + " claimed intent(s); "
@@ -95,48 +113,25 @@ public final class LeaseHeartbeat {
 			return;
 		}
 		this.rounds.succeeded();
-		List<DrainClaim> notExtended = new ArrayList<>();
-		for (DrainClaim claim : claims) {
-			long id = claim.id();
-			// a claim settling or settled may have been completed before the update read
-			// it
-			if (!extended.contains(id) && !claim.settling && !claim.lost && this.held.get(id) == claim) {
-				notExtended.add(claim);
-			}
-		}
-		if (!notExtended.isEmpty()) {
-			reportLost(notExtended);
-		}
-	}
-
-	/**
-	 * Counts and logs the claims among {@code notExtended} that the session no longer
-	 * holds.
-	 */
-	private void reportLost(List<DrainClaim> notExtended) {
-		Set<Long> stillHeld;
-		try {
-			stillHeld = this.store.heldBy(this.owner, notExtended.stream().map(DrainClaim::id).toList());
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Ductor's drainer could not check the leases its heartbeat did not extend", ex);
-			return;
-		}
 		List<Long> lost = new ArrayList<>();
-		for (DrainClaim claim : notExtended) {
-			long id = claim.id();
-			if (!stillHeld.contains(id) && !claim.settling && !claim.lost) {
+		claims.forEach((id, claim) -> {
+			// a claim settling or settled may have been completed before the beat read it
+			if (beats.get(id) == LeaseBeat.LOST && !claim.settling && !claim.lost && this.held.get(id) == claim) {
 				claim.lost = true;
+				// held no more: never extended again, and not started if it has not
+				// started yet
+				this.held.remove(id, claim);
 				lost.add(id);
 			}
-		}
+		});
 		if (!lost.isEmpty()) {
 			this.observer.drainerLeaseLost(lost.size());
 			logger.warn("Ductor's drainer lost the lease of " + lost.size() + " intent(s) it holds "
 					+ lost.subList(0, Math.min(lost.size(), MAX_IDS_LOGGED))
 					+ ((lost.size() > MAX_IDS_LOGGED) ? "…" : "")
-					+ ": the lease expired and the intent was redriven, or another drainer holds it; the outcome of "
-					+ "the attempt this drainer runs will be ignored");
+					+ ": the lease expired (it is never extended again), or the intent was redriven or another "
+					+ "drainer holds it; the outcome of the attempt this drainer runs is ignored once the intent "
+					+ "is redriven or claimed again");
 		}
 	}
 
