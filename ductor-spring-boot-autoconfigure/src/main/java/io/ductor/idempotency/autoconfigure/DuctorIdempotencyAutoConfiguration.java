@@ -22,6 +22,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.web.internal.HandlerExceptions;
 import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -94,6 +95,15 @@ public final class DuctorIdempotencyAutoConfiguration {
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
 			return new IdempotencyFilter(service, tenants, json, properties.headerName(), mappings,
 					properties.maxRequestSize(), properties.maxResponseSize());
+		}
+
+		/**
+		 * Tells the filter that a handler threw, also when Spring MVC answered for it.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		HandlerExceptions ductorHandlerExceptions() {
+			return new HandlerExceptions();
 		}
 
 		/**
