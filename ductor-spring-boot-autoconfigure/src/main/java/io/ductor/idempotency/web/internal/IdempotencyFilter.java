@@ -102,7 +102,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	public static final int DEFAULT_MAX_RESPONSE_SIZE = 1024 * 1024;
 
 	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
-			+ " Content-Location, Location, ETag, Last-Modified";
+			+ " Content-Location, Content-Range, Location, ETag, Last-Modified, Cache-Control, Expires";
 
 	/**
 	 * The request attribute marking a request whose key is applied: a

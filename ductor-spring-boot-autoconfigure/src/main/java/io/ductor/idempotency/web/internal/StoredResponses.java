@@ -18,9 +18,14 @@ import io.ductor.idempotency.StoredResponse;
  */
 public final class StoredResponses {
 
+	/**
+	 * The headers that make a replay the same answer: what describes its content (a
+	 * partial one's range too), where it points, and whether a cache may keep it.
+	 */
 	private static final List<String> STORED_HEADERS = List.of(HttpHeaders.CONTENT_LANGUAGE,
 			HttpHeaders.CONTENT_ENCODING, HttpHeaders.CONTENT_DISPOSITION, HttpHeaders.CONTENT_LOCATION,
-			HttpHeaders.LOCATION, HttpHeaders.ETAG, HttpHeaders.LAST_MODIFIED);
+			HttpHeaders.CONTENT_RANGE, HttpHeaders.LOCATION, HttpHeaders.ETAG, HttpHeaders.LAST_MODIFIED,
+			HttpHeaders.CACHE_CONTROL, HttpHeaders.EXPIRES);
 
 	private StoredResponses() {
 	}
