@@ -190,6 +190,23 @@ class HandlersOwnAnswerHttpTest {
 		assertThat(rows.row("", Idempotent.DEFAULT_POOL, own)).isEmpty();
 	}
 
+	@Test
+	void aSuccessTheContainerRendersIsNeverSentForWorkThatWasRolledBack() throws Exception {
+		// @ResponseStatus with a reason answers with sendError, whose page is rendered
+		// after Ductor's filter: it cannot be stored, so the decision rolls back, and a
+		// success must not claim it
+		String key = newKey();
+		HttpResponse<String> answered = client.post("/stock/queued", key, knownVisitor());
+		assertThat(holds(key) == 1 || answered.statusCode() >= 400)
+			.as("a %s answered for %s hold(s)", answered.statusCode(), holds(key))
+			.isTrue();
+		assertThat(answered.statusCode()).isEqualTo(500);
+		assertThat(answered.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(answered.body()).contains("@ResponseStatus").contains("TWO_PHASE");
+		assertThat(holds(key)).isZero();
+		assertThat(rows.row("", Idempotent.DEFAULT_POOL, key)).isEmpty();
+	}
+
 	static String storedHeaders(String key) {
 		return jdbc.sql("""
 				SELECT response_headers::text FROM eec_routing_idempotency
@@ -284,6 +301,15 @@ class HandlersOwnAnswerHttpTest {
 			this.gate.pass(key);
 			this.jdbc.update("INSERT INTO stock_hold VALUES (?)", key);
 			throw new ResponseStatusException(HttpStatus.UNPROCESSABLE_CONTENT, "over the limit");
+		}
+
+		@PostMapping("/stock/queued")
+		@Idempotent
+		@org.springframework.web.bind.annotation.ResponseStatus(code = HttpStatus.ACCEPTED,
+				reason = "queued for shipping")
+		void queued(@RequestHeader("Idempotency-Key") String key) {
+			this.gate.pass(key);
+			this.jdbc.update("INSERT INTO stock_hold VALUES (?)", key);
 		}
 
 		@PostMapping("/stock/session")

@@ -419,6 +419,16 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 			this.service.rollBack(reservation, transaction, ReleaseReason.SERVER_ERROR);
 			return null;
 		}
+		if (captured.errorSent() && status < 400) {
+			// a success or redirect sent with sendError (@ResponseStatus with a reason):
+			// its page is rendered after this filter, so it cannot be stored, and its
+			// work rolls back with the reservation; sent, it would claim that work
+			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return "This @Idempotent handler answered " + status + " with sendError (as @ResponseStatus with a"
+					+ " reason does), whose page the container renders after Ductor's filter, so it cannot be"
+					+ " stored and its work was rolled back. Answer without a reason (or with a ResponseEntity),"
+					+ " or use @Idempotent(mode = TWO_PHASE) to send such answers unstored";
+		}
 		if (captured.refusal() || captured.errorSent() || (status >= 400 && captured.setsCookie())) {
 			// a refusal or an error is about this attempt, and an error page is rendered
 			// after this filter: sent as it is, never replayed
