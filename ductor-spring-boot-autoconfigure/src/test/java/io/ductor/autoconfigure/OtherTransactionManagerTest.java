@@ -20,12 +20,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
@@ -204,31 +203,6 @@ class OtherTransactionManagerTest {
 		protected void doBegin(Object transaction, TransactionDefinition definition) {
 			this.begun++;
 			super.doBegin(transaction, definition);
-		}
-
-	}
-
-	/**
-	 * A transaction manager of something else than the database, as a message broker's:
-	 * its transactions hold no connection.
-	 */
-	static final class BrokerTransactionManager extends AbstractPlatformTransactionManager {
-
-		@Override
-		protected Object doGetTransaction() {
-			return new Object();
-		}
-
-		@Override
-		protected void doBegin(Object transaction, TransactionDefinition definition) {
-		}
-
-		@Override
-		protected void doCommit(DefaultTransactionStatus status) {
-		}
-
-		@Override
-		protected void doRollback(DefaultTransactionStatus status) {
 		}
 
 	}

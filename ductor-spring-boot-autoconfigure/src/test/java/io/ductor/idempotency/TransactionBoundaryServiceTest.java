@@ -21,15 +21,13 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -195,32 +193,6 @@ class TransactionBoundaryServiceTest {
 
 	private static long done(List<? extends Future<?>> futures) {
 		return futures.stream().filter(Future::isDone).count();
-	}
-
-	/**
-	 * A transaction manager of something else than the database, as a message broker's:
-	 * its transactions are real to Spring (synchronization active, an actual transaction)
-	 * but hold no connection.
-	 */
-	static final class BrokerTransactionManager extends AbstractPlatformTransactionManager {
-
-		@Override
-		protected Object doGetTransaction() {
-			return new Object();
-		}
-
-		@Override
-		protected void doBegin(Object transaction, TransactionDefinition definition) {
-		}
-
-		@Override
-		protected void doCommit(DefaultTransactionStatus status) {
-		}
-
-		@Override
-		protected void doRollback(DefaultTransactionStatus status) {
-		}
-
 	}
 
 }
