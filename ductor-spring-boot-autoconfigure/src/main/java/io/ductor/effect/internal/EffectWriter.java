@@ -15,6 +15,7 @@ import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.Tick;
@@ -178,8 +179,9 @@ public class EffectWriter {
 	}
 
 	public void requireTransaction(String effectName) {
-		if (!TransactionSynchronizationManager.isActualTransactionActive()
-				|| !TransactionSynchronizationManager.hasResource(this.dataSource)) {
+		// a transaction of another resource only (a message broker's) is none, even with
+		// a connection bound to it that commits every statement on its own
+		if (!DatabaseTransactions.active(this.dataSource)) {
 			throw new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
 					+ "Ductor's DataSource, so its intent could not be recorded atomically with the caller's work. "
 					+ "Call it from a @Transactional method, a TransactionTemplate, or a TickService step.");
