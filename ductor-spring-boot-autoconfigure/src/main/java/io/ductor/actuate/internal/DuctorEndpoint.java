@@ -58,16 +58,16 @@ import io.ductor.worker.internal.WorkerStatus;
  * {@code anonymous}) and when are stored with each intent moved.
  * <p>
  * Every text the caller sends (action, resolution, reason, effect, status, filters) is at
- * most {@value #MAX_TEXT_LENGTH} characters without control characters or line
- * separators, so that what reaches the audit line is one line the caller cannot forge;
- * anything else is refused with a 400 naming the field, before anything is read or
- * changed. For {@code retry} and {@code cancel} without a {@code reason}, a
- * {@code resolution} is an operator's note logged with the action.
+ * most {@value #MAX_TEXT_LENGTH} characters (an idempotency key looked up: at most 255)
+ * without control characters or line separators, so that what reaches the audit line is
+ * one line the caller cannot forge; anything else is refused with a 400 naming the field,
+ * before anything is read or changed. For {@code retry} and {@code cancel} without a
+ * {@code reason}, a {@code resolution} is an operator's note logged with the action.
  */
 @Endpoint(id = "ductor")
 public class DuctorEndpoint {
 
-	/** The longest text a caller may send in one field (a key: its longest). */
+	/** The longest text a caller may send in one field (but a key looked up). */
 	public static final int MAX_TEXT_LENGTH = 200;
 
 	/** The path segment of idempotency key lookups. */
