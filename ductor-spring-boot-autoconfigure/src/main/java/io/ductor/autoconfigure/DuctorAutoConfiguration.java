@@ -22,11 +22,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
@@ -82,9 +82,8 @@ public final class DuctorAutoConfiguration {
 	TickService tickService(DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager,
 			JsonCodec json, ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
 			DuctorProperties properties) {
-		return new TickService(dataSource,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
-				properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(),
+		return new TickService(dataSource, DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource),
+				json, properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}

@@ -15,7 +15,6 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.idempotency.ReserveOutcome.InFlight;
@@ -28,6 +27,7 @@ import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencyStore;
 import io.ductor.idempotency.internal.JsonExecution;
 import io.ductor.idempotency.internal.KeyReserver;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -89,6 +89,8 @@ public class IdempotencyService {
 	public static final String WAITING_CHANNEL = "ductor_idempotency_waiting";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyService.class);
+
+	private final DataSource dataSource;
 
 	private final IdempotencyStore store;
 
@@ -162,13 +164,14 @@ public class IdempotencyService {
 			DuctorObservations observations) {
 		this.observer = observer;
 		this.observations = observations;
+		this.dataSource = dataSource;
 		this.store = new IdempotencyStore(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
 		this.settings = settings;
 		this.reserver = new KeyReserver(this.store, json, settings.pendingTtl(), settings.lockKeys());
-		this.wait = new DuplicateWait(this.store, settings, listener);
-		this.jsonExecution = new JsonExecution(this, json, settings, this.transactions, observer);
+		this.wait = new DuplicateWait(this.store, settings, listener, dataSource);
+		this.jsonExecution = new JsonExecution(this, json, settings, this.transactions, observer, dataSource);
 	}
 
 	/**
@@ -214,11 +217,11 @@ public class IdempotencyService {
 	 * {@link DuplicatePolicy#WAIT} the call parks until that request settles and then
 	 * answers with its outcome (a replay, or a reservation of its own when the first one
 	 * failed), or with in-flight once the wait timeout has passed. Outside a transaction
-	 * it parks holding no connection. Inside the caller's transaction the reservation
-	 * joins it (and commits or rolls back with it); a duplicate of a request whose
-	 * transaction is still open never waits inside PostgreSQL for it (the key's advisory
-	 * lock tells it the key is taken) but looks again, holding the caller's connection,
-	 * until the wait timeout.
+	 * it parks holding no connection. Inside the caller's transaction on this database
+	 * (one holding a connection of its {@code DataSource}) the reservation joins it (and
+	 * commits or rolls back with it); a duplicate of a request whose transaction is still
+	 * open never waits inside PostgreSQL for it (the key's advisory lock tells it the key
+	 * is taken) but looks again, holding the caller's connection, until the wait timeout.
 	 * @param request the request
 	 * @param policy the policy, or {@link DuplicatePolicy#DEFAULT} for the configured one
 	 * @return reserved, replay, in-flight, fingerprint mismatch or opted out
@@ -270,7 +273,7 @@ public class IdempotencyService {
 			return new OptedOut(request);
 		}
 		DuplicatePolicy resolved = this.settings.resolve(policy);
-		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+		if (DatabaseTransactions.active(this.dataSource)) {
 			return this.wait.pollInTransaction(request, resolved, (last) -> reserveOnce(request, last));
 		}
 		if (resolved == DuplicatePolicy.REJECT) {
@@ -404,8 +407,11 @@ public class IdempotencyService {
 	 * the completion leaves the key pending until the sweeper releases it after
 	 * {@code pending-ttl}, and a retry runs the action again. Use it for actions that
 	 * call other systems (and pass them the key); use {@link #executeInTransaction} when
-	 * the action writes to this database. Called inside a transaction it joins it, like
-	 * {@link #executeInTransaction}.
+	 * the action writes to this database. Called inside a transaction of this database
+	 * (one holding a connection of its {@code DataSource}) it joins it, like
+	 * {@link #executeInTransaction}, and an action that throws releases the key in it, so
+	 * a caller that goes on and commits leaves the key free; a transaction of another
+	 * transaction manager only (a message broker's) is none.
 	 * @param request the request
 	 * @param policy what a duplicate of an in-flight request gets
 	 * @param resultType the result's type, to read a replayed result back
@@ -500,7 +506,7 @@ public class IdempotencyService {
 			this.observer.reservation(KeyReserver.tag(optedOut));
 			return decision.notReserved(optedOut);
 		}
-		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+		if (DatabaseTransactions.active(this.dataSource)) {
 			return this.transactions.execute((status) -> {
 				ReserveOutcome outcome = reserve(request, policy);
 				return (outcome instanceof Reserved reserved) ? decide(decision, reserved.reservation(), status)

@@ -17,7 +17,10 @@ public enum ReleaseReason {
 	 */
 	SWEPT,
 
-	/** The handler or action threw. */
+	/**
+	 * The handler or action threw, also when the application answered the exception (an
+	 * {@code @ExceptionHandler}, a {@code ProblemDetail}).
+	 */
 	HANDLER_FAILED,
 
 	/**
@@ -39,8 +42,8 @@ public enum ReleaseReason {
 	SERVER_ERROR,
 
 	/**
-	 * The response must never be replayed: a 401, 403, 407 or 429, one carrying
-	 * {@code Set-Cookie}, or an error the container renders after the filter
+	 * The response must never be replayed: a 401, 403, 407 or 429, one whose handler set
+	 * a cookie ({@code Set-Cookie}), or an error the container renders after the filter
 	 * ({@code sendError}).
 	 */
 	NOT_STORABLE,

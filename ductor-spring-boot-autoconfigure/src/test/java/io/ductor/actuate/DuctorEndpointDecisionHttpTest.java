@@ -173,6 +173,7 @@ class DuctorEndpointDecisionHttpTest {
 					"status = 'in_flight' AND created_at >= '2026-01-01 02:00:00Z' AND created_at < '2026-01-01 03:00:00Z'"));
 		assertThat(get("/all?key=page-7").body()).contains("\"idempotencyKey\":\"page-7\"").doesNotContain("page-70");
 		assertThat(get("/all?from=yesterday").statusCode()).isEqualTo(400);
+		assertThat(get("/lost").statusCode()).as("no such status").isEqualTo(400);
 		assertThat(get("/keys/nothing?tenant=t&pool=p").statusCode()).isEqualTo(404);
 	}
 
@@ -205,6 +206,35 @@ class DuctorEndpointDecisionHttpTest {
 			.containsEntry("responseBodyTruncated", true);
 		assertThat(keyLookup("json")).containsEntry("responseBodyEncoding", "text")
 			.containsEntry("responseBodyStart", "{\"total\":1234567890.123456789,\"name\":\"Zoë\"}");
+	}
+
+	@Test
+	void everyKeyIsFoundByTheQueryFormAndASimpleKeyByThePathToo() throws Exception {
+		// every visible ASCII character may be in a key, and a key has up to 255 of them
+		List<String> keys = List.of("orders/2026/7", "a;b", "50%off?x=1#frag&y=2", "+plus+", "..", "k".repeat(255),
+				"\\back\\slash");
+		for (String key : keys) {
+			storeKey(key, "text/plain", null, ("answer for " + key).getBytes(StandardCharsets.UTF_8));
+			String encoded = java.net.URLEncoder.encode(key, StandardCharsets.UTF_8);
+			HttpResponse<String> found = get("/keys?key=" + encoded + "&tenant=acme&pool=http");
+			assertThat(found.statusCode()).as(key + ": " + found.body()).isEqualTo(200);
+			Map<String, Object> record = JsonMapper.builder().build().readValue(found.body(), new TypeReference<>() {
+			});
+			assertThat(record).as(key)
+				.containsEntry("key", key)
+				.containsEntry("responseBodyStart", "answer for " + key);
+			// the pool of @Idempotent handlers when none is named
+			assertThat(get("/keys?key=" + encoded + "&tenant=acme").statusCode()).as(key).isEqualTo(200);
+		}
+		assertThat(get("/keys?key=nothing&tenant=acme").statusCode()).isEqualTo(404);
+		assertThat(get("/keys?key=orders/2026/7").statusCode()).as("another tenant's key").isEqualTo(404);
+		HttpResponse<String> noKey = get("/keys?tenant=acme");
+		assertThat(noKey.statusCode()).isEqualTo(400);
+		assertThat(noKey.body()).contains("key");
+		assertThat(get("/keys?key=" + "k".repeat(256) + "&tenant=acme").statusCode()).isEqualTo(400);
+		// a simple key by its path, as before
+		assertThat(keyLookup("+plus+")).containsEntry("key", "+plus+");
+		assertThat(get("/keys/" + "k".repeat(255) + "?tenant=acme").statusCode()).isEqualTo(200);
 	}
 
 	private static void storeKey(String key, String contentType, String contentEncoding, byte[] body) {

@@ -24,6 +24,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.TestEffects.Item;
 import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
 
@@ -113,6 +114,20 @@ class DurableEffectTest {
 		assertThat(intents("ship:" + order)).isZero();
 		assertThat(intents("ship:" + order + "-b")).isZero();
 		assertThat(receiver.log("ship")).noneMatch((row) -> row.get("idempotency_key").toString().contains(order));
+	}
+
+	@Test
+	void callingAnEffectInsideAMessageBrokersTransactionOnlyThrowsAndWritesNothing() {
+		String order = UUID.randomUUID().toString();
+		TransactionTemplate broker = new TransactionTemplate(new BrokerTransactionManager());
+		assertThatThrownBy(() -> broker.executeWithoutResult((status) -> {
+			// the listener read something first: a connection is bound to the broker's
+			// transaction, committing every statement on its own
+			jdbc.sql("SELECT 1").query(Integer.class).single();
+			effects.ship(order, List.of());
+		})).isInstanceOf(DurableEffectException.class)
+			.hasMessageContaining("Effect 'ship' was called outside a transaction");
+		assertThat(intents("ship:" + order)).isZero();
 	}
 
 	@Test

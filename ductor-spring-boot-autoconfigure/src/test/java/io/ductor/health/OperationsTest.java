@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.health.contributor.Health;
@@ -52,6 +53,7 @@ import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
@@ -175,7 +177,9 @@ class OperationsTest {
 		assertThat((Integer) endpoint.retryAll("send", "failed").get("retried")).isPositive();
 		assertThatIllegalArgumentException().isThrownBy(() -> endpoint.act(undecided.id(), "explode", null))
 			.withMessageContaining("action must be retry, cancel or resolve");
-		assertThatIllegalArgumentException().isThrownBy(() -> endpoint.intents("lost", null, null))
+		// a client error (400 over HTTP), as every other bad read is
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.intents("lost", null, null))
 			.withMessageContaining("status must be one of");
 	}
 

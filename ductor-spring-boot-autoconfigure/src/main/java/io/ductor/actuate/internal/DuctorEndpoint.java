@@ -31,6 +31,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.worker.internal.WorkerStatus;
 
@@ -45,28 +46,32 @@ import io.ductor.worker.internal.WorkerStatus;
  * transitions and effects ({@code GET /actuator/ductor/runs/{runId}}); one intent with
  * its operator decision ({@code GET /actuator/ductor/intents/{id}}); runs of a type
  * ({@code GET /actuator/ductor/run-types/{type}?status=&after=}); an idempotency key
- * ({@code GET /actuator/ductor/keys/{key}?tenant=&pool=}, the pool of {@code @Idempotent}
- * handlers when none is named), its stored body as text or, when binary, as base64.
- * Write: act on one intent ({@code POST /actuator/ductor/{id}} with {@code action} =
- * {@code retry}, {@code cancel} or {@code resolve} and a {@code resolution}, and a
- * {@code reason}), or act on every failed or undecided intent of an effect
- * ({@code POST /actuator/ductor} with {@code effect}, {@code status}, and optionally
- * {@code action}, {@code resolution} and {@code reason}). Every write is logged; with a
- * {@code reason}, the reason, who (the authenticated principal, or {@code anonymous}) and
- * when are stored with each intent moved.
+ * ({@code GET /actuator/ductor/keys?key=&tenant=&pool=}, any key, or {@code GET
+ * /actuator/ductor/keys/{key}?tenant=&pool=} for one that can be a path segment; the pool
+ * of {@code @Idempotent} handlers when none is named), its stored body as text or, when
+ * binary, as base64. Write: act on one intent ({@code POST /actuator/ductor/{id}} with
+ * {@code action} = {@code retry}, {@code cancel} or {@code resolve} and a
+ * {@code resolution}, and a {@code reason}), or act on every failed or undecided intent
+ * of an effect ({@code POST /actuator/ductor} with {@code effect}, {@code status}, and
+ * optionally {@code action}, {@code resolution} and {@code reason}). Every write is
+ * logged; with a {@code reason}, the reason, who (the authenticated principal, or
+ * {@code anonymous}) and when are stored with each intent moved.
  * <p>
  * Every text the caller sends (action, resolution, reason, effect, status, filters) is at
- * most {@value #MAX_TEXT_LENGTH} characters without control characters or line
- * separators, so that what reaches the audit line is one line the caller cannot forge;
- * anything else is refused with a 400 naming the field, before anything is read or
- * changed. For {@code retry} and {@code cancel} without a {@code reason}, a
- * {@code resolution} is an operator's note logged with the action.
+ * most {@value #MAX_TEXT_LENGTH} characters (an idempotency key looked up: at most 255)
+ * without control characters or line separators, so that what reaches the audit line is
+ * one line the caller cannot forge; anything else is refused with a 400 naming the field,
+ * before anything is read or changed. For {@code retry} and {@code cancel} without a
+ * {@code reason}, a {@code resolution} is an operator's note logged with the action.
  */
 @Endpoint(id = "ductor")
 public class DuctorEndpoint {
 
-	/** The longest text a caller may send in one field. */
+	/** The longest text a caller may send in one field (but a key looked up). */
 	public static final int MAX_TEXT_LENGTH = 200;
+
+	/** The path segment of idempotency key lookups. */
+	private static final String KEYS = "keys";
 
 	/** How far back the overview's throughput reaches. */
 	static final Duration THROUGHPUT_WINDOW = Duration.ofMinutes(15);
@@ -150,8 +155,30 @@ public class DuctorEndpoint {
 		return intents(status, afterId, limit, null, null, null, null, null);
 	}
 
+	/**
+	 * The lists and lookups of one path segment: intents by status ({@code GET
+	 * /actuator/ductor/{status}}, with the filters of
+	 * {@link #intents(String, Long, Integer, String, String, String, String, String)}),
+	 * or an idempotency key given as a query parameter ({@code GET
+	 * /actuator/ductor/keys?key=&tenant=&pool=}), which finds every key, those that
+	 * cannot be a path segment too ({@code /}, {@code ;}, {@code %}, up to 255
+	 * characters).
+	 * @return the intents, or the key's record ({@code null}, 404, when it has none)
+	 */
 	@ReadOperation
-	public List<EffectIntent> intents(@Selector String status, @Nullable Long afterId, @Nullable Integer limit,
+	public @Nullable Object intentsOrKey(@Selector String status, @Nullable Long afterId, @Nullable Integer limit,
+			@Nullable String effect, @Nullable String key, @Nullable String run, @Nullable String from,
+			@Nullable String to, @Nullable String tenant, @Nullable String pool) {
+		if (KEYS.equals(status)) {
+			if (!present(key)) {
+				refuse("a key lookup needs the key: /actuator/ductor/keys?key=&tenant=&pool=");
+			}
+			return key(key, tenant, pool);
+		}
+		return intents(status, afterId, limit, effect, key, run, from, to);
+	}
+
+	public List<EffectIntent> intents(String status, @Nullable Long afterId, @Nullable Integer limit,
 			@Nullable String effect, @Nullable String key, @Nullable String run, @Nullable String from,
 			@Nullable String to) {
 		requireOneLine("status", status);
@@ -168,10 +195,10 @@ public class DuctorEndpoint {
 			if (filtered) {
 				refuse("filters need the inspector of this endpoint; list intents by status alone");
 			}
-			return masked(this.outbox.list(status(status), after, size));
+			return masked(this.outbox.list(listedStatus(status), after, size));
 		}
-		IntentFilter filter = new IntentFilter("all".equals(status) ? null : status(status), blank(effect), blank(key),
-				blank(run), time("from", from), time("to", to));
+		IntentFilter filter = new IntentFilter("all".equals(status) ? null : listedStatus(status), blank(effect),
+				blank(key), blank(run), time("from", from), time("to", to));
 		return masked(this.inspector.search(filter, after, size));
 	}
 
@@ -193,7 +220,9 @@ public class DuctorEndpoint {
 	public @Nullable Object run(@Selector String kind, @Selector String id, @Nullable String tenant,
 			@Nullable String pool, @Nullable String status, @Nullable String after, @Nullable Integer limit) {
 		requireOneLine("kind", kind);
-		requireOneLine("id", id);
+		if (!KEYS.equals(kind)) {
+			requireOneLine("id", id);
+		}
 		requireOneLine("tenant", tenant);
 		requireOneLine("pool", pool);
 		requireOneLine("status", status);
@@ -224,16 +253,29 @@ public class DuctorEndpoint {
 			case "intents" -> intentDetails(id);
 			case "run-types" ->
 				this.inspector.runs(id, blank(status), (after != null) ? after : "", (limit != null) ? limit : 50);
-			case "keys" ->
-				this.inspector
-					.key((tenant != null) ? tenant : "",
-							(pool != null && !pool.isEmpty()) ? pool : Idempotent.DEFAULT_POOL, id)
-					.orElse(null);
+			case KEYS -> key(id, tenant, pool);
 			default -> {
 				refuse("kind must be runs, intents, run-types or keys but was '" + kind + "'");
 				yield null;
 			}
 		};
+	}
+
+	/**
+	 * An idempotency key's record, in the pool of {@code @Idempotent} handlers when none
+	 * is named.
+	 */
+	private @Nullable Object key(String key, @Nullable String tenant, @Nullable String pool) {
+		requireOneLine("key", key, IdempotentRequest.MAX_KEY_LENGTH);
+		requireOneLine("tenant", tenant);
+		requireOneLine("pool", pool);
+		if (this.inspector == null) {
+			refuse("a key lookup needs the inspector of this endpoint");
+		}
+		return this.inspector
+			.key((tenant != null) ? tenant : "", (pool != null && !pool.isEmpty()) ? pool : Idempotent.DEFAULT_POOL,
+					key)
+			.orElse(null);
 	}
 
 	public EffectIntent act(long id, String action, @Nullable String resolution) {
@@ -418,11 +460,15 @@ public class DuctorEndpoint {
 	 * text.
 	 */
 	private static void requireOneLine(String field, @Nullable String value) {
+		requireOneLine(field, value, MAX_TEXT_LENGTH);
+	}
+
+	private static void requireOneLine(String field, @Nullable String value, int maxLength) {
 		if (value == null) {
 			return;
 		}
-		if (value.length() > MAX_TEXT_LENGTH) {
-			refuse(field + " must be at most " + MAX_TEXT_LENGTH + " characters but has " + value.length());
+		if (value.length() > maxLength) {
+			refuse(field + " must be at most " + maxLength + " characters but has " + value.length());
 		}
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
@@ -437,6 +483,17 @@ public class DuctorEndpoint {
 
 	private static void refuse(String message) {
 		throw new InvalidEndpointRequestException(message, message);
+	}
+
+	/** The status of a list: a client error when there is no such status. */
+	private static EffectStatus listedStatus(String status) {
+		try {
+			return status(status);
+		}
+		catch (IllegalArgumentException ex) {
+			refuse(ex.getMessage() + " (or all, or keys for an idempotency key)");
+			return null;
+		}
 	}
 
 	private static EffectStatus status(String status) {

@@ -1,6 +1,5 @@
 package io.ductor.effect.internal;
 
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +8,6 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -17,6 +15,7 @@ import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.Tick;
@@ -191,13 +190,8 @@ public class EffectWriter {
 	 * read-only
 	 */
 	public void requireTransaction(String effectName) {
-		if (!TransactionSynchronizationManager.isActualTransactionActive()
-				|| !TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			throw outsideTransaction(effectName, "");
-		}
-		if (autoCommit()) {
-			throw outsideTransaction(effectName, " (the active transaction is not on Ductor's DataSource: its "
-					+ "connection of Ductor's DataSource is in auto-commit, so an intent would commit on its own)");
+		if (!DatabaseTransactions.active(this.dataSource)) {
+			throw outsideTransaction(effectName);
 		}
 		if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
 			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
@@ -205,32 +199,12 @@ public class EffectWriter {
 		}
 	}
 
-	private static DurableEffectException outsideTransaction(String effectName, String detail) {
+	private static DurableEffectException outsideTransaction(String effectName) {
 		return new DurableEffectException("Effect '" + effectName + "' was called outside a transaction on "
-				+ "Ductor's DataSource" + detail + ", so its intent could not be recorded atomically with the "
+				+ "Ductor's DataSource (a transaction of another transaction manager, in which a connection of "
+				+ "Ductor's DataSource commits every statement on its own, is none), so its intent could not be recorded atomically with the "
 				+ "caller's work. Call it from a @Transactional method, a TransactionTemplate, or a TickService step "
 				+ "whose transaction manager manages Ductor's DataSource.");
-	}
-
-	/**
-	 * Whether the connection of Ductor's DataSource bound to this thread is in
-	 * auto-commit: lent to a transaction of another transaction manager, it takes no part
-	 * in that transaction.
-	 */
-	private boolean autoCommit() {
-		Object resource = TransactionSynchronizationManager.getResource(this.dataSource);
-		if (!(resource instanceof ConnectionHolder holder) || holder.getConnectionHandle() == null) {
-			// a resource of some other kind: the transaction manager that bound it knows
-			// best
-			return false;
-		}
-		try {
-			return holder.getConnection().getAutoCommit();
-		}
-		catch (SQLException ex) {
-			throw new DurableEffectException("Could not tell whether the connection of Ductor's DataSource is in a "
-					+ "transaction: " + ex.getMessage(), ex);
-		}
 	}
 
 	/**

@@ -14,7 +14,6 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
@@ -22,8 +21,10 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.web.internal.HandlerExceptions;
 import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.idempotency.web.TenantScopeResolver;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
@@ -52,7 +53,7 @@ public final class DuctorIdempotencyAutoConfiguration {
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
 			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
 		return new IdempotencyService(dataSource,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(dataSource)), json,
+				DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource), json,
 				properties.toSettings(), listener.getIfAvailable(), observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
@@ -94,6 +95,15 @@ public final class DuctorIdempotencyAutoConfiguration {
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
 			return new IdempotencyFilter(service, tenants, json, properties.headerName(), mappings,
 					properties.maxRequestSize(), properties.maxResponseSize());
+		}
+
+		/**
+		 * Tells the filter that a handler threw, also when Spring MVC answered for it.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		HandlerExceptions ductorHandlerExceptions() {
+			return new HandlerExceptions();
 		}
 
 		/**

@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import javax.sql.DataSource;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -20,6 +22,7 @@ import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.ReserveOutcome.InFlight;
 import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.ReserveOutcome;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 
 /**
@@ -48,9 +51,14 @@ public final class DuplicateWait {
 	 */
 	private final Map<String, Hold> held = new ConcurrentHashMap<>();
 
-	public DuplicateWait(IdempotencyStore store, IdempotencySettings settings, PostgresNotificationListener listener) {
+	/** Whose transactions end a settlement: it wakes duplicates after their commit. */
+	private final DataSource dataSource;
+
+	public DuplicateWait(IdempotencyStore store, IdempotencySettings settings, PostgresNotificationListener listener,
+			DataSource dataSource) {
 		this.store = store;
 		this.settings = settings;
+		this.dataSource = dataSource;
 		if (listener != null) {
 			listener.subscribe(IdempotencyService.CHANNEL, this.waiters);
 			listener.subscribe(IdempotencyService.WAITING_CHANNEL,
@@ -222,18 +230,22 @@ public final class DuplicateWait {
 	}
 
 	/**
-	 * Wakes this instance's duplicates when the current transaction ends, committed or
-	 * rolled back.
+	 * Wakes this instance's duplicates when the current database transaction ends,
+	 * committed or rolled back.
 	 */
 	void wakeWhenEnded(IdempotentRequest request) {
-		if (TransactionSynchronizationManager.isSynchronizationActive()) {
+		if (DatabaseTransactions.active(this.dataSource)) {
 			wakeAfterCommit(request);
 		}
 	}
 
-	/** Wakes this instance's duplicates now, or when the current transaction ends. */
+	/**
+	 * Wakes this instance's duplicates now, or when the current database transaction ends
+	 * (a transaction of another resource, a message broker's, commits nothing of the
+	 * key).
+	 */
 	public void wakeAfterCommit(IdempotentRequest request) {
-		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+		if (!DatabaseTransactions.active(this.dataSource)) {
 			this.waiters.wake(DuplicateWaiters.waiterId(request));
 			return;
 		}

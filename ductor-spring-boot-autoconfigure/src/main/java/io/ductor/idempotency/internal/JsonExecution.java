@@ -6,11 +6,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import javax.sql.DataSource;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.idempotency.DuplicatePolicy;
@@ -28,6 +29,7 @@ import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredDecision;
 import io.ductor.idempotency.StoredResponse;
 import io.ductor.idempotency.TransactionalDecision;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 
@@ -50,8 +52,12 @@ public final class JsonExecution {
 
 	private final DuctorObserver observer;
 
+	/** The database whose transactions a call joins. */
+	private final DataSource dataSource;
+
 	public JsonExecution(IdempotencyService service, JsonCodec json, IdempotencySettings settings,
-			TransactionTemplate transactions, DuctorObserver observer) {
+			TransactionTemplate transactions, DuctorObserver observer, DataSource dataSource) {
+		this.dataSource = dataSource;
 		this.service = service;
 		this.json = json;
 		this.settings = settings;
@@ -67,7 +73,7 @@ public final class JsonExecution {
 			Supplier<T> action) {
 		Objects.requireNonNull(resultType, "resultType must not be null");
 		Objects.requireNonNull(action, "action must not be null");
-		boolean joined = TransactionSynchronizationManager.isActualTransactionActive();
+		boolean joined = DatabaseTransactions.active(this.dataSource);
 		ReserveOutcome outcome = this.service.reserve(request, policy);
 		if (outcome instanceof OptedOut) {
 			return new IdempotentResult<>(action.get(), false, null);
@@ -81,11 +87,10 @@ public final class JsonExecution {
 			value = action.get();
 		}
 		catch (RuntimeException | Error ex) {
-			if (!joined) {
-				releaseAfterFailure(reservation, ReleaseReason.HANDLER_FAILED, ex);
-			}
-			// joined: the caller's rollback removes the reservation with the action's
-			// writes
+			// joined, the release is part of the caller's transaction: a caller that
+			// rolls back removes the reservation with it, one that goes on and commits
+			// leaves the key free, never pending
+			releaseAfterFailure(reservation, ex, joined);
 			throw ex;
 		}
 		String decisionId = reservation.ownerToken().toString();
@@ -148,13 +153,20 @@ public final class JsonExecution {
 		throw new IllegalStateException("Unexpected outcome " + outcome + " for " + request.describe());
 	}
 
-	private void releaseAfterFailure(Reservation reservation, ReleaseReason reason, Throwable failure) {
+	private void releaseAfterFailure(Reservation reservation, Throwable failure, boolean joined) {
 		try {
-			this.service.fail(reservation, reason);
+			this.service.fail(reservation, ReleaseReason.HANDLER_FAILED);
 		}
 		catch (RuntimeException ex) {
-			// the sweeper releases it after pending-ttl
 			failure.addSuppressed(ex);
+			if (joined) {
+				// the action's failure broke the caller's transaction (an aborted
+				// statement): it cannot commit, and its rollback removes the reservation
+				logger.debug("Could not release " + reservation.request().describe() + " in the caller's"
+						+ " transaction; it goes with that transaction's rollback", ex);
+				return;
+			}
+			// the sweeper releases it after pending-ttl
 			logger.warn("Could not release " + reservation.request().describe() + " after its action failed; it is"
 					+ " released by the sweeper after ductor.idempotency.pending-ttl", ex);
 		}

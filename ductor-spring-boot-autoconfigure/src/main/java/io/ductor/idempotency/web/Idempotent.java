@@ -26,10 +26,13 @@ import io.ductor.idempotency.DuplicatePolicy;
  * {@link DuplicatePolicy#WAIT}); 422 when the key was used for a different request. These
  * answers and replays carry the CORS headers Spring MVC's configuration gives the handler
  * for the request's origin. Responses below 500 are stored and replayed, except refusals
- * (401, 403, 407, 429), responses carrying {@code Set-Cookie}, errors the container
- * renders ({@code sendError}, as for a {@code ResponseStatusException}) and bodies larger
- * than {@code ductor.idempotency.max-response-size}, which are never stored; a 5xx answer
- * or an exception leaves the key free so that a retry runs the handler again.
+ * (401, 403, 407, 429), responses whose handler set a cookie ({@code Set-Cookie}), errors
+ * the container renders ({@code sendError}, as for a {@code ResponseStatusException}) and
+ * bodies larger than {@code ductor.idempotency.max-response-size}, which are never
+ * stored; a 5xx answer or an exception, whatever answers it (an
+ * {@code @ExceptionHandler}, a {@code ProblemDetail}), leaves the key free so that a
+ * retry runs the handler again. Only what the handler's dispatch wrote is its answer: a
+ * header or cookie a filter before Ductor's set is that filter's, never stored.
  * <p>
  * By default ({@link IdempotencyMode#ONE_TRANSACTION}) the reservation, the handler's
  * writes and the stored answer commit in one transaction and the answer is sent after the

@@ -54,6 +54,38 @@ final class Gate {
 		return run;
 	}
 
+	/**
+	 * Wait at {@code name}'s closed gate until {@link #open}, whatever interrupts the
+	 * thread meanwhile (it is interrupted again afterwards); not counted as a run.
+	 */
+	void holdUninterruptibly(String name) {
+		CountDownLatch latch = this.closed.get(name);
+		if (latch == null) {
+			return;
+		}
+		boolean interrupted = false;
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+		try {
+			while (true) {
+				try {
+					long left = deadline - System.nanoTime();
+					if (latch.await(Math.max(left, 0), TimeUnit.NANOSECONDS)) {
+						return;
+					}
+					throw new IllegalStateException("the gate " + name + " never opened");
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
 	int runs(String key) {
 		AtomicInteger runs = this.runs.get(key);
 		return (runs != null) ? runs.get() : 0;

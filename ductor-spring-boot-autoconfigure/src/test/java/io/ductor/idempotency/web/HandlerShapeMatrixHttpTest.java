@@ -72,6 +72,13 @@ class HandlerShapeMatrixHttpTest {
 	static final List<String> ASYNCHRONOUS = List.of("streaming", "entity-streaming", "sse", "emitter", "deferred",
 			"callable", "future", "stage", "web-async-task", "object-future", "object-callable");
 
+	/**
+	 * How long an asynchronous answer may take (also Spring MVC's default, for a
+	 * {@code Callable}): far longer than any answer needs on a loaded machine, so that
+	 * only the shapes made to time out ever do.
+	 */
+	static final long ANSWER_TIMEOUT = 120_000L;
+
 	enum Scenario {
 
 		/** The first request decides. */
@@ -107,7 +114,7 @@ class HandlerShapeMatrixHttpTest {
 		jdbc.sql("CREATE TABLE decision (decision_key text NOT NULL, run integer NOT NULL)").update();
 		app = new SpringApplicationBuilder(ShapesApplication.class).properties(postgres.springProperties())
 			.properties("server.port=0", "ductor.idempotency.sweeper.interval=1h", "ductor.retention.enabled=false",
-					"spring.flyway.enabled=false")
+					"spring.flyway.enabled=false", "spring.mvc.async.request-timeout=" + ANSWER_TIMEOUT + "ms")
 			.run();
 		client = new Client(app);
 		gate = app.getBean(Gate.class);
@@ -188,11 +195,20 @@ class HandlerShapeMatrixHttpTest {
 	@ValueSource(strings = { "deferred-timeout", "callable-timeout" })
 	void anAsynchronousAnswerThatTimesOutIsSentAsSpringAnswersItAndReleasesTheKey(String shape) throws Exception {
 		String key = UUID.randomUUID().toString();
-		HttpResponse<String> timedOut = client.post("/two-phase/" + shape, key);
-		assertThat(timedOut.statusCode()).isEqualTo(503);
-		assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
-		assertThat(client.post("/two-phase/" + shape, key).statusCode()).isEqualTo(503);
-		assertThat(gate.runs(key)).as("the handler ran again after the release").isEqualTo(2);
+		// a late callable answers only after the test saw Spring MVC's timeout answer:
+		// its
+		// cancellation (an interrupt) must not let it answer first
+		gate.close(key + " late");
+		try {
+			HttpResponse<String> timedOut = client.post("/two-phase/" + shape, key);
+			assertThat(timedOut.statusCode()).isEqualTo(503);
+			assertThat(rows.status("", Idempotent.DEFAULT_POOL, key)).isEqualTo("failed_before_commit");
+			assertThat(client.post("/two-phase/" + shape, key).statusCode()).isEqualTo(503);
+			assertThat(gate.runs(key)).as("the handler ran again after the release").isEqualTo(2);
+		}
+		finally {
+			gate.open(key + " late");
+		}
 	}
 
 	static long decisions(String key) {
@@ -278,7 +294,7 @@ class HandlerShapeMatrixHttpTest {
 		}
 
 		static DeferredResult<String> deferred(ExecutorService executor, Work work, String key, String fail) {
-			DeferredResult<String> result = new DeferredResult<>(30_000L);
+			DeferredResult<String> result = new DeferredResult<>(ANSWER_TIMEOUT);
 			executor.execute(() -> {
 				try {
 					result.setResult(work.decide(key, fail));
@@ -453,7 +469,7 @@ class HandlerShapeMatrixHttpTest {
 		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
 		SseEmitter sse(@RequestHeader("Idempotency-Key") String key,
 				@RequestHeader(name = "X-Fail", defaultValue = "") String fail) {
-			SseEmitter emitter = new SseEmitter(30_000L);
+			SseEmitter emitter = new SseEmitter(ANSWER_TIMEOUT);
 			return Answers.emit(emitter, this.executor, this.work, key, fail, (decision) -> {
 				Answers.send(emitter, SseEmitter.event().name("decided").data(decision));
 				Answers.send(emitter, SseEmitter.event().name("done").data("done"));
@@ -464,7 +480,7 @@ class HandlerShapeMatrixHttpTest {
 		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
 		ResponseBodyEmitter emitter(@RequestHeader("Idempotency-Key") String key,
 				@RequestHeader(name = "X-Fail", defaultValue = "") String fail) {
-			ResponseBodyEmitter emitter = new ResponseBodyEmitter(30_000L);
+			ResponseBodyEmitter emitter = new ResponseBodyEmitter(ANSWER_TIMEOUT);
 			return Answers.emit(emitter, this.executor, this.work, key, fail, (decision) -> {
 				Answers.send(emitter, "line 1: " + decision + "\n");
 				Answers.send(emitter, "line 2\n");
@@ -504,7 +520,7 @@ class HandlerShapeMatrixHttpTest {
 		@Idempotent(mode = IdempotencyMode.TWO_PHASE)
 		WebAsyncTask<String> webAsyncTask(@RequestHeader("Idempotency-Key") String key,
 				@RequestHeader(name = "X-Fail", defaultValue = "") String fail) {
-			return new WebAsyncTask<>(30_000L, () -> this.work.decide(key, fail));
+			return new WebAsyncTask<>(ANSWER_TIMEOUT, () -> this.work.decide(key, fail));
 		}
 
 		/** Never answered: Spring MVC answers 503 when it times out. */
@@ -520,7 +536,11 @@ class HandlerShapeMatrixHttpTest {
 		WebAsyncTask<String> callableTimeout(@RequestHeader("Idempotency-Key") String key) {
 			this.gate.pass(key);
 			return new WebAsyncTask<>(200L, () -> {
-				Thread.sleep(5_000);
+				// Spring MVC cancels the task when it times out, interrupting it; an
+				// interrupted task answering first would be answered 500, not the 503 of
+				// the
+				// timeout
+				this.gate.holdUninterruptibly(key + " late");
 				return "too late";
 			});
 		}

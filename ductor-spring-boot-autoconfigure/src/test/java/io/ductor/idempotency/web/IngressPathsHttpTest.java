@@ -214,6 +214,29 @@ class IngressPathsHttpTest {
 	}
 
 	@Test
+	void aReplayCarriesTheHeadersThatMakeItTheSameAnswer() throws Exception {
+		// a partial answer without its range is no partial answer
+		String part = newKey();
+		HttpResponse<String> partial = client.send("GET", "/files/1", part, null, "Range", "bytes=2-5");
+		assertThat(partial.statusCode()).isEqualTo(206);
+		assertThat(partial.headers().firstValue("Content-Range")).hasValue("bytes 2-5/10");
+		HttpResponse<String> replayed = client.send("GET", "/files/1", part, null, "Range", "bytes=2-5");
+		assertThat(replayed.headers().firstValue("Idempotency-Replayed")).hasValue("true");
+		assertThat(replayed.statusCode()).isEqualTo(206);
+		assertThat(replayed.body()).isEqualTo("2345");
+		assertThat(replayed.headers().allValues("Content-Range")).containsExactly("bytes 2-5/10");
+
+		// an answer no cache may keep is not kept by one when it is replayed either
+		String statement = newKey();
+		HttpResponse<String> first = client.send("GET", "/statements/7", statement, null);
+		assertThat(first.headers().allValues("Cache-Control")).containsExactly("no-store");
+		HttpResponse<String> again = client.send("GET", "/statements/7", statement, null);
+		assertThat(again.headers().firstValue("Idempotency-Replayed")).hasValue("true");
+		assertThat(again.headers().allValues("Cache-Control")).containsExactly("no-store");
+		assertThat(again.headers().allValues("Expires")).isEqualTo(first.headers().allValues("Expires"));
+	}
+
+	@Test
 	void aSuccessAfterTheHandlersTransactionalWorkFailedIsA500ProblemAndNothingIsKept() throws Exception {
 		String key = newKey();
 		MeterRegistry meters = app.getBean(MeterRegistry.class);
@@ -315,6 +338,16 @@ class IngressPathsHttpTest {
 		@Idempotent
 		ResponseEntity<Resource> file(@PathVariable int id) {
 			return ResponseEntity.ok(new ByteArrayResource("0123456789".getBytes(StandardCharsets.US_ASCII)));
+		}
+
+		@GetMapping("/statements/{id}")
+		@Idempotent
+		ResponseEntity<String> statement(@PathVariable int id) {
+			return ResponseEntity.ok()
+				.cacheControl(org.springframework.http.CacheControl.noStore())
+				.header("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
+				.lastModified(0)
+				.body("statement " + id);
 		}
 
 		@PostMapping("/rooms")

@@ -384,8 +384,9 @@
     const view = h('div', { id: 'keys-page' }, form);
     if (key) {
       try {
-        const k = await api('/keys/' + encodeURIComponent(key) + query({ tenant, pool }));
-        view.append(h('div', {}, h('dl', { class: 'fields', id: 'key-record', dataset: { status: k.status } },
+        // the query form: a key may hold any visible character (a '/' too) and 255 of them
+        const k = await api('/keys' + query({ key, tenant, pool }));
+        view.append(h('div', {}, h('dl', { class: 'fields', id: 'key-record', dataset: { status: k.status, key: k.key } },
           [['status', status(k.status)], ['decision', k.decisionId || ''], ['expires', time(k.expiresAt) + (k.expired ? ' (expired)' : '')],
             ['waiters', k.hasWaiters ? 'yes' : 'no'], ['response status', k.responseStatus || ''], ['response headers', k.responseHeaders || ''],
             ['response body', bodySummary(k)], ['created', time(k.createdAt)], ['updated', time(k.updatedAt)]]

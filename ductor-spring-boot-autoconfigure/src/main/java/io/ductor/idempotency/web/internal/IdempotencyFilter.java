@@ -102,7 +102,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	public static final int DEFAULT_MAX_RESPONSE_SIZE = 1024 * 1024;
 
 	static final String STORED_HEADERS_DOC = "Content-Type, Content-Language, Content-Encoding, Content-Disposition,"
-			+ " Content-Location, Location, ETag, Last-Modified";
+			+ " Content-Location, Content-Range, Location, ETag, Last-Modified, Cache-Control, Expires";
 
 	/**
 	 * The request attribute marking a request whose key is applied: a
@@ -317,6 +317,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 			DuplicatePolicy policy) throws IOException, ServletException {
 		ResponseCapture captured = new ResponseCapture(response, this.maxResponseSize, false);
 		SynchronousRequest synchronous = new SynchronousRequest(request, handler.describe());
+		Object[] exceptionsBefore = HandlerExceptions.before(request);
 		OneTransaction decided = new OneTransaction();
 		ReserveOutcome notReserved;
 		try {
@@ -338,7 +339,8 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 								// the answer was refused: told below, like any other
 							}
 							decided.answered = true;
-							decided.problem = decideInTransaction(reservation, transaction, captured, synchronous);
+							decided.problem = decideInTransaction(reservation, transaction, captured, synchronous,
+									HandlerExceptions.thrownSince(request, exceptionsBefore));
 							return null;
 						}
 
@@ -395,11 +397,12 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	/**
 	 * Inside the transaction, once the handler answered: store the answer, or roll
 	 * everything back.
+	 * @param threw whether the handler threw an exception that Spring MVC answered
 	 * @return the detail of the 500 problem to answer instead of the handler's response,
 	 * or {@code null} to send that response
 	 */
 	private String decideInTransaction(Reservation reservation, TransactionStatus transaction, ResponseCapture captured,
-			SynchronousRequest request) {
+			SynchronousRequest request, boolean threw) {
 		int status = captured.getStatus();
 		if (request.asyncRefused()) {
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
@@ -416,10 +419,27 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 			this.service.rollBack(reservation, transaction, ReleaseReason.SERVER_ERROR);
 			return null;
 		}
+		if (captured.errorSent() && status < 400) {
+			// a success or redirect sent with sendError (@ResponseStatus with a reason):
+			// its page is rendered after this filter, so it cannot be stored, and its
+			// work rolls back with the reservation; sent, it would claim that work
+			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return "This @Idempotent handler answered " + status + " with sendError (as @ResponseStatus with a"
+					+ " reason does), whose page the container renders after Ductor's filter, so it cannot be"
+					+ " stored and its work was rolled back. Answer without a reason (or with a ResponseEntity),"
+					+ " or use @Idempotent(mode = TWO_PHASE) to send such answers unstored";
+		}
 		if (captured.refusal() || captured.errorSent() || (status >= 400 && captured.setsCookie())) {
 			// a refusal or an error is about this attempt, and an error page is rendered
 			// after this filter: sent as it is, never replayed
 			this.service.rollBack(reservation, transaction, ReleaseReason.NOT_STORABLE);
+			return null;
+		}
+		if (threw) {
+			// an exception's answer (an @ExceptionHandler's, a ProblemDetail), whatever
+			// its status: the handler's work did not complete, so nothing of it is kept,
+			// and its answer is sent as it is, as plain Spring sends it
+			this.service.rollBack(reservation, transaction, ReleaseReason.HANDLER_FAILED);
 			return null;
 		}
 		if (transaction.isRollbackOnly()) {
@@ -473,7 +493,8 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	private void runTwoPhase(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
 			Reservation reservation) throws IOException, ServletException {
 		TwoPhaseExchange exchange = new TwoPhaseExchange(this.service, reservation,
-				new ResponseCapture(response, this.maxResponseSize, true), this.maxResponseSize);
+				new ResponseCapture(response, this.maxResponseSize, true), this.maxResponseSize,
+				HandlerExceptions.before(request));
 		request.setAttribute(APPLIED, exchange);
 		try {
 			chain.doFilter(request, exchange.captured());

@@ -6,8 +6,7 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.util.Collection;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,6 +18,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.util.LinkedCaseInsensitiveMap;
 
 /**
  * Holds back an {@code @Idempotent} handler's response until its decision is made,
@@ -63,17 +63,31 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 
 	/**
 	 * The headers the response had before the handler ran (set by filters before this
-	 * one): kept when the handler's answer is discarded.
+	 * one, a session cookie among them): theirs, not the handler's, so never stored nor
+	 * taken for a cookie the handler set, and kept when the handler's answer is
+	 * discarded.
 	 */
-	private final Map<String, List<String>> before = new LinkedHashMap<>();
+	private final Map<String, List<String>> before = new LinkedCaseInsensitiveMap<>();
 
 	ResponseCapture(HttpServletResponse response, int limit, boolean passThrough) {
 		super(response);
 		this.limit = limit;
 		this.passThrough = passThrough;
 		for (String name : response.getHeaderNames()) {
-			this.before.put(name, List.copyOf(response.getHeaders(name)));
+			this.before.putIfAbsent(name, List.copyOf(response.getHeaders(name)));
 		}
+	}
+
+	/**
+	 * @return the values of a header that the handler's dispatch wrote: those the
+	 * response had before it ran are left out
+	 */
+	List<String> handlerHeaders(String name) {
+		List<String> values = new ArrayList<>(getHeaders(name));
+		for (String earlier : this.before.getOrDefault(name, List.of())) {
+			values.remove(earlier);
+		}
+		return values;
 	}
 
 	/**
@@ -93,14 +107,11 @@ public final class ResponseCapture extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * @return whether the response carries {@code Set-Cookie}
+	 * @return whether the handler's dispatch set a cookie ({@code Set-Cookie}, a session
+	 * it created among them); a cookie a filter before it set is not the handler's
 	 */
 	boolean setsCookie() {
-		if (this.cookieSet) {
-			return true;
-		}
-		Collection<String> values = getHeaders(HttpHeaders.SET_COOKIE);
-		return values != null && !values.isEmpty();
+		return this.cookieSet || !handlerHeaders(HttpHeaders.SET_COOKIE).isEmpty();
 	}
 
 	/**

@@ -34,16 +34,20 @@ final class TwoPhaseExchange implements AsyncListener {
 
 	private final int maxResponseSize;
 
+	/** The exceptions the request held before the handler's dispatch. */
+	private final Object[] exceptionsBefore;
+
 	private final AtomicBoolean settled = new AtomicBoolean();
 
 	private boolean listening;
 
-	TwoPhaseExchange(IdempotencyService service, Reservation reservation, ResponseCapture captured,
-			int maxResponseSize) {
+	TwoPhaseExchange(IdempotencyService service, Reservation reservation, ResponseCapture captured, int maxResponseSize,
+			Object[] exceptionsBefore) {
 		this.service = service;
 		this.reservation = reservation;
 		this.captured = captured;
 		this.maxResponseSize = maxResponseSize;
+		this.exceptionsBefore = exceptionsBefore;
 	}
 
 	ResponseCapture captured() {
@@ -62,7 +66,7 @@ final class TwoPhaseExchange implements AsyncListener {
 			}
 			return;
 		}
-		settle();
+		settle(HandlerExceptions.thrownSince(request, this.exceptionsBefore));
 	}
 
 	/** A dispatch of the request threw: the key is released. */
@@ -72,7 +76,11 @@ final class TwoPhaseExchange implements AsyncListener {
 		}
 	}
 
-	private void settle() throws IOException {
+	/**
+	 * @param threw whether the handler (or its asynchronous part) threw an exception that
+	 * Spring MVC answered
+	 */
+	private void settle(boolean threw) throws IOException {
 		if (!this.settled.compareAndSet(false, true)) {
 			return;
 		}
@@ -92,6 +100,10 @@ final class TwoPhaseExchange implements AsyncListener {
 						+ (this.captured.errorSent() ? " sent as an error page (sendError)" : "")
 						+ ", which is never stored for replay: it was sent, and the key was released");
 				release(ReleaseReason.NOT_STORABLE);
+			}
+			else if (threw) {
+				// an exception's answer, whatever its status: the work did not complete
+				release(ReleaseReason.HANDLER_FAILED);
 			}
 			else {
 				this.service.complete(this.reservation, this.reservation.ownerToken().toString(),
