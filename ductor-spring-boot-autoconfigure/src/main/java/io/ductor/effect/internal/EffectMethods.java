@@ -141,6 +141,10 @@ public class EffectMethods implements BeanPostProcessor {
 		return this.byMethod.get(method);
 	}
 
+	java.util.Set<String> namesSoFar() {
+		return this.byName.keySet();
+	}
+
 	Iterable<EffectMethod> all() {
 		return this.byName.values();
 	}
