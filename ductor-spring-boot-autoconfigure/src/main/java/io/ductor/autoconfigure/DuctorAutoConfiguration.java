@@ -10,6 +10,7 @@ import org.postgresql.PGConnection;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -21,9 +22,11 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 
+import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.jdbc.internal.DatabaseTransactions;
@@ -58,6 +61,22 @@ import io.ductor.worker.internal.WorkerStatus;
 @EnableConfigurationProperties(DuctorProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class DuctorAutoConfiguration {
+
+	/**
+	 * Fails start-up, before any bean is created, when the application's configuration
+	 * sets a key under {@code ductor.} that Ductor does not read (a misspelled key would
+	 * otherwise be ignored), naming it, where it was set and the closest key.
+	 */
+	@Bean
+	static BeanFactoryPostProcessor ductorPropertyNamesCheck(Environment environment) {
+		return (beanFactory) -> {
+			DuctorPropertyNames names = DuctorPropertyNames.load((beanFactory.getBeanClassLoader() != null)
+					? beanFactory.getBeanClassLoader() : DuctorAutoConfiguration.class.getClassLoader());
+			if (names != null) {
+				names.check(environment);
+			}
+		};
+	}
 
 	/**
 	 * Ductor's migrations. Ordered after the application's own database initializers by

@@ -14,8 +14,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
+import io.ductor.effect.autoconfigure.DuctorConfiguredAlarms;
+import io.ductor.effect.autoconfigure.DuctorEffectOverrides;
 import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
 import io.ductor.health.autoconfigure.DuctorHealthProperties;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyProperties;
@@ -39,6 +43,8 @@ class DuctorPropertiesDurationLimitsTest {
 		List<String> properties = new ArrayList<>();
 		collect("ductor", DuctorProperties.class, properties);
 		collect("ductor.effects", DuctorEffectsProperties.class, properties);
+		collect("ductor.effects.overrides.send", DuctorEffectOverrides.EffectOverride.class, properties);
+		collect("ductor.effects.alarms.send", DuctorConfiguredAlarms.Alarm.class, properties);
 		collect("ductor.idempotency", DuctorIdempotencyProperties.class, properties);
 		collect("ductor.health", DuctorHealthProperties.class, properties);
 		return properties;
@@ -68,7 +74,8 @@ class DuctorPropertiesDurationLimitsTest {
 				assertThat(effects.retention()).isEqualTo(DuctorProperties.MAX_DURATION);
 				assertThat(context.getBean(DuctorIdempotencyProperties.class).pendingTtl())
 					.isEqualTo(Duration.ofDays(36_500));
-				assertThat(effects.overrides().get("send").backoff().max()).isEqualTo(Duration.ofDays(36_500));
+				assertThat(context.getBean(DuctorEffectOverrides.class).find("send").backoff().max())
+					.isEqualTo(Duration.ofDays(36_500));
 			});
 	}
 
@@ -172,6 +179,16 @@ class DuctorPropertiesDurationLimitsTest {
 	@EnableConfigurationProperties({ DuctorProperties.class, DuctorEffectsProperties.class,
 			DuctorIdempotencyProperties.class, DuctorHealthProperties.class })
 	static class PropertiesOnly {
+
+		@Bean
+		DuctorEffectOverrides overrides(Environment environment, DuctorEffectsProperties effects) {
+			return DuctorEffectOverrides.bind(environment, effects.backoff());
+		}
+
+		@Bean
+		DuctorConfiguredAlarms alarms(Environment environment) {
+			return DuctorConfiguredAlarms.bind(environment);
+		}
 
 	}
 

@@ -60,8 +60,11 @@ class LargestDurationsOnPostgresTest {
 	@BeforeAll
 	static void start() {
 		List<String> properties = new ArrayList<>(List.of(postgres.springProperties()));
+		// the effect override's durations apply to the effect below (an override of an
+		// effect that does not exist fails start-up)
 		DuctorPropertiesDurationLimitsTest.durationProperties()
-			.forEach((property) -> properties.add(property + "=36500d"));
+			.forEach((property) -> properties.add(
+					property.replace("ductor.effects.overrides.send.", "ductor.effects.overrides.flaky.") + "=36500d"));
 		// the recurring alarm whose every and grace are among them runs the effect below
 		properties.add("ductor.effects.alarms.send.effect=flaky");
 		properties.add("ductor.effects.alarms.send.arguments=alarm-occurrence");

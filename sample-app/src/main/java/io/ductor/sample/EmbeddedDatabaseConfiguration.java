@@ -27,9 +27,12 @@ class EmbeddedDatabaseConfiguration {
 	EmbeddedPostgres embeddedPostgres(@Value("${sample.database.directory}") Path directory,
 			@Value("${sample.database.port:0}") int port) throws IOException {
 		Files.createDirectories(directory);
+		// stopped by the context (destroyMethod), after Ductor's workers and the web
+		// server, rather than by a JVM shutdown hook of its own that would race them
 		EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
 			.setDataDirectory(directory)
-			.setCleanDataDirectory(false);
+			.setCleanDataDirectory(false)
+			.setRegisterShutdownHook(false);
 		if (port > 0) {
 			builder.setPort(port);
 		}

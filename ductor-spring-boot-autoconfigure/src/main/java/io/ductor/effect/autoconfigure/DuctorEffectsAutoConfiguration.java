@@ -22,6 +22,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.internal.DurableEffectAdvisor;
@@ -67,11 +68,44 @@ public final class DuctorEffectsAutoConfiguration {
 		return new DurableEffectAdvisor(effects);
 	}
 
+	/**
+	 * The per-effect overrides of {@code ductor.effects.overrides}, whose keys are effect
+	 * names with dots.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorEffectOverrides ductorEffectOverrides(Environment environment, DuctorEffectsProperties properties) {
+		return DuctorEffectOverrides.bind(environment, properties.backoff());
+	}
+
+	/**
+	 * The recurring alarms of {@code ductor.effects.alarms}, whose keys are alarm names,
+	 * possibly with dots.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorConfiguredAlarms ductorConfiguredAlarms(Environment environment) {
+		return DuctorConfiguredAlarms.bind(environment);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	EffectRegistry ductorEffectRegistry(EffectMethods methods, BeanFactory beanFactory, JsonCodec json,
-			DuctorEffectsProperties properties) {
-		return new EffectRegistry(methods, beanFactory, json.mapper().getTypeFactory(), retrySettings(properties));
+			DuctorEffectsProperties properties, DuctorEffectOverrides overrides) {
+		return new EffectRegistry(methods, beanFactory, json.mapper().getTypeFactory(),
+				retrySettings(properties, overrides));
+	}
+
+	/**
+	 * Checks, once every bean is ready, that each key of {@code ductor.effects.overrides}
+	 * and the effect of each recurring alarm name an effect of the application; otherwise
+	 * start-up fails naming the property, where it was set and the closest effect.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "ductorEffectNamesCheck")
+	SmartInitializingSingleton ductorEffectNamesCheck(Environment environment, EffectRegistry registry,
+			DuctorConfiguredAlarms alarms) {
+		return () -> EffectKeys.checkNames(environment, registry.names(), alarms);
 	}
 
 	@Bean
@@ -141,10 +175,9 @@ public final class DuctorEffectsAutoConfiguration {
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
-	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects,
-			DuctorEffectsProperties properties) {
+	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects, DuctorConfiguredAlarms alarms) {
 		List<RecurringAlarmDeclaration> declared = new ArrayList<>();
-		new TreeMap<>(properties.alarms()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
+		new TreeMap<>(alarms.byName()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
 				"ductor.effects.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
 		return () -> effects.declareAlarms(declared);
 	}
@@ -155,11 +188,12 @@ public final class DuctorEffectsAutoConfiguration {
 		return effects.retentionPurger();
 	}
 
-	private static EffectRetrySettings retrySettings(DuctorEffectsProperties properties) {
+	private static EffectRetrySettings retrySettings(DuctorEffectsProperties properties,
+			DuctorEffectOverrides overrides) {
 		Map<String, Integer> maxAttempts = new LinkedHashMap<>();
 		Map<String, Backoff> backoffs = new LinkedHashMap<>();
 		Map<String, Integer> maxConcurrency = new LinkedHashMap<>();
-		properties.overrides().forEach((name, override) -> {
+		overrides.byEffect().forEach((name, override) -> {
 			if (override.maxConcurrency() != null) {
 				maxConcurrency.put(name, override.maxConcurrency());
 			}

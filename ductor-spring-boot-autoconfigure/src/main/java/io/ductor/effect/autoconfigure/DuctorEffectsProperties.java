@@ -1,28 +1,23 @@
 package io.ductor.effect.autoconfigure;
 
-import java.time.DateTimeException;
 import java.time.Duration;
-import java.time.ZoneId;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.scheduling.support.CronExpression;
 import org.springframework.util.unit.DataSize;
 
 import io.ductor.autoconfigure.BackoffProperties;
 import io.ductor.autoconfigure.internal.PropertyChecks;
-import io.ductor.effect.AlarmSchedule;
-import io.ductor.effect.MissedOccurrences;
 import io.ductor.observation.DispatchRelation;
 
 /**
  * Durable effects, under {@code ductor.effects}: how they are recorded and retried, and
  * the workers that dispatch them (drainer), redrive them (reconciler) and fire recurring
- * alarms (alarm scheduler).
+ * alarms (alarm scheduler). The two maps whose keys are effect or alarm names, which hold
+ * dots, are bound apart so that every form of their keys binds:
+ * {@link DuctorEffectOverrides} ({@code ductor.effects.overrides}) and
+ * {@link DuctorConfiguredAlarms} ({@code ductor.effects.alarms}).
  *
  * @param maxAttempts Attempts before an intent is marked failed, unless the effect says
  * otherwise.
@@ -32,8 +27,6 @@ import io.ductor.observation.DispatchRelation;
  * effect again with the same key within this window records nothing new. At most 36500d;
  * to keep them for ever, set ductor.retention.enabled=false.
  * @param maxPayloadSize Largest JSON payload of an effect's arguments.
- * @param overrides Per-effect overrides of max-attempts, backoff and max-concurrency, by
- * effect name.
  * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
  * outcome is unknown.
  * @param tracing How the span of a dispatch attempt relates to the span that recorded its
@@ -41,16 +34,13 @@ import io.ductor.observation.DispatchRelation;
  * @param drainer The worker that dispatches effect intents.
  * @param reconciler The worker that redrives effect intents whose lease expired.
  * @param alarmScheduler The worker that records the due occurrences of recurring alarms.
- * @param alarms Recurring alarms, by alarm name: each fires an effect on a cron schedule
- * or a fixed period, with one intent per occurrence keyed by the alarm's name and the
- * occurrence's instant.
  */
 @ConfigurationProperties("ductor.effects")
 public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 		@NestedConfigurationProperty BackoffProperties backoff, @DefaultValue("7d") Duration retention,
-		@DefaultValue("256KB") DataSize maxPayloadSize, Map<String, EffectOverride> overrides,
-		@DefaultValue Reconcile reconcile, @DefaultValue Tracing tracing, @DefaultValue Drainer drainer,
-		@DefaultValue Reconciler reconciler, @DefaultValue AlarmScheduler alarmScheduler, Map<String, Alarm> alarms) {
+		@DefaultValue("256KB") DataSize maxPayloadSize, @DefaultValue Reconcile reconcile,
+		@DefaultValue Tracing tracing, @DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler,
+		@DefaultValue AlarmScheduler alarmScheduler) {
 
 	static final BackoffProperties DEFAULT_BACKOFF = new BackoffProperties(Duration.ofSeconds(1),
 			Duration.ofMinutes(10), 2.0);
@@ -63,16 +53,6 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 			throw new IllegalArgumentException(
 					"ductor.effects.max-payload-size must be between 1B and 64MB but was " + maxPayloadSize);
 		}
-		Map<String, EffectOverride> checkedOverrides = new LinkedHashMap<>();
-		if (overrides != null) {
-			for (Map.Entry<String, EffectOverride> entry : overrides.entrySet()) {
-				checkedOverrides.put(entry.getKey(),
-						entry.getValue().checked("ductor.effects.overrides." + entry.getKey(), backoff));
-			}
-		}
-		overrides = Map.copyOf(checkedOverrides);
-		alarms = (alarms != null) ? Map.copyOf(alarms) : Map.of();
-		alarms.forEach((name, alarm) -> alarm.check("ductor.effects.alarms." + name));
 	}
 
 	/**
@@ -115,32 +95,6 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 		public Reconcile {
 			PropertyChecks.requireBetween("ductor.effects.reconcile.max-rounds", maxRounds, 1, 1_000);
 			backoff = BackoffProperties.orDefaults(backoff, DEFAULT_BACKOFF, "ductor.effects.reconcile.backoff");
-		}
-
-	}
-
-	/**
-	 * Overrides for one effect.
-	 *
-	 * @param maxAttempts Attempts before the effect's intents are marked failed.
-	 * @param backoff The wait between attempts of this effect; what it leaves unset is
-	 * taken from ductor.effects.backoff.
-	 * @param maxConcurrency The most attempts of this effect that run at once across all
-	 * instances; wins over @DurableEffect(maxConcurrency). At least 1.
-	 */
-	public record EffectOverride(Integer maxAttempts, @NestedConfigurationProperty BackoffProperties backoff,
-			Integer maxConcurrency) {
-
-		EffectOverride checked(String prefix, BackoffProperties effectBackoff) {
-			if (this.maxAttempts != null) {
-				PropertyChecks.requireAtLeastOne(prefix + ".max-attempts", this.maxAttempts);
-			}
-			if (this.maxConcurrency != null) {
-				PropertyChecks.requireBetween(prefix + ".max-concurrency", this.maxConcurrency, 1, 10_000);
-			}
-			return (this.backoff != null) ? new EffectOverride(this.maxAttempts,
-					BackoffProperties.orDefaults(this.backoff, effectBackoff, prefix + ".backoff"), this.maxConcurrency)
-					: this;
 		}
 
 	}
@@ -224,81 +178,6 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 		public AlarmScheduler {
 			PropertyChecks.requirePositive("ductor.effects.alarm-scheduler.interval", interval);
 			PropertyChecks.requireBetween("ductor.effects.alarm-scheduler.batch-size", batchSize, 1, 10_000);
-		}
-
-	}
-
-	/**
-	 * One recurring alarm. Exactly one of cron and every is set.
-	 *
-	 * @param cron A Spring cron expression, six fields with seconds first ("0 0 9 * *
-	 * MON-FRI"), read in the zone.
-	 * @param every A fixed period instead of a cron expression: the occurrences are the
-	 * whole multiples of it since 1970-01-01T00:00:00Z (every=1h fires at the top of each
-	 * UTC hour).
-	 * @param zone The time zone of the cron expression, a java.time zone id
-	 * ("Europe/Berlin").
-	 * @param effect The name of the @DurableEffect each occurrence runs.
-	 * @param arguments The effect's arguments, one per parameter: a String parameter
-	 * takes the text, any other parameter reads it as JSON (42, true, {"sku": "book-1"}).
-	 * @param missed What happens to occurrences reached more than the grace after their
-	 * instant (every instance was down): run-once (one occurrence, keyed by the first
-	 * missed instant, runs for all of them), run-each (each runs, the newest 1,000 at
-	 * most) or skip (none runs).
-	 * @param grace How late an occurrence may be reached and still count as on time.
-	 */
-	public record Alarm(String cron, Duration every, @DefaultValue("UTC") String zone, String effect,
-			List<String> arguments, @DefaultValue("run-once") MissedOccurrences missed,
-			@DefaultValue("1m") Duration grace) {
-
-		public Alarm {
-			arguments = (arguments != null) ? List.copyOf(arguments) : List.of();
-		}
-
-		void check(String prefix) {
-			if ((this.cron == null) == (this.every == null)) {
-				throw new IllegalArgumentException(prefix + " must set exactly one of " + prefix + ".cron and " + prefix
-						+ ".every but " + ((this.cron == null) ? "set neither" : "set both"));
-			}
-			if (this.effect == null || this.effect.isBlank()) {
-				throw new IllegalArgumentException(prefix + ".effect must name the @DurableEffect the alarm runs");
-			}
-			if (this.cron != null && !CronExpression.isValidExpression(this.cron)) {
-				String reason;
-				try {
-					CronExpression.parse(this.cron);
-					reason = "";
-				}
-				catch (IllegalArgumentException ex) {
-					reason = ": " + ex.getMessage();
-				}
-				throw new IllegalArgumentException(prefix + ".cron is not a valid cron expression (six fields, seconds "
-						+ "first, as \"0 0 9 * * *\") but was '" + this.cron + "'" + reason);
-			}
-			if (this.every != null) {
-				PropertyChecks.requirePositive(prefix + ".every", this.every);
-				if (this.every.toNanos() % 1_000_000 != 0) {
-					throw new IllegalArgumentException(
-							prefix + ".every must be a whole number of milliseconds but was " + this.every);
-				}
-			}
-			try {
-				ZoneId.of(this.zone);
-			}
-			catch (DateTimeException ex) {
-				throw new IllegalArgumentException(prefix + ".zone is not a known time zone id (such as Europe/Berlin"
-						+ " or UTC) but was '" + this.zone + "'");
-			}
-			if (this.grace.isNegative()) {
-				throw new IllegalArgumentException(prefix + ".grace must not be negative but was " + this.grace);
-			}
-			PropertyChecks.requireAtMostMax(prefix + ".grace", this.grace);
-		}
-
-		AlarmSchedule toSchedule() {
-			AlarmSchedule schedule = (this.cron != null) ? AlarmSchedule.cron(this.cron, ZoneId.of(this.zone))
-					: AlarmSchedule.every(this.every);
-			return schedule.withMissed(this.missed).withGrace(this.grace);
 		}
 
 	}

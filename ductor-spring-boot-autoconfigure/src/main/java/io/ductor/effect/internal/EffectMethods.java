@@ -6,13 +6,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.springframework.aop.support.AopUtils;
-import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.ductor.effect.DurableEffect;
+import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.EffectContext;
 import io.ductor.effect.EffectReconciler;
 import io.ductor.effect.ReconcileOutcome;
@@ -45,19 +45,19 @@ public class EffectMethods implements BeanPostProcessor {
 	private void registerReconciler(String beanName, Method method) {
 		String problem = reconcilerProblemWith(method);
 		if (problem != null) {
-			throw new BeanInitializationException(
+			throw new DurableEffectException(
 					"@EffectReconciler method " + describe(method) + " of bean '" + beanName + "' " + problem);
 		}
 		EffectReconciler annotation = AnnotatedElementUtils.findMergedAnnotation(method, EffectReconciler.class);
 		String name = annotation.value();
 		if (name.isBlank()) {
-			throw new BeanInitializationException("@EffectReconciler method " + describe(method) + " of bean '"
-					+ beanName + "' must name the effect it reconciles");
+			throw new DurableEffectException("@EffectReconciler method " + describe(method) + " of bean '" + beanName
+					+ "' must name the effect it reconciles");
 		}
 		ReconcilerMethod reconciler = new ReconcilerMethod(name, beanName, method);
 		ReconcilerMethod existing = this.reconcilers.putIfAbsent(name, reconciler);
 		if (existing != null && !existing.method().equals(method)) {
-			throw new BeanInitializationException("Effect '" + name + "' has two @EffectReconciler methods: "
+			throw new DurableEffectException("Effect '" + name + "' has two @EffectReconciler methods: "
 					+ describe(method) + " in bean '" + beanName + "' and " + describe(existing.method()) + " in bean '"
 					+ existing.beanName() + "'; an effect has at most one reconciler");
 		}
@@ -84,7 +84,7 @@ public class EffectMethods implements BeanPostProcessor {
 	private void register(String beanName, Class<?> userClass, Method method) {
 		String problem = problemWith(userClass, method);
 		if (problem != null) {
-			throw new BeanInitializationException(
+			throw new DurableEffectException(
 					"@DurableEffect method " + describe(method) + " of bean '" + beanName + "' " + problem);
 		}
 		DurableEffect annotation = AnnotatedElementUtils.findMergedAnnotation(method, DurableEffect.class);
@@ -93,8 +93,8 @@ public class EffectMethods implements BeanPostProcessor {
 		EffectMethod effect = new EffectMethod(name, beanName, userClass, method, annotation);
 		EffectMethod existing = this.byName.putIfAbsent(name, effect);
 		if (existing != null && !existing.method().equals(method)) {
-			throw new BeanInitializationException("@DurableEffect name '" + name + "' of " + describe(method)
-					+ " in bean '" + beanName + "' is already used by " + describe(existing.method()) + " in bean '"
+			throw new DurableEffectException("@DurableEffect name '" + name + "' of " + describe(method) + " in bean '"
+					+ beanName + "' is already used by " + describe(existing.method()) + " in bean '"
 					+ existing.beanName() + "'; give one of them another name()");
 		}
 		this.byMethod.putIfAbsent(method, effect);
@@ -139,6 +139,10 @@ public class EffectMethods implements BeanPostProcessor {
 	 */
 	EffectMethod find(Method method) {
 		return this.byMethod.get(method);
+	}
+
+	java.util.Set<String> namesSoFar() {
+		return this.byName.keySet();
 	}
 
 	Iterable<EffectMethod> all() {

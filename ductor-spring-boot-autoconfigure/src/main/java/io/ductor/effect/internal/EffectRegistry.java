@@ -64,7 +64,14 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		for (ReconcilerMethod reconciler : this.methods.reconcilers()) {
 			checkReconciler(reconciler);
 		}
-		checkConcurrencyOverrides();
+	}
+
+	/**
+	 * @return the names of the effects declared so far (every one, once all singletons
+	 * are instantiated)
+	 */
+	public java.util.Set<String> names() {
+		return java.util.Set.copyOf(this.methods.namesSoFar());
 	}
 
 	/**
@@ -189,19 +196,6 @@ public class EffectRegistry implements SmartInitializingSingleton {
 			}
 		}
 		return limits;
-	}
-
-	/**
-	 * Fails start-up when configuration overrides the concurrency of an effect that does
-	 * not exist.
-	 */
-	private void checkConcurrencyOverrides() {
-		for (String name : this.retry.maxConcurrencyByEffect().keySet()) {
-			if (this.methods.find(name) == null) {
-				throw new DurableEffectException("ductor.effects.overrides." + name + ".max-concurrency names an "
-						+ "effect that does not exist: no @DurableEffect method has the name '" + name + "'");
-			}
-		}
 	}
 
 	/**

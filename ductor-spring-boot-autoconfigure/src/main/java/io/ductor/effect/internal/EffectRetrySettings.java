@@ -2,6 +2,8 @@ package io.ductor.effect.internal;
 
 import java.util.Map;
 
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+
 import io.ductor.worker.internal.Backoff;
 
 /**
@@ -31,15 +33,37 @@ public record EffectRetrySettings(int maxAttempts, Backoff backoff, Map<String, 
 	}
 
 	int maxConcurrencyFor(String effectName, int annotated) {
-		return this.maxConcurrencyByEffect.getOrDefault(effectName, annotated);
+		Integer configured = find(this.maxConcurrencyByEffect, effectName);
+		return (configured != null) ? configured : annotated;
 	}
 
 	int maxAttemptsFor(String effectName, int annotated) {
-		return this.maxAttemptsByEffect.getOrDefault(effectName, (annotated > 0) ? annotated : this.maxAttempts);
+		Integer configured = find(this.maxAttemptsByEffect, effectName);
+		return (configured != null) ? configured : (annotated > 0) ? annotated : this.maxAttempts;
 	}
 
 	Backoff backoffFor(String effectName) {
-		return this.backoffByEffect.getOrDefault(effectName, this.backoff);
+		Backoff configured = find(this.backoffByEffect, effectName);
+		return (configured != null) ? configured : this.backoff;
+	}
+
+	/**
+	 * The value configured for an effect: under its exact name, or under a key that
+	 * Spring Boot reads as the same name (an environment variable spells it in upper case
+	 * and without dashes).
+	 */
+	private static <V> V find(Map<String, V> byEffect, String effectName) {
+		V exact = byEffect.get(effectName);
+		if (exact != null || byEffect.isEmpty()) {
+			return exact;
+		}
+		ConfigurationPropertyName name = ConfigurationPropertyName.adapt(effectName, '.');
+		for (Map.Entry<String, V> entry : byEffect.entrySet()) {
+			if (ConfigurationPropertyName.adapt(entry.getKey(), '.').equals(name)) {
+				return entry.getValue();
+			}
+		}
+		return null;
 	}
 
 }

@@ -1,5 +1,7 @@
 package io.ductor.jdbc.internal;
 
+import java.util.List;
+
 import javax.sql.DataSource;
 
 import org.flywaydb.core.Flyway;
@@ -10,7 +12,6 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.InitializingBean;
 
-import io.ductor.DuctorException;
 import io.ductor.jdbc.SchemaMode;
 
 /**
@@ -54,7 +55,7 @@ public class DuctorSchema implements InitializingBean {
 			}
 		}
 		catch (FlywayException ex) {
-			throw new DuctorException(
+			throw new DuctorSchemaException(this.mode,
 					"Ductor could not migrate its tables (ductor.schema.mode=migrate): " + ex.getMessage(), ex);
 		}
 	}
@@ -65,14 +66,33 @@ public class DuctorSchema implements InitializingBean {
 			result = flyway().validateWithResult();
 		}
 		catch (FlywayException ex) {
-			throw new DuctorException(
+			throw new DuctorSchemaException(this.mode,
 					"Ductor could not validate its tables (ductor.schema.mode=validate): " + ex.getMessage(), ex);
 		}
 		if (!result.validationSuccessful) {
-			throw new DuctorException("Ductor's tables are not up to date and ductor.schema.mode=validate: "
-					+ result.getAllErrorMessages() + ". Apply the migrations in " + LOCATION + " (history table "
-					+ HISTORY_TABLE + ") or set ductor.schema.mode=migrate.");
+			throw new DuctorSchemaException(this.mode,
+					"Ductor's tables are not up to date and ductor.schema.mode=validate: " + describe(result)
+							+ ". Apply the migrations in " + LOCATION + " (history table " + HISTORY_TABLE
+							+ ") or set ductor.schema.mode=migrate.",
+					null);
 		}
+	}
+
+	/**
+	 * The migrations that failed validation, by version, and the first problem: Flyway
+	 * writes a paragraph per migration.
+	 */
+	private static String describe(ValidateResult result) {
+		if (result.invalidMigrations == null || result.invalidMigrations.isEmpty()) {
+			return result.getAllErrorMessages();
+		}
+		List<String> versions = result.invalidMigrations.stream()
+			.map((migration) -> (migration.version != null && !migration.version.isEmpty()) ? migration.version
+					: migration.description)
+			.toList();
+		String first = result.invalidMigrations.get(0).errorDetails.errorMessage;
+		return "migration(s) " + String.join(", ", versions) + " of " + LOCATION + " failed validation (the first: "
+				+ ((first != null) ? first.lines().findFirst().orElse("").strip() : "no reason given") + ")";
 	}
 
 	private Flyway flyway() {

@@ -18,7 +18,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorProperties;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
+import io.ductor.effect.autoconfigure.DuctorConfiguredAlarms;
 import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorMetrics;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -48,10 +48,10 @@ public final class DuctorMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(EffectOutbox.class)
 	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectOutbox outbox, DuctorProperties properties,
-			ObjectProvider<DuctorEffectsProperties> effects) {
-		DuctorEffectsProperties effectsProperties = effects.getIfAvailable();
-		return new DuctorSchedulingMetrics(outbox, properties.backlog().cacheTtl(), (effectsProperties != null)
-				? new ArrayList<>(new TreeSet<>(effectsProperties.alarms().keySet())) : new ArrayList<>());
+			ObjectProvider<DuctorConfiguredAlarms> alarms) {
+		DuctorConfiguredAlarms configured = alarms.getIfAvailable(() -> DuctorConfiguredAlarms.NONE);
+		return new DuctorSchedulingMetrics(outbox, properties.backlog().cacheTtl(),
+				new ArrayList<>(new TreeSet<>(configured.byName().keySet())));
 	}
 
 }

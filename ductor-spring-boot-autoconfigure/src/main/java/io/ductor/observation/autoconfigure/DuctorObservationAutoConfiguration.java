@@ -2,7 +2,9 @@ package io.ductor.observation.autoconfigure;
 
 import io.micrometer.observation.ObservationRegistry;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -15,6 +17,7 @@ import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.observation.internal.MicrometerDuctorObservations;
+import io.ductor.observation.internal.TracingSetupCheck;
 import io.ductor.observation.internal.TraceContextSource;
 
 /**
@@ -42,6 +45,21 @@ public final class DuctorObservationAutoConfiguration {
 						traceContexts.getIfUnique(() -> TraceContextSource.NONE),
 						environment.getProperty("ductor.effects.tracing.observe-recording", Boolean.class, false))
 				: DuctorObservations.NOOP;
+	}
+
+	/**
+	 * Warns at start-up when Micrometer Tracing is on the class path and yet no tracer
+	 * was made (on Spring Boot 4 a bridge needs Boot's tracing module for it), so that
+	 * effects would silently store no trace context.
+	 */
+	@Bean
+	@ConditionalOnBean(ObservationRegistry.class)
+	@ConditionalOnMissingBean
+	TracingSetupCheck ductorTracingSetupCheck(ListableBeanFactory beans, Environment environment) {
+		ClassLoader classLoader = (beans instanceof ConfigurableBeanFactory configurable
+				&& configurable.getBeanClassLoader() != null) ? configurable.getBeanClassLoader()
+						: DuctorObservationAutoConfiguration.class.getClassLoader();
+		return new TracingSetupCheck(beans, environment, classLoader);
 	}
 
 }

@@ -1,0 +1,80 @@
+package io.ductor.tracing;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import io.micrometer.tracing.Tracer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.ductor.test.docs.DocSnippets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What both tracers must do with the dependencies {@code docs/tracing.md} names: a
+ * request that records an effect and the effect's attempt share one trace id, and the
+ * intent stores the request's trace context.
+ */
+abstract class TraceFromRequestToEffect {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	TracedShop.Confirmations confirmations;
+
+	@Autowired
+	Tracer tracer;
+
+	@Autowired
+	DataSource dataSource;
+
+	/**
+	 * @return the index of the page's dependency block of this tracer
+	 */
+	abstract int dependencyBlock();
+
+	/**
+	 * @return the simple name of the tracer class this tracer's module makes
+	 */
+	abstract String tracerClass();
+
+	@Test
+	void thePagesDependenciesAreThisModules() {
+		List<DocSnippets.Snippet> snippets = DocSnippets.between(Path.of("../docs/tracing.md"), "tracing-dependencies");
+		assertThat(snippets).extracting(DocSnippets.Snippet::language).containsExactly("xml", "xml");
+		DocSnippets.assertRuns(snippets.get(dependencyBlock()), Path.of("pom.xml"));
+	}
+
+	@Test
+	void aRequestAndTheEffectItRecordsShareOneTraceId() throws Exception {
+		assertThat(this.tracer.getClass().getSimpleName()).isEqualTo(tracerClass());
+		HttpResponse<String> response = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + "/orders/o-1"))
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).isEqualTo(200);
+		String requestTraceId = response.body();
+		assertThat(requestTraceId).matches("[0-9a-f]{32}");
+		await().atMost(Duration.ofSeconds(30)).until(() -> !this.confirmations.traceIds().isEmpty());
+		assertThat(this.confirmations.traceIds()).containsExactly(requestTraceId);
+		String stored = JdbcClient.create(this.dataSource)
+			.sql("SELECT trace_context::text FROM eec_effect_intent WHERE effect_name = 'order.confirm'")
+			.query(String.class)
+			.single();
+		assertThat(stored).contains("traceparent").contains(requestTraceId);
+	}
+
+}
