@@ -8,6 +8,9 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -32,6 +35,8 @@ import io.ductor.run.Tick;
  * intent, for its attempts to continue.
  */
 public class EffectWriter {
+
+	private static final Log logger = LogFactory.getLog(EffectWriter.class);
 
 	private final DataSource dataSource;
 
@@ -197,6 +202,17 @@ public class EffectWriter {
 			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
 					+ "recording an intent needs a read-write transaction");
 		}
+		if (TransactionSynchronizationManager.getResource(this) instanceof Scheduled scheduled
+				&& scheduled.completing) {
+			throw calledWhileCompleting(effectName);
+		}
+	}
+
+	private static DurableEffectException calledWhileCompleting(String effectName) {
+		return new DurableEffectException("Effect '" + effectName + "' was called while its transaction was "
+				+ "completing (from an afterCommit or afterCompletion callback, or a @TransactionalEventListener "
+				+ "of phase AFTER_COMMIT), where nothing it writes commits with that transaction. Record it in a "
+				+ "transaction of its own (Propagation.REQUIRES_NEW).");
 	}
 
 	private static DurableEffectException outsideTransaction(String effectName) {
@@ -271,6 +287,12 @@ public class EffectWriter {
 		 */
 		private boolean commitAttempted;
 
+		/**
+		 * Whether the transaction is completing: its work is done, and what is recorded
+		 * from now on does not commit with it.
+		 */
+		private volatile boolean completing;
+
 		Scheduled(String first) {
 			this.first = first;
 		}
@@ -312,6 +334,11 @@ public class EffectWriter {
 			this.commitAttempted = true;
 		}
 
+		@Override
+		public void beforeCompletion() {
+			this.completing = true;
+		}
+
 		/**
 		 * Hands the leased intents over after a commit; gives their places up after a
 		 * rollback; and hands them back to {@code pending} when the commit may or may not
@@ -327,6 +354,18 @@ public class EffectWriter {
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
 			boolean committed = status == STATUS_COMMITTED;
 			boolean uncertain = !committed && (status == STATUS_UNKNOWN || this.commitAttempted);
+			if (committed && !this.completing) {
+				// registered after the transaction committed (from an afterCommit
+				// callback): what it recorded was written after the commit, on a
+				// connection that commits it later or never. Nothing is handed over; a
+				// leased intent that does commit is redriven when its lease expires.
+				logger.warn(calledWhileCompleting(this.first).getMessage()
+						+ " Its intents are not dispatched at commit: one that commits runs when its lease expires.");
+				if (this.handoffs != null) {
+					this.handoffs.forEach(Handoff::cancel);
+				}
+				return;
+			}
 			if (this.handoffs != null) {
 				if (committed && !this.partlyRolledBack) {
 					for (int i = 0; i < this.handoffs.size(); i++) {
