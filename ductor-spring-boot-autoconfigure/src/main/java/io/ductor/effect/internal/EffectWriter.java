@@ -2,7 +2,9 @@ package io.ductor.effect.internal;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -37,6 +39,12 @@ import io.ductor.run.Tick;
 public class EffectWriter {
 
 	private static final Log logger = LogFactory.getLog(EffectWriter.class);
+
+	/**
+	 * The ordering keys this thread's open transactions hold until they commit, each with
+	 * the transaction that holds it.
+	 */
+	private final ThreadLocal<Map<String, Scheduled>> orderingHeld = new ThreadLocal<>();
 
 	private final DataSource dataSource;
 
@@ -104,8 +112,22 @@ public class EffectWriter {
 		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect.orderingKey(), args);
 		if (ordering != null) {
 			requireKey("ordering key", ordering, effect);
+			Scheduled current = scheduled();
+			Map<String, Scheduled> held = this.orderingHeld.get();
+			Scheduled holder = (held != null) ? held.get(ordering) : null;
+			if (holder != null && holder != current) {
+				throw new DurableEffectException("Effect '" + effect.name() + "': ordering key '" + ordering
+						+ "' is held until its commit by a transaction this thread suspended (this call runs in a "
+						+ "transaction started inside it, such as REQUIRES_NEW): it would wait for that transaction, "
+						+ "which waits for it. Record it in the outer transaction, or after it commits.");
+			}
 			// same-key writers commit one after the other, so id order is commit order
 			this.store.lockUntilCommit("ductor.ordering:" + ordering);
+			if (held == null) {
+				held = new HashMap<>();
+				this.orderingHeld.set(held);
+			}
+			held.putIfAbsent(ordering, current);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
 		DuctorObservations.Recording recording = this.observations.schedule(effect.name(), effect.receiver().name(),
@@ -231,15 +253,8 @@ public class EffectWriter {
 	 * leased intents are given up.
 	 */
 	private void onCommit(String effectName, boolean dueNow, Handoff handoff, ClaimedIntent leased) {
-		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
-		if (scheduled == null) {
-			scheduled = new Scheduled(effectName);
-			TransactionSynchronizationManager.bindResource(this, scheduled);
-			TransactionSynchronizationManager.registerSynchronization(scheduled);
-		}
-		else {
-			scheduled.add(effectName);
-		}
+		Scheduled scheduled = scheduled();
+		scheduled.add(effectName);
 		if (handoff != null) {
 			scheduled.handOver(handoff, leased);
 			return;
@@ -249,6 +264,20 @@ public class EffectWriter {
 			this.notifier.beforeCommit();
 			scheduled.dueNow = true;
 		}
+	}
+
+	/**
+	 * @return what the current physical transaction has recorded, bound and registered
+	 * for its completion the first time
+	 */
+	private Scheduled scheduled() {
+		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
+		if (scheduled == null) {
+			scheduled = new Scheduled();
+			TransactionSynchronizationManager.bindResource(this, scheduled);
+			TransactionSynchronizationManager.registerSynchronization(scheduled);
+		}
+		return scheduled;
 	}
 
 	/**
@@ -262,7 +291,8 @@ public class EffectWriter {
 	 */
 	private final class Scheduled implements TransactionSynchronization {
 
-		private final String first;
+		/** The first effect it recorded, or {@code null} before its first intent. */
+		private String first;
 
 		private List<String> more;
 
@@ -293,11 +323,11 @@ public class EffectWriter {
 		 */
 		private volatile boolean completing;
 
-		Scheduled(String first) {
-			this.first = first;
-		}
-
 		void add(String effectName) {
+			if (this.first == null) {
+				this.first = effectName;
+				return;
+			}
 			if (this.more == null) {
 				this.more = new ArrayList<>();
 			}
@@ -352,6 +382,13 @@ public class EffectWriter {
 		@Override
 		public void afterCompletion(int status) {
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
+			Map<String, Scheduled> held = EffectWriter.this.orderingHeld.get();
+			if (held != null) {
+				held.values().removeIf((holder) -> holder == this);
+				if (held.isEmpty()) {
+					EffectWriter.this.orderingHeld.remove();
+				}
+			}
 			boolean committed = status == STATUS_COMMITTED;
 			boolean uncertain = !committed && (status == STATUS_UNKNOWN || this.commitAttempted);
 			if (committed && !this.completing) {
@@ -359,8 +396,10 @@ public class EffectWriter {
 				// callback): what it recorded was written after the commit, on a
 				// connection that commits it later or never. Nothing is handed over; a
 				// leased intent that does commit is redriven when its lease expires.
-				logger.warn(calledWhileCompleting(this.first).getMessage()
-						+ " Its intents are not dispatched at commit: one that commits runs when its lease expires.");
+				if (this.first != null) {
+					logger.warn(calledWhileCompleting(this.first).getMessage()
+							+ " Its intents are not dispatched at commit: one that commits runs when its lease expires.");
+				}
 				if (this.handoffs != null) {
 					this.handoffs.forEach(Handoff::cancel);
 				}
@@ -383,7 +422,9 @@ public class EffectWriter {
 				EffectWriter.this.localWakeUp.run();
 			}
 			if (committed) {
-				EffectWriter.this.observer.effectScheduled(this.first);
+				if (this.first != null) {
+					EffectWriter.this.observer.effectScheduled(this.first);
+				}
 				if (this.more != null) {
 					this.more.forEach(EffectWriter.this.observer::effectScheduled);
 				}
