@@ -115,6 +115,11 @@ public class EffectWriter {
 			Scheduled current = scheduled();
 			Map<String, Scheduled> held = this.orderingHeld.get();
 			Scheduled holder = (held != null) ? held.get(ordering) : null;
+			if (holder != null && holder.completed) {
+				// completed on another thread (a JTA timeout): it holds nothing any more
+				held.remove(ordering);
+				holder = null;
+			}
 			if (holder != null && holder != current) {
 				throw new DurableEffectException("Effect '" + effect.name() + "': ordering key '" + ordering
 						+ "' is held until its commit by a transaction this thread suspended (this call runs in a "
@@ -323,6 +328,9 @@ public class EffectWriter {
 		 */
 		private volatile boolean completing;
 
+		/** Whether the transaction has completed. */
+		private volatile boolean completed;
+
 		void add(String effectName) {
 			if (this.first == null) {
 				this.first = effectName;
@@ -381,6 +389,7 @@ public class EffectWriter {
 		 */
 		@Override
 		public void afterCompletion(int status) {
+			this.completed = true;
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
 			Map<String, Scheduled> held = EffectWriter.this.orderingHeld.get();
 			if (held != null) {
