@@ -188,7 +188,7 @@ class DrainerStateMachineTest {
 		DrainerModelEffects.keeperRelease.countDown();
 		Map<String, Long> byAction = new LinkedHashMap<>();
 		actions.forEach((name, count) -> byAction.put(name, count.get()));
-		String report = "Threaded drainer state machine\nsequences run (shrinking included): " + worlds.get()
+		String report = "Threaded drainer state machine\nsequences run (minimizing included): " + worlds.get()
 				+ "\nsequences passed: " + sequences.get() + "\nsteps run, each followed by the invariants: "
 				+ steps.get() + "\nsteps per sequence: up to " + maxSteps() + "\nreceiver calls: " + calls.get()
 				+ "\ntable samples of attempts in flight under live leases: " + samples.get()
@@ -224,12 +224,97 @@ class DrainerStateMachineTest {
 		return (nanos - T0) / 1_000_000;
 	}
 
-	@Property(afterFailure = AfterFailureMode.SAMPLE_FIRST, shrinking = ShrinkingMode.BOUNDED)
+	/**
+	 * jqwik's shrinking is off: a sequence takes seconds, so jqwik's bounded shrinking
+	 * would give up after a few candidates and leave the one it was running going on in
+	 * the background. A failing sequence is minimized here instead, on the test's thread,
+	 * for at most {@code ductor.drainer-model.shrinking-seconds} (120 by default): steps
+	 * are removed one at a time as long as the rest still breaks the same invariant.
+	 */
+	@Property(afterFailure = AfterFailureMode.SAMPLE_FIRST, shrinking = ShrinkingMode.OFF)
 	@AddLifecycleHook(Tries.class)
 	void theRealDrainerKeepsItsPromises(@ForAll("sequences") ActionChain<World> chain) {
-		World end = chain.withInvariant("the drainer's promises", World::check).run();
-		end.quiesce();
-		sequences.incrementAndGet();
+		try {
+			World end = chain.withInvariant("the drainer's promises", World::check).run();
+			end.quiesce();
+			sequences.incrementAndGet();
+		}
+		catch (AssertionError failure) {
+			throw minimized(world.ran, failure);
+		}
+	}
+
+	/** The sequence minimized: the failure, with the fewest steps that still cause it. */
+	static AssertionError minimized(List<Step> sequence, AssertionError failure) {
+		String invariant = invariant(failure);
+		long deadline = System.nanoTime()
+				+ TimeUnit.SECONDS.toNanos(Long.getLong("ductor.drainer-model.shrinking-seconds", 120));
+		List<Step> smallest = new ArrayList<>(sequence);
+		AssertionError smallestFailure = failure;
+		boolean removed = true;
+		while (removed && System.nanoTime() < deadline) {
+			removed = false;
+			for (int i = smallest.size() - 1; i >= 0 && System.nanoTime() < deadline; i--) {
+				List<Step> candidate = new ArrayList<>(smallest);
+				candidate.remove(i);
+				AssertionError again = replayQuietly(candidate);
+				if (again != null && invariant.equals(invariant(again))) {
+					smallest = candidate;
+					smallestFailure = again;
+					removed = true;
+				}
+			}
+		}
+		AssertionError minimized = new AssertionError(invariant + " broken by " + smallest.size() + " step(s) "
+				+ smallest + ((smallest.size() < sequence.size()) ? ", minimized from " + sequence.size() : "")
+				+ (System.nanoTime() >= deadline ? " (minimizing stopped: time spent)" : "") + ":\n"
+				+ message(smallestFailure), failure);
+		return minimized;
+	}
+
+	/**
+	 * @return the failure {@code sequence} causes again, or {@code null}
+	 */
+	static AssertionError replayQuietly(List<Step> sequence) {
+		World state = new World();
+		try {
+			for (Step step : sequence) {
+				if (!step.when().test(state)) {
+					return null;
+				}
+				state.ran.add(step);
+				state.steps.add(step.description());
+				step.body().accept(state);
+				state.check();
+			}
+			state.quiesce();
+			return null;
+		}
+		catch (AssertionError failure) {
+			return failure;
+		}
+		catch (RuntimeException ex) {
+			return null;
+		}
+		finally {
+			state.close();
+		}
+	}
+
+	/** The invariant a failure names: its first word (PHANTOM, UNFINISHED, ...). */
+	static String invariant(AssertionError failure) {
+		String message = message(failure);
+		int end = message.indexOf(':');
+		return (end > 0) ? message.substring(0, end) : message;
+	}
+
+	/** The message of the model's own assertion, inside jqwik's. */
+	static String message(Throwable failure) {
+		Throwable cause = failure;
+		while (cause.getCause() != null && cause.getCause() instanceof AssertionError) {
+			cause = cause.getCause();
+		}
+		return String.valueOf(cause.getMessage()).trim();
 	}
 
 	/**
@@ -261,8 +346,14 @@ class DrainerStateMachineTest {
 			.withMaxTransformations(maxSteps());
 	}
 
-	/** One step: its kind, what the failure report shows, and what it does. */
-	record Step(String name, String description, Consumer<World> body) {
+	/**
+	 * One step: its kind, what the failure report shows, what it does and when it can.
+	 */
+	record Step(String name, String description, Consumer<World> body, Predicate<World> when) {
+
+		Step(String name, String description, Consumer<World> body) {
+			this(name, description, body, (w) -> true);
+		}
 
 		@Override
 		public String toString() {
@@ -284,6 +375,7 @@ class DrainerStateMachineTest {
 				return step.map((chosen) -> Transformer.mutate(chosen.description(), (state) -> {
 					steps.incrementAndGet();
 					actions.computeIfAbsent(chosen.name(), (name) -> new AtomicLong()).incrementAndGet();
+					state.ran.add(chosen);
 					state.steps.add(chosen.description());
 					chosen.body().accept(state);
 				}));
@@ -424,11 +516,11 @@ class DrainerStateMachineTest {
 		return new Step("reschedule a running occurrence, held",
 				"reschedule alarm " + alarm + " while its occurrence runs, held open " + HOLD.toMillis() + "ms, "
 						+ (commits ? "commits" : "rolls back"),
-				(w) -> w.rescheduleHeld(alarm, commits));
+				(w) -> w.rescheduleHeld(alarm, commits), World::scheduledAlarms);
 	}
 
 	static Step cancelAlarm(String alarm) {
-		return new Step("cancel alarm", "cancel alarm " + alarm, (w) -> w.cancelAlarm(alarm));
+		return new Step("cancel alarm", "cancel alarm " + alarm, (w) -> w.cancelAlarm(alarm), World::scheduledAlarms);
 	}
 
 	static Step heldMail(boolean withPlain, boolean commits) {
@@ -441,12 +533,12 @@ class DrainerStateMachineTest {
 	static Step expireLease(int pick) {
 		return new Step("lease expires",
 				"the lease of running attempt #" + pick + " expires (limited ones first; waits up to 1 s for one)",
-				(w) -> w.expireLease(pick));
+				(w) -> w.expireLease(pick), (w) -> w.running);
 	}
 
-	static final Step STOP = new Step("drainer stops", "drainer stops", World::stopDrainer);
+	static final Step STOP = new Step("drainer stops", "drainer stops", World::stopDrainer, (w) -> w.running);
 
-	static final Step START = new Step("drainer starts", "drainer starts", World::startDrainer);
+	static final Step START = new Step("drainer starts", "drainer starts", World::startDrainer, (w) -> !w.running);
 
 	static Spec call(String effect, int millis) {
 		return new Spec(effect, millis, 0, "", 0);
@@ -464,6 +556,7 @@ class DrainerStateMachineTest {
 		for (Step step : sequence) {
 			steps.incrementAndGet();
 			actions.computeIfAbsent(step.name(), (name) -> new AtomicLong()).incrementAndGet();
+			state.ran.add(step);
 			state.steps.add(step.description());
 			step.body().accept(state);
 			state.check();
@@ -608,6 +701,9 @@ class DrainerStateMachineTest {
 
 		final List<String> steps = new ArrayList<>();
 
+		/** The steps run, to minimize a failing sequence. */
+		final List<Step> ran = new ArrayList<>();
+
 		final Map<String, Intent> intents = new LinkedHashMap<>();
 
 		final List<Run> runs = new ArrayList<>();
@@ -615,6 +711,9 @@ class DrainerStateMachineTest {
 		final Sampler sampler = new Sampler();
 
 		boolean running;
+
+		/** Ends this sequence's long-running call. */
+		CountDownLatch keeper = new CountDownLatch(0);
 
 		final Map<String, Intent> alarms = new HashMap<>();
 
@@ -626,7 +725,6 @@ class DrainerStateMachineTest {
 			}
 			world = this;
 			// a fresh start: the last sequence's calls have all returned, nothing is left
-			DrainerModelEffects.keeperRelease.countDown();
 			drainer.stop();
 			Queue<Call> previous = DrainerModelEffects.calls;
 			within(Duration.ofSeconds(30), () -> previous.stream().allMatch(Call::ended));
@@ -638,7 +736,7 @@ class DrainerStateMachineTest {
 
 		void close() {
 			this.sampler.stop();
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 		}
 
 		boolean scheduledAlarms() {
@@ -789,7 +887,7 @@ class DrainerStateMachineTest {
 		}
 
 		void stopDrainer() {
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 			drainer.stop();
 			this.runs.get(this.runs.size() - 1).stop = System.nanoTime();
 			this.running = false;
@@ -799,7 +897,8 @@ class DrainerStateMachineTest {
 			this.runs.add(new Run(System.nanoTime()));
 			drainer.start();
 			this.running = true;
-			DrainerModelEffects.keeperRelease = new CountDownLatch(1);
+			this.keeper = new CountDownLatch(1);
+			DrainerModelEffects.keeperRelease = this.keeper;
 			Intent keeper = template(TransactionDefinition.PROPAGATION_REQUIRED).execute((status) -> {
 				String key = "w" + this.number + "-keeper-" + (++this.keys);
 				outbox.schedule(EffectRequest.of(KEEPER, key).withKey(key));
@@ -1053,7 +1152,7 @@ class DrainerStateMachineTest {
 			}
 			check();
 			// the long-running call ends; every call returns
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 			if (!within(Duration.ofSeconds(20),
 					() -> unfinished(true).isEmpty() && DrainerModelEffects.log().stream().allMatch(Call::ended))) {
 				throw new AssertionError(
