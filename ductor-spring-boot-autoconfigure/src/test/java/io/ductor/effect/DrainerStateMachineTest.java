@@ -101,8 +101,8 @@ import static org.awaitility.Awaitility.await;
  * in the table (sampled every 20 ms) and in the call log (calls whose lease was lost,
  * which the documentation allows to outlive it, aside);</li>
  * <li>no due intent of an unlimited effect waits behind a backlog of limited ones: from
- * the moment it is due until its first call, at most what the drainer already held plus a
- * few batches of limited calls start;</li>
+ * two poll intervals after it is due until its first call, at most what the drainer
+ * already held plus a few batches of limited calls start;</li>
  * <li>intents that share an ordering key are first called in commit order.</li>
  * </ul>
  * A {@code kill -9} is out of reach of a model in one JVM; the crash tests cover it.
@@ -122,6 +122,14 @@ class DrainerStateMachineTest {
 	static final Duration HOLD = LEASE.plus(LEASE.dividedBy(2)).plusMillis(300);
 
 	static final Duration RECONCILER_INTERVAL = Duration.ofSeconds(2);
+
+	static final Duration POLL_INTERVAL = Duration.ofMillis(100);
+
+	/**
+	 * How long a due unlimited intent may wait beside a limited backlog before it counts
+	 * as waiting behind it: two poll intervals.
+	 */
+	static final Duration GRACE = POLL_INTERVAL.multipliedBy(2);
 
 	static final Duration BACKOFF_MAX = Duration.ofMillis(400);
 
@@ -169,7 +177,8 @@ class DrainerStateMachineTest {
 				"spring.datasource.hikari.maximum-pool-size=20",
 				"ductor.effects.drainer.lease=" + LEASE.toMillis() + "ms",
 				"ductor.effects.drainer.concurrency=" + CONCURRENCY, "ductor.effects.drainer.batch-size=" + BATCH,
-				"ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.shutdown-timeout=10s",
+				"ductor.effects.drainer.poll-interval=" + POLL_INTERVAL.toMillis() + "ms",
+				"ductor.effects.drainer.shutdown-timeout=10s",
 				"ductor.effects.reconciler.interval=" + RECONCILER_INTERVAL.toMillis() + "ms",
 				"ductor.effects.alarm-scheduler.enabled=false", "ductor.retention.enabled=false",
 				"ductor.effects.backoff.initial=100ms", "ductor.effects.backoff.max=" + BACKOFF_MAX.toMillis() + "ms",
@@ -188,7 +197,7 @@ class DrainerStateMachineTest {
 		DrainerModelEffects.keeperRelease.countDown();
 		Map<String, Long> byAction = new LinkedHashMap<>();
 		actions.forEach((name, count) -> byAction.put(name, count.get()));
-		String report = "Threaded drainer state machine\nsequences run (shrinking included): " + worlds.get()
+		String report = "Threaded drainer state machine\nsequences run (minimizing included): " + worlds.get()
 				+ "\nsequences passed: " + sequences.get() + "\nsteps run, each followed by the invariants: "
 				+ steps.get() + "\nsteps per sequence: up to " + maxSteps() + "\nreceiver calls: " + calls.get()
 				+ "\ntable samples of attempts in flight under live leases: " + samples.get()
@@ -224,12 +233,97 @@ class DrainerStateMachineTest {
 		return (nanos - T0) / 1_000_000;
 	}
 
-	@Property(afterFailure = AfterFailureMode.SAMPLE_FIRST, shrinking = ShrinkingMode.BOUNDED)
+	/**
+	 * jqwik's shrinking is off: a sequence takes seconds, so jqwik's bounded shrinking
+	 * would give up after a few candidates and leave the one it was running going on in
+	 * the background. A failing sequence is minimized here instead, on the test's thread,
+	 * for at most {@code ductor.drainer-model.shrinking-seconds} (120 by default): steps
+	 * are removed one at a time as long as the rest still breaks the same invariant.
+	 */
+	@Property(afterFailure = AfterFailureMode.SAMPLE_FIRST, shrinking = ShrinkingMode.OFF)
 	@AddLifecycleHook(Tries.class)
 	void theRealDrainerKeepsItsPromises(@ForAll("sequences") ActionChain<World> chain) {
-		World end = chain.withInvariant("the drainer's promises", World::check).run();
-		end.quiesce();
-		sequences.incrementAndGet();
+		try {
+			World end = chain.withInvariant("the drainer's promises", World::check).run();
+			end.quiesce();
+			sequences.incrementAndGet();
+		}
+		catch (AssertionError failure) {
+			throw minimized(world.ran, failure);
+		}
+	}
+
+	/** The sequence minimized: the failure, with the fewest steps that still cause it. */
+	static AssertionError minimized(List<Step> sequence, AssertionError failure) {
+		String invariant = invariant(failure);
+		long deadline = System.nanoTime()
+				+ TimeUnit.SECONDS.toNanos(Long.getLong("ductor.drainer-model.shrinking-seconds", 120));
+		List<Step> smallest = new ArrayList<>(sequence);
+		AssertionError smallestFailure = failure;
+		boolean removed = true;
+		while (removed && System.nanoTime() < deadline) {
+			removed = false;
+			for (int i = smallest.size() - 1; i >= 0 && System.nanoTime() < deadline; i--) {
+				List<Step> candidate = new ArrayList<>(smallest);
+				candidate.remove(i);
+				AssertionError again = replayQuietly(candidate);
+				if (again != null && invariant.equals(invariant(again))) {
+					smallest = candidate;
+					smallestFailure = again;
+					removed = true;
+				}
+			}
+		}
+		AssertionError minimized = new AssertionError(invariant + " broken by " + smallest.size() + " step(s) "
+				+ smallest + ((smallest.size() < sequence.size()) ? ", minimized from " + sequence.size() : "")
+				+ (System.nanoTime() >= deadline ? " (minimizing stopped: time spent)" : "") + ":\n"
+				+ message(smallestFailure), failure);
+		return minimized;
+	}
+
+	/**
+	 * @return the failure {@code sequence} causes again, or {@code null}
+	 */
+	static AssertionError replayQuietly(List<Step> sequence) {
+		World state = new World();
+		try {
+			for (Step step : sequence) {
+				if (!step.when().test(state)) {
+					return null;
+				}
+				state.ran.add(step);
+				state.steps.add(step.description());
+				step.body().accept(state);
+				state.check();
+			}
+			state.quiesce();
+			return null;
+		}
+		catch (AssertionError failure) {
+			return failure;
+		}
+		catch (RuntimeException ex) {
+			return null;
+		}
+		finally {
+			state.close();
+		}
+	}
+
+	/** The invariant a failure names: its first word (PHANTOM, UNFINISHED, ...). */
+	static String invariant(AssertionError failure) {
+		String message = message(failure);
+		int end = message.indexOf(':');
+		return (end > 0) ? message.substring(0, end) : message;
+	}
+
+	/** The message of the model's own assertion, inside jqwik's. */
+	static String message(Throwable failure) {
+		Throwable cause = failure;
+		while (cause.getCause() != null && cause.getCause() instanceof AssertionError) {
+			cause = cause.getCause();
+		}
+		return String.valueOf(cause.getMessage()).trim();
 	}
 
 	/**
@@ -261,8 +355,14 @@ class DrainerStateMachineTest {
 			.withMaxTransformations(maxSteps());
 	}
 
-	/** One step: its kind, what the failure report shows, and what it does. */
-	record Step(String name, String description, Consumer<World> body) {
+	/**
+	 * One step: its kind, what the failure report shows, what it does and when it can.
+	 */
+	record Step(String name, String description, Consumer<World> body, Predicate<World> when) {
+
+		Step(String name, String description, Consumer<World> body) {
+			this(name, description, body, (w) -> true);
+		}
 
 		@Override
 		public String toString() {
@@ -284,6 +384,7 @@ class DrainerStateMachineTest {
 				return step.map((chosen) -> Transformer.mutate(chosen.description(), (state) -> {
 					steps.incrementAndGet();
 					actions.computeIfAbsent(chosen.name(), (name) -> new AtomicLong()).incrementAndGet();
+					state.ran.add(chosen);
 					state.steps.add(chosen.description());
 					chosen.body().accept(state);
 				}));
@@ -374,7 +475,7 @@ class DrainerStateMachineTest {
 
 	static Arbitrary<Step> backlog() {
 		return Combinators
-			.combine(Arbitraries.integers().between(30, 60), Arbitraries.of(5, 15), Arbitraries.of(true, false))
+			.combine(Arbitraries.integers().between(40, 100), Arbitraries.of(5, 15), Arbitraries.of(true, false))
 			.as(DrainerStateMachineTest::backlog);
 	}
 
@@ -424,11 +525,11 @@ class DrainerStateMachineTest {
 		return new Step("reschedule a running occurrence, held",
 				"reschedule alarm " + alarm + " while its occurrence runs, held open " + HOLD.toMillis() + "ms, "
 						+ (commits ? "commits" : "rolls back"),
-				(w) -> w.rescheduleHeld(alarm, commits));
+				(w) -> w.rescheduleHeld(alarm, commits), World::scheduledAlarms);
 	}
 
 	static Step cancelAlarm(String alarm) {
-		return new Step("cancel alarm", "cancel alarm " + alarm, (w) -> w.cancelAlarm(alarm));
+		return new Step("cancel alarm", "cancel alarm " + alarm, (w) -> w.cancelAlarm(alarm), World::scheduledAlarms);
 	}
 
 	static Step heldMail(boolean withPlain, boolean commits) {
@@ -441,12 +542,12 @@ class DrainerStateMachineTest {
 	static Step expireLease(int pick) {
 		return new Step("lease expires",
 				"the lease of running attempt #" + pick + " expires (limited ones first; waits up to 1 s for one)",
-				(w) -> w.expireLease(pick));
+				(w) -> w.expireLease(pick), (w) -> w.running);
 	}
 
-	static final Step STOP = new Step("drainer stops", "drainer stops", World::stopDrainer);
+	static final Step STOP = new Step("drainer stops", "drainer stops", World::stopDrainer, (w) -> w.running);
 
-	static final Step START = new Step("drainer starts", "drainer starts", World::startDrainer);
+	static final Step START = new Step("drainer starts", "drainer starts", World::startDrainer, (w) -> !w.running);
 
 	static Spec call(String effect, int millis) {
 		return new Spec(effect, millis, 0, "", 0);
@@ -464,6 +565,7 @@ class DrainerStateMachineTest {
 		for (Step step : sequence) {
 			steps.incrementAndGet();
 			actions.computeIfAbsent(step.name(), (name) -> new AtomicLong()).incrementAndGet();
+			state.ran.add(step);
 			state.steps.add(step.description());
 			step.body().accept(state);
 			state.check();
@@ -542,7 +644,7 @@ class DrainerStateMachineTest {
 	@Example
 	void anUnlimitedIntentDoesNotWaitForALimitedBacklogAfterARestart() {
 		replay(STOP, transaction(new Tx(List.of(call(PLAIN, 0)), Inner.NONE, List.of(), true, List.of(), true)),
-				backlog(50, 5, false), START);
+				backlog(100, 5, false), START);
 	}
 
 	// ---- the model
@@ -608,6 +710,9 @@ class DrainerStateMachineTest {
 
 		final List<String> steps = new ArrayList<>();
 
+		/** The steps run, to minimize a failing sequence. */
+		final List<Step> ran = new ArrayList<>();
+
 		final Map<String, Intent> intents = new LinkedHashMap<>();
 
 		final List<Run> runs = new ArrayList<>();
@@ -615,6 +720,9 @@ class DrainerStateMachineTest {
 		final Sampler sampler = new Sampler();
 
 		boolean running;
+
+		/** Ends this sequence's long-running call. */
+		CountDownLatch keeper = new CountDownLatch(0);
 
 		final Map<String, Intent> alarms = new HashMap<>();
 
@@ -626,7 +734,6 @@ class DrainerStateMachineTest {
 			}
 			world = this;
 			// a fresh start: the last sequence's calls have all returned, nothing is left
-			DrainerModelEffects.keeperRelease.countDown();
 			drainer.stop();
 			Queue<Call> previous = DrainerModelEffects.calls;
 			within(Duration.ofSeconds(30), () -> previous.stream().allMatch(Call::ended));
@@ -638,7 +745,7 @@ class DrainerStateMachineTest {
 
 		void close() {
 			this.sampler.stop();
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 		}
 
 		boolean scheduledAlarms() {
@@ -789,7 +896,7 @@ class DrainerStateMachineTest {
 		}
 
 		void stopDrainer() {
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 			drainer.stop();
 			this.runs.get(this.runs.size() - 1).stop = System.nanoTime();
 			this.running = false;
@@ -799,7 +906,8 @@ class DrainerStateMachineTest {
 			this.runs.add(new Run(System.nanoTime()));
 			drainer.start();
 			this.running = true;
-			DrainerModelEffects.keeperRelease = new CountDownLatch(1);
+			this.keeper = new CountDownLatch(1);
+			DrainerModelEffects.keeperRelease = this.keeper;
 			Intent keeper = template(TransactionDefinition.PROPAGATION_REQUIRED).execute((status) -> {
 				String key = "w" + this.number + "-keeper-" + (++this.keys);
 				outbox.schedule(EffectRequest.of(KEEPER, key).withKey(key));
@@ -957,7 +1065,9 @@ class DrainerStateMachineTest {
 
 		/**
 		 * An unlimited intent recorded pending waits, from when it is due to its first
-		 * call, for at most what the drainer held and a few batches of limited calls.
+		 * call, for at most what the drainer held and a few batches of limited calls,
+		 * once {@link #GRACE} has passed: beside a limited backlog a drainer may look for
+		 * the other effects' due intents only once per poll interval.
 		 */
 		void fairness(List<Call> log, long now, List<String> broken) {
 			Map<String, Call> first = new HashMap<>();
@@ -974,7 +1084,7 @@ class DrainerStateMachineTest {
 				if (run == null || (call == null && !this.running)) {
 					continue;
 				}
-				long from = Math.max(intent.dueAt, run.start);
+				long from = Math.max(intent.dueAt, run.start) + GRACE.toNanos();
 				if (until <= from) {
 					continue;
 				}
@@ -991,9 +1101,10 @@ class DrainerStateMachineTest {
 					broken.add("STARVED: " + intent.key + " (" + intent.spec + ", due " + millis(intent.dueAt) + " ms) "
 							+ ((call != null) ? "was first called at " + millis(call.start) + " ms"
 									: "is still not called")
-							+ " after " + limited + " calls of limited effects started while it was due (at most "
-							+ allowed + ": what the drainer held, " + CAPACITY + ", and " + BATCH
-							+ " per claim beside the " + unlimited + " unlimited calls meanwhile, plus 3 claims)");
+							+ " after " + limited + " calls of limited effects started from " + millis(from)
+							+ " ms, two poll intervals after it was due (at most " + allowed
+							+ ": what the drainer held, " + CAPACITY + ", and " + BATCH + " per claim beside the "
+							+ unlimited + " unlimited calls meanwhile, plus 3 claims)");
 				}
 			}
 		}
@@ -1053,7 +1164,7 @@ class DrainerStateMachineTest {
 			}
 			check();
 			// the long-running call ends; every call returns
-			DrainerModelEffects.keeperRelease.countDown();
+			this.keeper.countDown();
 			if (!within(Duration.ofSeconds(20),
 					() -> unfinished(true).isEmpty() && DrainerModelEffects.log().stream().allMatch(Call::ended))) {
 				throw new AssertionError(
