@@ -12,11 +12,17 @@ import javax.sql.DataSource;
 
 import io.micrometer.tracing.Tracer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 
+import io.ductor.test.PostgresExtension;
 import io.ductor.test.docs.DocSnippets;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,7 +33,19 @@ import static org.awaitility.Awaitility.await;
  * request that records an effect and the effect's attempt share one trace id, and the
  * intent stores the request's trace context.
  */
+@SpringBootTest(classes = TracedShop.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.tracing.sampling.probability=1.0", "management.otlp.metrics.export.enabled=false" })
 abstract class TraceFromRequestToEffect {
+
+	@RegisterExtension
+	static final PostgresExtension postgres = new PostgresExtension();
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		registry.add("spring.datasource.url", postgres::jdbcUrl);
+		registry.add("spring.datasource.username", postgres::username);
+		registry.add("spring.datasource.password", () -> (postgres.password() != null) ? postgres.password() : "");
+	}
 
 	@LocalServerPort
 	int port;
