@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
 
-import io.ductor.effect.internal.Compensations;
 import io.ductor.effect.internal.AlarmOccurrences;
+import io.ductor.effect.internal.Compensations;
 import io.ductor.effect.internal.EffectDefinition;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectSlots;

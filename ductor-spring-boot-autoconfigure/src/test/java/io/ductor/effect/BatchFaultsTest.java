@@ -20,14 +20,14 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
-import io.ductor.effect.internal.EffectDrainer;
-import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
 import io.ductor.effect.internal.DrainerLeases;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.internal.IntentClaims;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
 import io.ductor.effect.internal.IntentOutcomes;
 import io.ductor.effect.internal.IntentRetention;
 import io.ductor.effect.internal.Settled;
-import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
 

@@ -16,9 +16,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.AlarmOccurrences;
 import io.ductor.effect.internal.DrainerLeases;
+import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentClaims;
 import io.ductor.effect.internal.IntentOutcomes;
 import io.ductor.effect.internal.IntentRedrive;

@@ -40,7 +40,7 @@ final class ClaimPlan {
 	 */
 	ClaimedBatch claim(String owner, Duration lease, int limit, boolean others) {
 		EffectSlots limited = this.slots;
-		if (limited == null || limited.limits().isEmpty()) {
+		if (limited.limits().isEmpty()) {
 			List<ClaimedIntent> claimed = this.claims.claim(owner, lease, limit);
 			return new ClaimedBatch(claimed, true, claimed.size() == limit);
 		}

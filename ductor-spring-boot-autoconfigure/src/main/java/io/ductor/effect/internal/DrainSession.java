@@ -18,8 +18,8 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
-import io.ductor.effect.internal.EffectDrainer.Settings;
 import io.ductor.effect.internal.ClaimPlan.ClaimedBatch;
+import io.ductor.effect.internal.EffectDrainer.Settings;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.effect.internal.IntentOutcomes.Completion;
 import io.ductor.metrics.internal.DuctorObserver;
