@@ -16,12 +16,15 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
 
+import io.ductor.effect.internal.AlarmOccurrences;
 import io.ductor.effect.internal.Compensations;
 import io.ductor.effect.internal.EffectDefinition;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.EffectWriter;
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentReads;
+import io.ductor.effect.internal.IntentRecorder;
+import io.ductor.effect.internal.OperatorMoves;
 import io.ductor.effect.internal.RecurringAlarms;
 import io.ductor.internal.Ids;
 import io.ductor.run.Run;
@@ -39,7 +42,13 @@ public class EffectOutbox {
 
 	private final EffectWriter writer;
 
-	private final IntentStore store;
+	private final IntentRecorder recorder;
+
+	private final IntentReads reads;
+
+	private final OperatorMoves moves;
+
+	private final AlarmOccurrences occurrences;
 
 	private final Runnable wakeUp;
 
@@ -55,19 +64,25 @@ public class EffectOutbox {
 	 * Created by auto-configuration, which owns the parts; applications inject the bean.
 	 * @param registry the declared effects
 	 * @param writer records intents
-	 * @param store the intents table
+	 * @param recorder records intents and takes their locks
+	 * @param reads reads intents
+	 * @param moves moves intents as an operator
+	 * @param occurrences the intents that are occurrences of alarms
 	 * @param wakeUp wakes the drainer
 	 * @param compensations records compensations
 	 * @param recurring the recurring alarms
 	 * @param slots the concurrency slots
 	 * @param ticks the tick service that fails compensated runs, once there is one
 	 */
-	public EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentStore store, Runnable wakeUp,
-			Compensations compensations, RecurringAlarms recurring, EffectSlots slots,
-			Supplier<@Nullable TickService> ticks) {
+	public EffectOutbox(EffectRegistry registry, EffectWriter writer, IntentRecorder recorder, IntentReads reads,
+			OperatorMoves moves, AlarmOccurrences occurrences, Runnable wakeUp, Compensations compensations,
+			RecurringAlarms recurring, EffectSlots slots, Supplier<@Nullable TickService> ticks) {
 		this.registry = registry;
 		this.writer = writer;
-		this.store = store;
+		this.recorder = recorder;
+		this.reads = reads;
+		this.moves = moves;
+		this.occurrences = occurrences;
 		this.wakeUp = wakeUp;
 		this.compensations = compensations;
 		this.recurring = recurring;
@@ -250,8 +265,8 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
-		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
-		this.store.supersedeAlarm(alarmName);
+		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		this.occurrences.supersedeAlarm(alarmName);
 		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
 		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
 	}
@@ -265,22 +280,22 @@ public class EffectOutbox {
 	public boolean cancelAlarm(String alarmName) {
 		Ids.require("alarmName", alarmName);
 		this.writer.requireTransaction("alarm '" + alarmName + "'");
-		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
-		return this.store.supersedeAlarm(alarmName) > 0;
+		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		return this.occurrences.supersedeAlarm(alarmName) > 0;
 	}
 
 	/**
 	 * @param id an intent id @return the intent, if it exists
 	 */
 	public Optional<EffectIntent> find(long id) {
-		return this.store.find(id);
+		return this.reads.find(id);
 	}
 
 	/**
 	 * @param key an idempotency key @return its intent, if it exists
 	 */
 	public Optional<EffectIntent> findByKey(String key) {
-		return this.store.findByKey(Ids.require("key", key));
+		return this.reads.findByKey(Ids.require("key", key));
 	}
 
 	/**
@@ -289,7 +304,7 @@ public class EffectOutbox {
 	 * @return its intents
 	 */
 	public List<EffectIntent> findByRun(String runId) {
-		return this.store.listByRun(Ids.require("runId", runId));
+		return this.reads.listByRun(Ids.require("runId", runId));
 	}
 
 	/**
@@ -304,7 +319,7 @@ public class EffectOutbox {
 		if (limit < 1 || limit > 1000) {
 			throw new IllegalArgumentException("limit must be between 1 and 1000 but was " + limit);
 		}
-		return this.store.list(status, afterId, limit);
+		return this.reads.list(status, afterId, limit);
 	}
 
 	/**
@@ -355,10 +370,10 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = this.registry.find(effectName);
 		int budget = (effect != null) ? effect.maxAttempts() : 1;
-		OffsetDateTime asOf = this.store.databaseNow();
+		OffsetDateTime asOf = this.reads.databaseNow();
 		int total = 0;
 		for (int moved = -1; moved != 0; total += moved) {
-			moved = this.store.retryBatch(effectName, status, budget, 500, asOf);
+			moved = this.moves.retryBatch(effectName, status, budget, 500, asOf);
 		}
 		if (total > 0) {
 			this.wakeUp.run();
@@ -478,7 +493,7 @@ public class EffectOutbox {
 			@Nullable OperatorDecision decision) {
 		Optional<EffectIntent> moved;
 		try {
-			moved = this.store.transition(id, from, to, note, maxAttempts, decision);
+			moved = this.moves.transition(id, from, to, note, maxAttempts, decision);
 		}
 		catch (DuplicateKeyException ex) {
 			throw alarmRefusal(id, to, ex);
@@ -499,7 +514,7 @@ public class EffectOutbox {
 		if (intent.alarmName() == null) {
 			return ex;
 		}
-		String newer = this.store.pendingOccurrence(intent.alarmName())
+		String newer = this.occurrences.pendingOccurrence(intent.alarmName())
 			.map((pending) -> "intent " + pending.id() + " (key '" + pending.idempotencyKey() + "')")
 			.orElse("another occurrence");
 		return new EffectIntentStateException("Intent " + id + " is an occurrence of alarm '" + intent.alarmName()
@@ -514,7 +529,7 @@ public class EffectOutbox {
 	}
 
 	private EffectIntent require(long id) {
-		return this.store.find(id).orElseThrow(() -> new EffectIntentStateException("No effect intent with id " + id));
+		return this.reads.find(id).orElseThrow(() -> new EffectIntentStateException("No effect intent with id " + id));
 	}
 
 	private EffectDefinition effect(String name) {

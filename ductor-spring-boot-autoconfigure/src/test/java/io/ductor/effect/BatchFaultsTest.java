@@ -20,10 +20,14 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
+import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
+import io.ductor.effect.internal.DrainerLeases;
 import io.ductor.effect.internal.EffectDrainer;
-import io.ductor.effect.internal.IntentStore.Completion;
-import io.ductor.effect.internal.IntentStore;
-import io.ductor.effect.internal.IntentStore.LeaseBeat;
+import io.ductor.effect.internal.IntentClaims;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.effect.internal.IntentOutcomes;
+import io.ductor.effect.internal.IntentRetention;
+import io.ductor.effect.internal.Settled;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
 
@@ -51,7 +55,11 @@ class BatchFaultsTest {
 
 	static JdbcClient jdbc;
 
-	static IntentStore store;
+	static IntentOutcomes outcomes;
+
+	static DrainerLeases leases;
+
+	static IntentRetention retention;
 
 	@BeforeAll
 	static void start() {
@@ -64,7 +72,9 @@ class BatchFaultsTest {
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		DataSource dataSource = context.getBean(DataSource.class);
 		jdbc = JdbcClient.create(dataSource);
-		store = new IntentStore(dataSource);
+		outcomes = new IntentOutcomes(dataSource);
+		leases = new DrainerLeases(dataSource);
+		retention = new IntentRetention(dataSource);
 	}
 
 	@AfterAll
@@ -199,7 +209,7 @@ class BatchFaultsTest {
 			long free = outbox.findByKey(other).orElseThrow().id();
 			java.util.concurrent.CompletableFuture<java.util.Map<Long, LeaseBeat>> heartbeat = java.util.concurrent.CompletableFuture
 				.supplyAsync(
-						() -> store.extendLeases(owner, Duration.ofMinutes(5), java.util.Map.of(locked, 1, free, 1)));
+						() -> leases.extendLeases(owner, Duration.ofMinutes(5), java.util.Map.of(locked, 1, free, 1)));
 			// the locked row is skipped for this beat, its lease still live; the other
 			// one
 			// is extended
@@ -264,11 +274,11 @@ class BatchFaultsTest {
 		long offender = insert("scripted", "older-" + tag, "in_flight", alarm);
 		long done = insert("scripted", "done-" + tag, "in_flight", null);
 		long again = insert("scripted", "again-" + tag, "in_flight", null);
-		List<IntentStore.Settled> settled = store.complete("test-owner",
+		List<Settled> settled = outcomes.complete("test-owner",
 				List.of(new Completion(done, 1, EffectStatus.COMPLETED, null, null),
 						new Completion(offender, 1, EffectStatus.PENDING, "boom", Duration.ofMillis(10)),
 						new Completion(again, 1, EffectStatus.PENDING, "retry me", Duration.ofHours(1))));
-		assertThat(settled).extracting(IntentStore.Settled::id).containsExactlyInAnyOrder(done, offender, again);
+		assertThat(settled).extracting(Settled::id).containsExactlyInAnyOrder(done, offender, again);
 		assertThat(outbox.find(done).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
 		assertThat(outbox.find(again).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
 		EffectIntent failed = outbox.find(offender).orElseThrow();
@@ -316,7 +326,7 @@ class BatchFaultsTest {
 		long superseded = insert("scripted", "superseded-" + tag, "in_flight", "other-" + alarm);
 		long unstarted = insert("scripted", "unstarted-" + tag, "in_flight", null);
 		jdbc.sql("UPDATE eec_effect_intent SET superseded_at = now() WHERE id = ?").param(superseded).update();
-		int handedBack = store.handBack("test-owner",
+		int handedBack = outcomes.handBack("test-owner",
 				List.of(claimed(offender), claimed(superseded), claimed(unstarted)));
 		assertThat(handedBack).isEqualTo(2);
 		assertThat(outbox.find(unstarted).orElseThrow()).satisfies((intent) -> {
@@ -335,8 +345,8 @@ class BatchFaultsTest {
 		});
 	}
 
-	static IntentStore.ClaimedIntent claimed(long id) {
-		return new IntentStore.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null,
+	static IntentClaims.ClaimedIntent claimed(long id) {
+		return new IntentClaims.ClaimedIntent(id, "scripted", "k", "[\"x\"]", 1, 3, Receiver.IDEMPOTENT, null, null,
 				null, null, null);
 	}
 
@@ -413,14 +423,14 @@ class BatchFaultsTest {
 				"CREATE TABLE IF NOT EXISTS test_intent_reference (intent_id bigint REFERENCES eec_effect_intent (id))")
 			.update();
 		jdbc.sql("INSERT INTO test_intent_reference VALUES (?)").param(referenced).update();
-		int deleted = store.purge(Duration.ofDays(1), 1000);
+		int deleted = retention.purge(Duration.ofDays(1), 1000);
 		assertThat(deleted).isGreaterThanOrEqualTo(2);
 		assertThat(outbox.find(first)).isEmpty();
 		assertThat(outbox.find(second)).isEmpty();
 		EffectIntent kept = outbox.find(referenced).orElseThrow();
 		assertThat(kept.lastError()).contains("kept by retention").contains("test_intent_reference");
 		assertThat(kept.finishedAt()).isAfter(java.time.OffsetDateTime.now().minusDays(1));
-		assertThat(store.purge(Duration.ofDays(1), 1000)).isZero();
+		assertThat(retention.purge(Duration.ofDays(1), 1000)).isZero();
 	}
 
 }

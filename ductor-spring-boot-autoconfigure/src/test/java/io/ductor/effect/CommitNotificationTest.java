@@ -19,7 +19,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.internal.DurableEffects;
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentRecorder;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -75,7 +75,7 @@ class CommitNotificationTest {
 	private static Connection listen() throws SQLException {
 		Connection connection = postgres.database().connect();
 		try (Statement statement = connection.createStatement()) {
-			statement.execute("LISTEN " + IntentStore.CHANNEL);
+			statement.execute("LISTEN " + IntentRecorder.CHANNEL);
 		}
 		return connection;
 	}

@@ -41,17 +41,23 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.LifecycleEffects.Behavior;
 import io.ductor.effect.LifecycleEffects.Call;
+import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
+import io.ductor.effect.internal.DrainerLeases;
 import io.ductor.effect.internal.EffectDispatcher;
 import io.ductor.effect.internal.EffectPayloads;
 import io.ductor.effect.internal.EffectReconciliation;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectRetentionPurger;
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
-import io.ductor.effect.internal.IntentStore.Completion;
-import io.ductor.effect.internal.IntentStore.LeaseBeat;
-import io.ductor.effect.internal.IntentStore.Settled;
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
+import io.ductor.effect.internal.IntentClaims;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.effect.internal.IntentOutcomes;
+import io.ductor.effect.internal.IntentReads;
+import io.ductor.effect.internal.IntentRedrive;
+import io.ductor.effect.internal.IntentRetention;
 import io.ductor.effect.internal.LeaseReconciler;
+import io.ductor.effect.internal.ReconcileRounds;
+import io.ductor.effect.internal.Settled;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.TestDatabase;
@@ -72,11 +78,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * clock advances, the reconciler, operator retry / resolve / cancel / retryAll, and
  * retention.
  * <p>
- * Two drainers share one database; each step is one call of the real {@link IntentStore},
- * {@link EffectOutbox}, {@link LeaseReconciler} or retention purger. Some intents are
- * poisoned: a trigger stands for an application constraint that refuses to let them leave
- * {@code in_flight} for {@code pending}, {@code completed} or {@code needs_decision}, or
- * to be deleted, so every batch statement meets rows that break it.
+ * Two drainers share one database; each step is one call of the real statements
+ * ({@link IntentClaims}, {@link IntentOutcomes}, …), {@link EffectOutbox},
+ * {@link LeaseReconciler} or retention purger. Some intents are poisoned: a trigger
+ * stands for an application constraint that refuses to let them leave {@code in_flight}
+ * for {@code pending}, {@code completed} or {@code needs_decision}, or to be deleted, so
+ * every batch statement meets rows that break it.
  * <p>
  * After every step every row is what the model says, and: at most one pending occurrence
  * per alarm; at most one running attempt per intent; no {@code NOT_IDEMPOTENT} attempt
@@ -107,7 +114,17 @@ class IntentLifecycleStateMachineTest {
 
 	static EffectOutbox outbox;
 
-	static IntentStore store;
+	static IntentClaims claims;
+
+	static IntentOutcomes outcomes;
+
+	static DrainerLeases leases;
+
+	static IntentReads reads;
+
+	static IntentRedrive redrive;
+
+	static ReconcileRounds rounds;
 
 	static EffectDispatcher dispatcher;
 
@@ -150,12 +167,17 @@ class IntentLifecycleStateMachineTest {
 				"ductor.effects.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
-		store = new IntentStore(dataSource);
+		claims = new IntentClaims(dataSource);
+		outcomes = new IntentOutcomes(dataSource);
+		leases = new DrainerLeases(dataSource);
+		reads = new IntentReads(dataSource);
+		redrive = new IntentRedrive(dataSource);
+		rounds = new ReconcileRounds(dataSource);
 		registry = context.getBean(EffectRegistry.class);
 		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
 		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
 				RECONCILE_BACKOFF, io.ductor.observation.internal.DuctorObservations.NOOP);
-		purger = new EffectRetentionPurger(store, Duration.ofHours(1));
+		purger = new EffectRetentionPurger(new IntentRetention(dataSource), Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);
 		// an application constraint that poisoned intents break in every batch statement
@@ -375,7 +397,7 @@ class IntentLifecycleStateMachineTest {
 		world.recordOutcomes(0, 1);
 		world.check();
 		assertThat(world.intents).extracting((intent) -> intent.status).containsExactly("pending", "cancelled");
-		assertThat(store.find(world.intents.get(1).id).orElseThrow().lastError())
+		assertThat(reads.find(world.intents.get(1).id).orElseThrow().lastError())
 			.contains("superseded by a rescheduled occurrence")
 			.contains("receiver timed out");
 	}
@@ -542,7 +564,7 @@ class IntentLifecycleStateMachineTest {
 			intent.key = key;
 			intent.mail = mail;
 			intent.alarm = alarm;
-			intent.id = store.findByKey(key).orElseThrow().id();
+			intent.id = reads.findByKey(key).orElseThrow().id();
 			this.intents.add(intent);
 			return intent;
 		}
@@ -555,7 +577,7 @@ class IntentLifecycleStateMachineTest {
 				return;
 			}
 			List<Intent> due = this.intents.stream().filter((i) -> i.status.equals("pending") && i.due).toList();
-			List<ClaimedIntent> claimed = store.claim(drainer.owner, LEASE, limit);
+			List<ClaimedIntent> claimed = claims.claim(drainer.owner, LEASE, limit);
 			IntentLifecycleStateMachineTest.claimed.addAndGet(claimed.size());
 			assertThat(claimed).as("claimed of " + due).hasSize(Math.min(limit, due.size()));
 			for (ClaimedIntent c : claimed) {
@@ -592,7 +614,7 @@ class IntentLifecycleStateMachineTest {
 			LifecycleEffects.next = behavior;
 			int callsBefore = LifecycleEffects.calls.size();
 			Completion completion = dispatcher.dispatch(claim.claimed,
-					(ClaimedIntent c) -> store.markStarted(drainer.owner, c.id(), c.attempt()));
+					(ClaimedIntent c) -> outcomes.markStarted(drainer.owner, c.id(), c.attempt()));
 			int called = LifecycleEffects.calls.size() - callsBefore;
 			receiverCalls.addAndGet(called);
 			assertThat(called).as("receiver calls of " + intent).isEqualTo(mayStart ? 1 : 0);
@@ -661,7 +683,7 @@ class IntentLifecycleStateMachineTest {
 					intent.mayCall = true;
 				}
 			}
-			List<Settled> settled = store.complete(drainer.owner, done.stream().map((c) -> c.completion).toList());
+			List<Settled> settled = outcomes.complete(drainer.owner, done.stream().map((c) -> c.completion).toList());
 			if (faulty) {
 				faultyBatches.incrementAndGet();
 			}
@@ -699,7 +721,7 @@ class IntentLifecycleStateMachineTest {
 				intent.attempts--;
 				settle(intent, to);
 			}
-			int handedBack = store.handBack(drainer.owner, unstarted.stream().map((c) -> c.claimed).toList());
+			int handedBack = outcomes.handBack(drainer.owner, unstarted.stream().map((c) -> c.claimed).toList());
 			assertThat(handedBack).as("handed back").isEqualTo(expected);
 			drainer.claims.clear();
 			drainer.owner = null;
@@ -747,7 +769,7 @@ class IntentLifecycleStateMachineTest {
 					expected.add(intent.id);
 				}
 			}
-			Map<Long, LeaseBeat> beats = store.extendLeases(drainer.owner, LEASE, held);
+			Map<Long, LeaseBeat> beats = leases.extendLeases(drainer.owner, LEASE, held);
 			assertThat(beats.keySet()).isEqualTo(held.keySet());
 			assertThat(beats.entrySet()
 				.stream()
@@ -792,8 +814,8 @@ class IntentLifecycleStateMachineTest {
 
 		void reconcile() {
 			List<Settled> redriven = new ArrayList<>();
-			LeaseReconciler reconciler = new LeaseReconciler(store, 1000, redriven::addAll, registry,
-					new EffectReconciliation(store, registry, payloads, DuctorObserver.NOOP,
+			LeaseReconciler reconciler = new LeaseReconciler(redrive, 1000, redriven::addAll, registry,
+					new EffectReconciliation(rounds, registry, payloads, DuctorObserver.NOOP,
 							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
 							io.ductor.observation.internal.DuctorObservations.NOOP));
 			Map<Long, String> expected = new HashMap<>();
@@ -927,7 +949,7 @@ class IntentLifecycleStateMachineTest {
 			int expected = 0;
 			List<Intent> left = new ArrayList<>();
 			for (Intent intent : candidates) {
-				String now = store.find(intent.id).orElseThrow().status().dbValue();
+				String now = reads.find(intent.id).orElseThrow().status().dbValue();
 				if (now.equals("pending")) {
 					assertThat(intent.alarm == null || taken.add(intent.alarm))
 						.as(intent + " retried beside a pending occurrence")

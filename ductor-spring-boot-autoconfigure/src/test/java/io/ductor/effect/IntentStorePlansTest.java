@@ -16,8 +16,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.AlarmOccurrences;
+import io.ductor.effect.internal.DrainerLeases;
 import io.ductor.effect.internal.EffectSlots;
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentClaims;
+import io.ductor.effect.internal.IntentOutcomes;
+import io.ductor.effect.internal.IntentRedrive;
+import io.ductor.effect.internal.IntentRetention;
+import io.ductor.effect.internal.OperatorMoves;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.test.PostgresExtension;
@@ -81,8 +87,8 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 100, 1_000, 10_000 })
 	void theClaimReadsTheDueIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.claimSql(false, batch), null, "text, bigint", "'planner', 30000", "owner",
-				"leaseMs");
+		String plans = plans(IntentClaims.claimSql(false, batch, false, ""), null, "text, bigint", "'planner', 30000",
+				"owner", "leaseMs");
 		assertThat(plans).doesNotContain("Seq Scan")
 			.contains("eec_effect_intent_due_idx")
 			.contains("eec_effect_intent_pkey");
@@ -100,7 +106,7 @@ class IntentStorePlansTest {
 		String values = idArray + ", array_fill(1, ARRAY[" + batch + "]), array_fill('completed'::text, ARRAY[" + batch
 				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch
 				+ "]), 'gone'";
-		String plans = plans(IntentStore.COMPLETE_SQL, IntentStore.COMPLETION_SETTINGS,
+		String plans = plans(IntentOutcomes.COMPLETE_SQL, IntentOutcomes.COMPLETION_SETTINGS,
 				"bigint[], int[], text[], text[], bigint[], text", values);
 		assertThat(plans).doesNotContain("Seq Scan").doesNotContain("Nested Loop").contains("rows=" + batch);
 	}
@@ -114,7 +120,7 @@ class IntentStorePlansTest {
 			.query(Long.class)
 			.list();
 		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
-		String plans = plans(IntentStore.HAND_BACK_SQL, null, "bigint[], int[], text",
+		String plans = plans(IntentOutcomes.HAND_BACK_SQL, null, "bigint[], int[], text",
 				idArray + ", array_fill(1, ARRAY[" + batch + "]), 'gone'");
 		assertThat(plans).doesNotContain("Seq Scan").contains("rows=" + batch);
 	}
@@ -128,7 +134,7 @@ class IntentStorePlansTest {
 			.query(Long.class)
 			.list();
 		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
-		String plans = plans(IntentStore.EXTEND_LEASES_SQL, null, "bigint[], int[], text, bigint, text",
+		String plans = plans(DrainerLeases.EXTEND_LEASES_SQL, null, "bigint[], int[], text, bigint, text",
 				idArray + ", array_fill(1, ARRAY[" + held + "]), 'alive', 30000, 'alive'");
 		assertThat(plans).doesNotContain("Seq Scan")
 			.doesNotContain("Join Filter")
@@ -163,21 +169,22 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.REDRIVE_SQL, null, "int", String.valueOf(batch), "limit");
+		String plans = plans(IntentRedrive.redriveSql(List.of()), null, "int", String.valueOf(batch), "limit");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000, 100_000 })
 	void retentionReadsTheFinishedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.PURGE_SQL, null, "bigint, int", "86400000, " + batch, "retentionMs", "batch");
+		String plans = plans(IntentRetention.PURGE_SQL, null, "bigint, int", "86400000, " + batch, "retentionMs",
+				"batch");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_finished_idx");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000 })
 	void bulkRetryReadsTheParkedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentStore.RETRY_BATCH_SQL, null, "int, text, text, timestamptz, int",
+		String plans = plans(OperatorMoves.RETRY_BATCH_SQL, null, "int, text, text, timestamptz, int",
 				"3, 'bulk', 'failed', now(), " + batch, "budget", "name", "from", "asOf", "batch");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_parked_idx");
 	}
@@ -192,7 +199,7 @@ class IntentStorePlansTest {
 				SELECT 'bulk', 'alarm-' || ? || '-' || n, '[]', 'f', 1, 'failed', 1, 'alarm-' || n % 10, now()
 				FROM generate_series(1, ?) AS n""").params(occurrences, occurrences).update();
 		jdbc.sql("ANALYZE eec_effect_intent").update();
-		String plans = plans(IntentStore.SUPERSEDE_ALARM_SQL, null, "text", "'alarm-1'");
+		String plans = plans(AlarmOccurrences.SUPERSEDE_ALARM_SQL, null, "text", "'alarm-1'", "alarm");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_alarm_live_idx");
 	}
 

@@ -26,7 +26,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
@@ -198,8 +198,8 @@ class ReconcilerTest {
 		long id = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'fenced'")
 			.query(Long.class)
 			.single();
-		IntentStore.ReconcileClaim stalled = new IntentStore.ReconcileClaim(id, "mail", "fenced", "[\"fenced\"]", 1,
-				Receiver.NOT_IDEMPOTENT, null, 1, null, null);
+		ReconcileRounds.ReconcileClaim stalled = new ReconcileRounds.ReconcileClaim(id, "mail", "fenced",
+				"[\"fenced\"]", 1, Receiver.NOT_IDEMPOTENT, null, 1, null, null);
 		// the reconciler takes the round over: round 2 answers unknown, round 3 comes
 		// seconds later
 		await().atMost(Duration.ofSeconds(20))
@@ -209,8 +209,8 @@ class ReconcilerTest {
 					.query(String.class)
 					.single()));
 		// the stalled round's answer comes late and changes nothing
-		IntentStore store = new IntentStore(this.context.getBean(DataSource.class));
-		assertThat(store.settleReconciling("stalled", stalled, "complete", "APPLIED", "late", null)).isEmpty();
+		ReconcileRounds rounds = new ReconcileRounds(this.context.getBean(DataSource.class));
+		assertThat(rounds.settleReconciling("stalled", stalled, "complete", "APPLIED", "late", null)).isEmpty();
 		assertThat(jdbc.sql("SELECT status FROM eec_effect_intent WHERE id = ?").param(id).query(String.class).single())
 			.isEqualTo("reconciling");
 		// round 3 finds no mail in the sent log: sent once, with the same key

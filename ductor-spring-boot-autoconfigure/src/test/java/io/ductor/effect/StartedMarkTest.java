@@ -17,7 +17,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.internal.IntentStore;
+import io.ductor.effect.internal.IntentClaims;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -48,8 +48,8 @@ class StartedMarkTest {
 					SELECT 'mailer', 'unstarted-' || n, jsonb_build_array('unstarted-' || n), 'f', 'NOT_IDEMPOTENT', 3
 					FROM generate_series(1, 10) AS n""").update();
 			// a drainer claims the batch and dies before it starts any of it
-			IntentStore store = new IntentStore(context.getBean(DataSource.class));
-			assertThat(store.claim("crashed-drainer", Duration.ofSeconds(30), 10)).hasSize(10);
+			IntentClaims claims = new IntentClaims(context.getBean(DataSource.class));
+			assertThat(claims.claim("crashed-drainer", Duration.ofSeconds(30), 10)).hasSize(10);
 			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = now() - interval '1 second'").update();
 
 			context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();

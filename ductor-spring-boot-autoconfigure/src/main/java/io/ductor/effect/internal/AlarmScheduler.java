@@ -60,7 +60,7 @@ public class AlarmScheduler implements WorkerTask {
 
 	private final RecurringAlarmStore alarms;
 
-	private final IntentStore intents;
+	private final IntentRecorder intents;
 
 	private final EffectRegistry registry;
 
@@ -74,7 +74,7 @@ public class AlarmScheduler implements WorkerTask {
 
 	private final Set<String> warned = new HashSet<>();
 
-	AlarmScheduler(RecurringAlarmStore alarms, IntentStore intents, EffectRegistry registry,
+	AlarmScheduler(RecurringAlarmStore alarms, IntentRecorder intents, EffectRegistry registry,
 			TransactionTemplate transactions, Runnable wakeUp, DuctorObserver observer, int batchSize) {
 		this.alarms = alarms;
 		this.intents = intents;
@@ -123,9 +123,9 @@ public class AlarmScheduler implements WorkerTask {
 			String lastKey = null;
 			for (Instant instant : plan.occurrences()) {
 				lastKey = RecurringAlarm.occurrenceKey(alarm.name(), instant);
-				this.intents
-					.insert(new IntentStore.NewIntent(effect.name(), lastKey, alarm.payloadJson(), alarm.fingerprint(),
-							effect.receiver(), effect.maxAttempts(), Duration.ZERO, null, null, null, null));
+				this.intents.insert(
+						new IntentRecorder.NewIntent(effect.name(), lastKey, alarm.payloadJson(), alarm.fingerprint(),
+								effect.receiver(), effect.maxAttempts(), Duration.ZERO, null, null, null, null));
 			}
 			Instant last = plan.occurrences().isEmpty() ? null : plan.occurrences().get(plan.occurrences().size() - 1);
 			if (plan.next() == null) {

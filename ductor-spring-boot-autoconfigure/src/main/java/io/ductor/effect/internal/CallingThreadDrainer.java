@@ -10,9 +10,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
-import io.ductor.effect.internal.IntentStore.Completion;
-import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
 
 /**
  * Runs the drainer's and the reconciler's work on the calling thread, one step at a time,
@@ -34,7 +33,13 @@ import io.ductor.effect.internal.IntentStore.Settled;
  */
 public final class CallingThreadDrainer {
 
-	private final IntentStore store;
+	private final IntentClaims claims;
+
+	private final IntentOutcomes outcomes;
+
+	private final IntentReads reads;
+
+	private final IntentRedrive redrive;
 
 	private final EffectDispatcher dispatcher;
 
@@ -61,10 +66,13 @@ public final class CallingThreadDrainer {
 
 	private final Handoff.Target handoffs = new Handoffs();
 
-	CallingThreadDrainer(IntentStore store, EffectDispatcher dispatcher, EffectRegistry registry,
-			EffectReconciliation reconciliation, Consumer<List<Settled>> settledListener, Duration lease,
-			int batchSize) {
-		this.store = store;
+	CallingThreadDrainer(IntentClaims claims, IntentOutcomes outcomes, IntentReads reads, IntentRedrive redrive,
+			EffectDispatcher dispatcher, EffectRegistry registry, EffectReconciliation reconciliation,
+			Consumer<List<Settled>> settledListener, Duration lease, int batchSize) {
+		this.claims = claims;
+		this.outcomes = outcomes;
+		this.reads = reads;
+		this.redrive = redrive;
 		this.dispatcher = dispatcher;
 		this.registry = registry;
 		this.reconciliation = reconciliation;
@@ -81,7 +89,7 @@ public final class CallingThreadDrainer {
 	 * @return the intent after the attempt, or empty when none was due
 	 */
 	public Optional<EffectIntent> runNext(String effectName) {
-		List<ClaimedIntent> claimed = this.store.claim(this.owner, this.lease, 1, effectName);
+		List<ClaimedIntent> claimed = this.claims.claim(this.owner, this.lease, 1, effectName);
 		if (claimed.isEmpty()) {
 			return Optional.empty();
 		}
@@ -90,12 +98,12 @@ public final class CallingThreadDrainer {
 
 	private Optional<EffectIntent> run(ClaimedIntent intent) {
 		Completion completion = this.dispatcher.dispatch(intent,
-				(started) -> this.store.markStarted(this.owner, started.id(), started.attempt()));
+				(started) -> this.outcomes.markStarted(this.owner, started.id(), started.attempt()));
 		if (completion != null) {
-			List<Settled> settled = this.store.complete(this.owner, List.of(completion));
+			List<Settled> settled = this.outcomes.complete(this.owner, List.of(completion));
 			this.settledListener.accept(settled);
 		}
-		return this.store.find(intent.id());
+		return this.reads.find(intent.id());
 	}
 
 	/**
@@ -109,7 +117,7 @@ public final class CallingThreadDrainer {
 	 */
 	public Optional<EffectIntent> runHandedOver(String effectName) {
 		for (List<ClaimedIntent> intents = this.toHandBack.poll(); intents != null; intents = this.toHandBack.poll()) {
-			this.store.handBack(this.owner, intents);
+			this.outcomes.handBack(this.owner, intents);
 		}
 		ClaimedIntent intent = take(effectName);
 		return (intent != null) ? run(intent) : Optional.empty();
@@ -140,7 +148,7 @@ public final class CallingThreadDrainer {
 	 * @return how many intents the round redrove or asked about
 	 */
 	public int reconcile() {
-		List<Settled> redriven = this.store.redriveExpired(this.batchSize, this.registry.reconciledEffects());
+		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects());
 		if (!redriven.isEmpty()) {
 			this.settledListener.accept(redriven);
 		}

@@ -10,7 +10,7 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * Wakes the drainers of other instances when a transaction commits a due intent, with
- * {@code pg_notify} on {@link IntentStore#CHANNEL}, signed with the sender's drainer
+ * {@code pg_notify} on {@link IntentRecorder#CHANNEL}, signed with the sender's drainer
  * owner so that the sender's own listener can skip it (its drainer is woken in process).
  * <p>
  * {@link Mode#AFTER_COMMIT} sends it right after the commit from one thread of its own,
@@ -44,7 +44,7 @@ public final class CommitNotifier implements AutoCloseable {
 
 	static final long SPACING_MILLIS = 2;
 
-	private final IntentStore store;
+	private final IntentRecorder recorder;
 
 	private final String sender;
 
@@ -55,13 +55,13 @@ public final class CommitNotifier implements AutoCloseable {
 	private final ThreadPoolExecutor executor;
 
 	/**
-	 * @param store sends the notification
+	 * @param recorder sends the notification
 	 * @param sender the payload: lets the sender's own listener skip what it already
 	 * knows
 	 * @param mode when to notify
 	 */
-	CommitNotifier(IntentStore store, String sender, Mode mode) {
-		this.store = store;
+	CommitNotifier(IntentRecorder recorder, String sender, Mode mode) {
+		this.recorder = recorder;
 		this.sender = sender;
 		this.mode = mode;
 		// one thread at most, gone after a quiet spell
@@ -75,7 +75,7 @@ public final class CommitNotifier implements AutoCloseable {
 	/** Called once in each transaction that records a due intent, before it commits. */
 	void beforeCommit() {
 		if (this.mode == Mode.IN_TRANSACTION) {
-			this.store.notifyDrainers(this.sender);
+			this.recorder.notifyDrainers(this.sender);
 		}
 	}
 
@@ -97,7 +97,7 @@ public final class CommitNotifier implements AutoCloseable {
 		// cleared first, so a commit during the send asks for another notification
 		this.queued.set(false);
 		try {
-			this.store.notifyDrainersNow(this.sender);
+			this.recorder.notifyDrainersNow(this.sender);
 			Thread.sleep(SPACING_MILLIS);
 		}
 		catch (RuntimeException ex) {

@@ -67,15 +67,21 @@ public class Compensations implements RunFailureHandler {
 
 	private final EffectWriter writer;
 
-	private final IntentStore store;
+	private final IntentRecorder recorder;
+
+	private final IntentReads reads;
+
+	private final OperatorMoves moves;
 
 	Compensations(DataSource dataSource, EffectRegistry registry, EffectPayloads payloads, EffectWriter writer,
-			IntentStore store) {
+			IntentRecorder recorder, IntentReads reads, OperatorMoves moves) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.registry = registry;
 		this.payloads = payloads;
 		this.writer = writer;
-		this.store = store;
+		this.recorder = recorder;
+		this.reads = reads;
+		this.moves = moves;
 	}
 
 	/**
@@ -124,14 +130,7 @@ public class Compensations implements RunFailureHandler {
 
 	@Override
 	public int runFailed(String runId) {
-		this.jdbc.sql("""
-				UPDATE eec_effect_intent i
-				SET status = 'cancelled', updated_at = ductor_now(), finished_at = ductor_now(),
-				    last_error = 'cancelled before its first attempt: run ' || c.run_id
-				        || ' failed, and an effect that never ran has nothing to compensate'
-				FROM eec_run_compensation c
-				WHERE c.run_id = :run AND i.idempotency_key = c.original_key
-				  AND i.status = 'pending' AND i.attempts = 0""").param("run", runId).update();
+		this.moves.cancelNeverStarted(runId);
 		List<Registered> registered = this.jdbc.sql("""
 				SELECT c.original_key, c.effect_name, c.payload::text AS payload, i.id, i.attempts,
 				    i.trace_context::text AS trace_context
@@ -151,7 +150,7 @@ public class Compensations implements RunFailureHandler {
 				continue;
 			}
 			String key = derived(compensation.originalKey());
-			if (this.store.findByKey(key).isPresent()) {
+			if (this.reads.findByKey(key).isPresent()) {
 				continue;
 			}
 			EffectDefinition effect = this.registry.find(compensation.effectName());
@@ -164,14 +163,12 @@ public class Compensations implements RunFailureHandler {
 				// fails it with the
 				// reason, in the trace of the intent it compensates (no observation
 				// records it here)
-				this.store.insert(new IntentStore.NewIntent(compensation.effectName(), key, compensation.payloadJson(),
-						EffectPayloads.fingerprint(compensation.effectName(), compensation.payloadJson()),
-						Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, compensation.traceContext()));
+				this.recorder
+					.insert(new IntentRecorder.NewIntent(compensation.effectName(), key, compensation.payloadJson(),
+							EffectPayloads.fingerprint(compensation.effectName(), compensation.payloadJson()),
+							Receiver.IDEMPOTENT, 1, Duration.ZERO, ordering, null, runId, compensation.traceContext()));
 			}
-			this.jdbc.sql("UPDATE eec_effect_intent SET compensation_of = :original WHERE idempotency_key = :key")
-				.param("original", (compensation.originalId() != null) ? compensation.originalId() : 0L)
-				.param("key", key)
-				.update();
+			this.recorder.markCompensation(key, (compensation.originalId() != null) ? compensation.originalId() : 0L);
 			recorded++;
 		}
 		return recorded;
@@ -196,7 +193,7 @@ public class Compensations implements RunFailureHandler {
 			.param(runId)
 			.query((ResultSet rs, int row) -> new Step(rs.getString(1), rs.getLong(2), rs.getString(3)))
 			.list();
-		Map<String, EffectIntent> intents = this.store.listByRun(runId)
+		Map<String, EffectIntent> intents = this.reads.listByRun(runId)
 			.stream()
 			.collect(Collectors.toMap(EffectIntent::idempotencyKey, Function.identity()));
 		return new CompensationChain(runId, state,

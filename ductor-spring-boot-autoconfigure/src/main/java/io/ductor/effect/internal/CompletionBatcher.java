@@ -10,8 +10,7 @@ import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import io.ductor.effect.internal.IntentStore.Completion;
-import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
 
 /**
  * The completion thread of a drain session: records the outcomes of the effects that ran
@@ -27,7 +26,7 @@ public final class CompletionBatcher {
 
 	private final String owner;
 
-	private final IntentStore store;
+	private final IntentOutcomes outcomes;
 
 	private final Duration retryInterval;
 
@@ -43,16 +42,16 @@ public final class CompletionBatcher {
 
 	/**
 	 * @param owner the session's lease owner
-	 * @param store the intents
+	 * @param outcomes where outcomes are recorded
 	 * @param retryInterval the pause before a batch that failed is tried again
 	 * @param recorded told about the claims of every batch recorded (their outcomes
 	 * applied or fenced off), before {@code settledListener}
 	 * @param settledListener told about the intents each batch settled
 	 */
-	CompletionBatcher(String owner, IntentStore store, Duration retryInterval, Consumer<List<DrainClaim>> recorded,
-			Consumer<List<Settled>> settledListener) {
+	CompletionBatcher(String owner, IntentOutcomes outcomes, Duration retryInterval,
+			Consumer<List<DrainClaim>> recorded, Consumer<List<Settled>> settledListener) {
 		this.owner = owner;
-		this.store = store;
+		this.outcomes = outcomes;
 		this.retryInterval = retryInterval;
 		this.recorded = recorded;
 		this.settledListener = settledListener;
@@ -98,7 +97,7 @@ public final class CompletionBatcher {
 					outcomes.add(outcome.completion());
 					claims.add(outcome.claim());
 				}
-				List<Settled> settled = this.store.complete(this.owner, outcomes);
+				List<Settled> settled = this.outcomes.complete(this.owner, outcomes);
 				if (settled.size() < batch.size()) {
 					logger.info((batch.size() - settled.size()) + " effect outcome(s) arrived after their lease "
 							+ "was lost and were ignored; a newer attempt owns those intents");

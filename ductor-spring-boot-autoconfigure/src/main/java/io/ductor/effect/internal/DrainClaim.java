@@ -1,6 +1,6 @@
 package io.ductor.effect.internal;
 
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 
 /**
  * One claimed attempt held by a drain session, from its claim until its outcome is

@@ -18,11 +18,10 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
+import io.ductor.effect.internal.ClaimPlan.ClaimedBatch;
 import io.ductor.effect.internal.EffectDrainer.Settings;
-import io.ductor.effect.internal.IntentStore.ClaimedBatch;
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
-import io.ductor.effect.internal.IntentStore.Completion;
-import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
+import io.ductor.effect.internal.IntentOutcomes.Completion;
 import io.ductor.metrics.internal.DuctorObserver;
 
 /**
@@ -49,7 +48,9 @@ public final class DrainSession {
 
 	private final String owner;
 
-	private final IntentStore store;
+	private final ClaimPlan claims;
+
+	private final IntentOutcomes outcomes;
 
 	private final EffectDispatcher dispatcher;
 
@@ -94,18 +95,19 @@ public final class DrainSession {
 
 	private final Handoffs handoffs = new Handoffs();
 
-	DrainSession(String owner, IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
+	DrainSession(String owner, Stores stores, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
 			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer) {
 		this.owner = owner;
-		this.store = store;
+		this.claims = new ClaimPlan(stores.claims(), stores.slots());
+		this.outcomes = stores.outcomes();
 		this.dispatcher = dispatcher;
 		this.roundListener = roundListener;
 		this.settings = settings;
 		this.observer = observer;
 		this.pool = new ThreadPoolExecutor(settings.concurrency(), settings.concurrency(), 0, TimeUnit.MILLISECONDS,
 				new LinkedBlockingQueue<>(), new CustomizableThreadFactory("ductor-effect-"));
-		this.heartbeat = new LeaseHeartbeat(owner, store, settings.lease(), observer, this.held);
-		this.completions = new CompletionBatcher(owner, store, settings.pollInterval(), this::recorded,
+		this.heartbeat = new LeaseHeartbeat(owner, stores.leases(), settings.lease(), observer, this.held);
+		this.completions = new CompletionBatcher(owner, stores.outcomes(), settings.pollInterval(), this::recorded,
 				settledListener);
 		this.claimThread = new Thread(this::claimLoop, "ductor-drainer");
 		this.claimThread.setDaemon(true);
@@ -147,7 +149,7 @@ public final class DrainSession {
 		List<ClaimedIntent> handBack = this.unstarted.stream().map(DrainClaim::intent).toList();
 		if (!handBack.isEmpty()) {
 			try {
-				int returned = this.store.handBack(this.owner, handBack);
+				int returned = this.outcomes.handBack(this.owner, handBack);
 				logger.info("Ductor's drainer handed back " + returned + " claimed intent(s) it had not started");
 			}
 			catch (RuntimeException ex) {
@@ -235,7 +237,7 @@ public final class DrainSession {
 		this.othersDue = false;
 		ClaimedBatch batch;
 		try {
-			batch = this.store.claim(this.owner, this.settings.lease(), limit, others);
+			batch = this.claims.claim(this.owner, this.settings.lease(), limit, others);
 		}
 		catch (RuntimeException ex) {
 			this.othersDue |= others;
@@ -307,7 +309,7 @@ public final class DrainSession {
 		this.outstanding.addAndGet(-intents.size());
 		Runnable handBack = () -> {
 			try {
-				this.store.handBack(this.owner, intents);
+				this.outcomes.handBack(this.owner, intents);
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Ductor's drainer could not return " + intents.size() + " intent(s) recorded in a "
@@ -362,7 +364,7 @@ public final class DrainSession {
 	}
 
 	private boolean markStarted(ClaimedIntent intent) {
-		if (this.store.markStarted(this.owner, intent.id(), intent.attempt())) {
+		if (this.outcomes.markStarted(this.owner, intent.id(), intent.attempt())) {
 			return true;
 		}
 		DrainClaim claim = this.held.get(intent.id());
@@ -435,6 +437,17 @@ public final class DrainSession {
 			handBackUncertain(intents);
 		}
 
+	}
+
+	/**
+	 * Where a drain session's statements live.
+	 *
+	 * @param claims the claim of due intents
+	 * @param slots the concurrency limits the claims respect
+	 * @param outcomes the outcomes, started marks and hand-backs of attempts
+	 * @param leases the heartbeat's extension of leases
+	 */
+	record Stores(IntentClaims claims, EffectSlots slots, IntentOutcomes outcomes, DrainerLeases leases) {
 	}
 
 }

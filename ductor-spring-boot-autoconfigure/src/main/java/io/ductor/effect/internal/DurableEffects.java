@@ -16,7 +16,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.effect.EffectNeedsDecisionEvent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
-import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
@@ -28,11 +27,21 @@ import io.ductor.worker.internal.WorkerTask;
 /**
  * The durable-effect feature assembled: the writer behind {@link DurableEffect} calls and
  * {@link EffectOutbox}, the drainer, the lease reconciler and the retention purger,
- * sharing one store of intents.
+ * sharing the statements on {@code eec_effect_intent}.
  */
 public final class DurableEffects implements AutoCloseable {
 
-	private final IntentStore store;
+	private final IntentRecorder recorder;
+
+	private final IntentClaims claims;
+
+	private final IntentOutcomes outcomes;
+
+	private final IntentReads reads;
+
+	private final IntentRedrive redrive;
+
+	private final IntentRetention retention;
 
 	private final EffectWriter writer;
 
@@ -108,28 +117,37 @@ public final class DurableEffects implements AutoCloseable {
 			DuctorObservations observations) {
 		this.settings = settings;
 		this.events = events;
-		this.store = new IntentStore(dataSource);
+		this.recorder = new IntentRecorder(dataSource);
+		this.claims = new IntentClaims(dataSource);
+		this.outcomes = new IntentOutcomes(dataSource);
+		this.reads = new IntentReads(dataSource);
+		this.redrive = new IntentRedrive(dataSource);
+		this.retention = new IntentRetention(dataSource);
+		OperatorMoves moves = new OperatorMoves(dataSource);
+		AlarmOccurrences occurrences = new AlarmOccurrences(dataSource);
 		this.slots = new EffectSlots(dataSource, registry::concurrencyLimits);
-		this.store.useSlots(this.slots);
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
 		this.registry = registry;
 		this.observer = observer;
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.alarmStore = new RecurringAlarmStore(dataSource);
-		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads);
+		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads, occurrences);
 		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),
 				settings.reconcile().backoff(), observations);
-		this.drainer = new EffectDrainer(this.store, this.dispatcher, this::settled, settings.drainer(), observer);
-		this.reconciliation = new EffectReconciliation(this.store, registry, payloads, observer,
+		this.drainer = new EffectDrainer(
+				new DrainSession.Stores(this.claims, this.slots, this.outcomes, new DrainerLeases(dataSource)),
+				this.dispatcher, this::settled, settings.drainer(), observer);
+		this.reconciliation = new EffectReconciliation(new ReconcileRounds(dataSource), registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE),
 				observations);
-		this.notifier = new CommitNotifier(this.store, this.drainer.instanceId(), notifyMode(settings));
-		this.writer = new EffectWriter(dataSource, this.store, payloads, this.notifier, this.drainer::wakeUp,
+		this.notifier = new CommitNotifier(this.recorder, this.drainer.instanceId(), notifyMode(settings));
+		this.writer = new EffectWriter(dataSource, this.recorder, payloads, this.notifier, this.drainer::wakeUp,
 				settings.dispatchAtCommit() ? this::reserveAtCommit : () -> null, observer, observations);
-		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.store);
-		this.outbox = new EffectOutbox(registry, this.writer, this.store, this.drainer::wakeUp, this.compensations,
-				this.recurring, this.slots, this.runs::get);
+		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.recorder, this.reads,
+				moves);
+		this.outbox = new EffectOutbox(registry, this.writer, this.recorder, this.reads, moves, occurrences,
+				this.drainer::wakeUp, this.compensations, this.recurring, this.slots, this.runs::get);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
@@ -165,8 +183,9 @@ public final class DurableEffects implements AutoCloseable {
 	 * @return a drainer of its own, under a lease owner of its own
 	 */
 	public CallingThreadDrainer callingThreadDrainer() {
-		return new CallingThreadDrainer(this.store, this.dispatcher, this.registry, this.reconciliation, this::settled,
-				this.settings.drainer().lease(), this.settings.reconcilerBatchSize());
+		return new CallingThreadDrainer(this.claims, this.outcomes, this.reads, this.redrive, this.dispatcher,
+				this.registry, this.reconciliation, this::settled, this.settings.drainer().lease(),
+				this.settings.reconcilerBatchSize());
 	}
 
 	/**
@@ -204,7 +223,7 @@ public final class DurableEffects implements AutoCloseable {
 	 * @return the reconciler's task, for a {@code PeriodicWorker}
 	 */
 	public WorkerTask reconciler() {
-		return new LeaseReconciler(this.store, this.settings.reconcilerBatchSize(), this::settled, this.registry,
+		return new LeaseReconciler(this.redrive, this.settings.reconcilerBatchSize(), this::settled, this.registry,
 				this.reconciliation);
 	}
 
@@ -213,8 +232,8 @@ public final class DurableEffects implements AutoCloseable {
 	 * @return the recurring-alarm scheduler's task, for a {@code PeriodicWorker}
 	 */
 	public WorkerTask alarmScheduler(int batchSize) {
-		return new AlarmScheduler(this.alarmStore, this.store, this.registry, this.transactions, this::alarmsRecorded,
-				this.observer, batchSize);
+		return new AlarmScheduler(this.alarmStore, this.recorder, this.registry, this.transactions,
+				this::alarmsRecorded, this.observer, batchSize);
 	}
 
 	/**
@@ -240,14 +259,14 @@ public final class DurableEffects implements AutoCloseable {
 
 	private void alarmsRecorded() {
 		this.drainer.wakeUp();
-		this.store.notifyDrainersNow(this.drainer.instanceId());
+		this.recorder.notifyDrainersNow(this.drainer.instanceId());
 	}
 
 	/**
 	 * @return the retention purger of effect intents
 	 */
 	public RetentionPurger retentionPurger() {
-		return new EffectRetentionPurger(this.store, this.settings.retention());
+		return new EffectRetentionPurger(this.retention, this.settings.retention());
 	}
 
 	/**
@@ -257,7 +276,7 @@ public final class DurableEffects implements AutoCloseable {
 	 * @return the subscription
 	 */
 	public PostgresNotificationListener.Subscription wakeDrainerOnNotifications(PostgresNotificationListener listener) {
-		return listener.subscribe(IntentStore.CHANNEL, new PostgresNotificationListener.NotificationHandler() {
+		return listener.subscribe(IntentRecorder.CHANNEL, new PostgresNotificationListener.NotificationHandler() {
 
 			@Override
 			public void notified(String payload) {

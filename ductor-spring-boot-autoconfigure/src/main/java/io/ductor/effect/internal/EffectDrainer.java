@@ -9,7 +9,6 @@ import java.util.function.Consumer;
 
 import org.springframework.context.SmartLifecycle;
 
-import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.PeriodicWorker;
 import io.ductor.worker.internal.WorkerRounds;
@@ -37,7 +36,7 @@ import io.ductor.worker.internal.WorkerStatus;
  */
 public class EffectDrainer implements SmartLifecycle {
 
-	private final IntentStore store;
+	private final DrainSession.Stores stores;
 
 	private final EffectDispatcher dispatcher;
 
@@ -57,10 +56,10 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private volatile DrainSession session;
 
-	EffectDrainer(IntentStore store, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
+	EffectDrainer(DrainSession.Stores stores, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
 			Settings settings, DuctorObserver observer) {
 		this.observer = observer;
-		this.store = store;
+		this.stores = stores;
 		this.dispatcher = dispatcher;
 		this.settledListener = settledListener;
 		this.settings = settings;
@@ -110,7 +109,7 @@ public class EffectDrainer implements SmartLifecycle {
 			return;
 		}
 		String owner = this.instanceId + "/" + this.generation.incrementAndGet();
-		DrainSession session = new DrainSession(owner, this.store, this.dispatcher, this.settledListener,
+		DrainSession session = new DrainSession(owner, this.stores, this.dispatcher, this.settledListener,
 				this::roundEnded, this.settings, this.observer);
 		this.owner = owner;
 		this.rounds.started();

@@ -17,8 +17,7 @@ import io.ductor.effect.EffectContext;
 import io.ductor.effect.Receiver;
 import io.ductor.effect.ReconcileOutcome;
 import io.ductor.effect.internal.EffectMethods.ReconcilerMethod;
-import io.ductor.effect.internal.IntentStore.ReconcileClaim;
-import io.ductor.effect.internal.IntentStore.Settled;
+import io.ductor.effect.internal.ReconcileRounds.ReconcileClaim;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
 import io.ductor.observation.internal.DuctorObservations;
@@ -39,7 +38,7 @@ public final class EffectReconciliation {
 
 	private static final Log logger = LogFactory.getLog(EffectReconciliation.class);
 
-	private final IntentStore store;
+	private final ReconcileRounds rounds;
 
 	private final EffectRegistry registry;
 
@@ -53,10 +52,10 @@ public final class EffectReconciliation {
 
 	private final String owner = "reconciler/" + UUID.randomUUID();
 
-	public EffectReconciliation(IntentStore store, EffectRegistry registry, EffectPayloads payloads,
+	public EffectReconciliation(ReconcileRounds rounds, EffectRegistry registry, EffectPayloads payloads,
 			DuctorObserver observer, Settings settings, DuctorObservations observations) {
 		this.observations = observations;
-		this.store = store;
+		this.rounds = rounds;
 		this.registry = registry;
 		this.payloads = payloads;
 		this.observer = observer;
@@ -78,7 +77,7 @@ public final class EffectReconciliation {
 	 * @return how many rounds were claimed
 	 */
 	int reconcileDueCounted(java.util.function.Consumer<List<Settled>> settledListener) {
-		List<ReconcileClaim> claims = this.store.claimReconciling(this.owner, this.settings.lease(),
+		List<ReconcileClaim> claims = this.rounds.claimReconciling(this.owner, this.settings.lease(),
 				this.settings.batchSize());
 		List<Settled> settled = new ArrayList<>();
 		for (ReconcileClaim claim : claims) {
@@ -151,26 +150,26 @@ public final class EffectReconciliation {
 			String answer) {
 		String round = " (reconcile round " + claim.round() + " of attempt " + claim.attempt() + ")";
 		if (outcome == ReconcileOutcome.APPLIED) {
-			return this.store.settleReconciling(this.owner, claim, "complete", stored,
+			return this.rounds.settleReconciling(this.owner, claim, "complete", stored,
 					"Reconciled: the receiver applied the attempt" + round, null);
 		}
 		if (outcome == ReconcileOutcome.NOT_APPLIED) {
-			return this.store.settleReconciling(this.owner, claim, "retry", stored,
+			return this.rounds.settleReconciling(this.owner, claim, "retry", stored,
 					"Reconciled: the receiver did not apply the attempt, retried with the same key" + round, null);
 		}
 		if (claim.round() < this.settings.maxRounds()) {
-			return this.store.settleReconciling(this.owner, claim, "again", stored, null,
+			return this.rounds.settleReconciling(this.owner, claim, "again", stored, null,
 					this.settings.backoff().delay(claim.round()));
 		}
 		if (claim.receiver() == Receiver.IDEMPOTENT) {
 			// its receiver deduplicates: what it would have had without a reconciler
-			return this.store
+			return this.rounds
 				.settleReconciling(
 						this.owner, claim, "retry", stored, "Not reconciled after " + claim.round() + " round(s), "
 								+ answer + "; retried with the same key, which the receiver " + "deduplicates" + round,
 						null);
 		}
-		return this.store.settleReconciling(this.owner, claim, "park", stored,
+		return this.rounds.settleReconciling(this.owner, claim, "park", stored,
 				"Outcome unknown after attempt " + claim.attempt() + " at a receiver that cannot deduplicate, and not "
 						+ "reconciled after " + claim.round() + " round(s) (last: " + answer + "); not retried "
 						+ "automatically",

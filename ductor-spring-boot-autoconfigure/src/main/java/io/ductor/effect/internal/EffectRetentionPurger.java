@@ -13,18 +13,18 @@ import io.ductor.worker.internal.RetentionPurger;
  */
 public class EffectRetentionPurger implements RetentionPurger {
 
-	private final IntentStore store;
+	private final IntentRetention intents;
 
 	private final Duration retention;
 
-	public EffectRetentionPurger(IntentStore store, Duration retention) {
-		this.store = store;
+	public EffectRetentionPurger(IntentRetention intents, Duration retention) {
+		this.intents = intents;
 		this.retention = retention;
 	}
 
 	@Override
 	public int purge(int batchSize) {
-		return this.store.purge(this.retention, batchSize);
+		return this.intents.purge(this.retention, batchSize);
 	}
 
 }

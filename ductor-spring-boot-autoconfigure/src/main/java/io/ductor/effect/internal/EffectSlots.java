@@ -15,7 +15,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 
 /**
  * The concurrency limits of effects, held across every instance by the slot rows of
@@ -147,7 +147,7 @@ public final class EffectSlots {
 	 * and never more than its free slots.
 	 * @return at most {@code limit} intents claimed for {@code owner}
 	 */
-	List<ClaimedIntent> claim(IntentStore store, String owner, Duration lease, int limit) {
+	List<ClaimedIntent> claim(IntentClaims claims, String owner, Duration lease, int limit) {
 		ensureSlots();
 		List<ClaimedIntent> claimed = new ArrayList<>();
 		for (Map.Entry<String, Integer> effect : limits().entrySet()) {
@@ -156,7 +156,7 @@ public final class EffectSlots {
 			}
 			int room = limit - claimed.size();
 			List<ClaimedIntent> taken = this.transactions
-				.execute((status) -> claimOne(store, owner, lease, effect.getKey(), effect.getValue(), room));
+				.execute((status) -> claimOne(claims, owner, lease, effect.getKey(), effect.getValue(), room));
 			if (taken != null) {
 				claimed.addAll(taken);
 			}
@@ -164,7 +164,7 @@ public final class EffectSlots {
 		return claimed;
 	}
 
-	private List<ClaimedIntent> claimOne(IntentStore store, String owner, Duration lease, String effectName,
+	private List<ClaimedIntent> claimOne(IntentClaims claims, String owner, Duration lease, String effectName,
 			int slotCount, int room) {
 		List<Integer> locked = this.template.queryForList(LOCK_SQL, Integer.class, effectName, slotCount);
 		if (locked.isEmpty()) {
@@ -187,7 +187,7 @@ public final class EffectSlots {
 			return List.of();
 		}
 		int wanted = Math.min(free.size(), room);
-		List<ClaimedIntent> claimed = store.claim(owner, lease, wanted, effectName);
+		List<ClaimedIntent> claimed = claims.claim(owner, lease, wanted, effectName);
 		if (claimed.isEmpty()) {
 			return claimed;
 		}

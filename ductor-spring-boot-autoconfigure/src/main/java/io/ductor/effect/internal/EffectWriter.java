@@ -18,7 +18,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.DurableEffectException;
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.internal.Ids;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -48,7 +48,7 @@ public class EffectWriter {
 
 	private final DataSource dataSource;
 
-	private final IntentStore store;
+	private final IntentRecorder recorder;
 
 	private final EffectPayloads payloads;
 
@@ -66,14 +66,14 @@ public class EffectWriter {
 	 * @param handoffs a place in the local drainer for an intent due at commit, or
 	 * {@code null} when it has none (intents are then recorded pending)
 	 */
-	EffectWriter(DataSource dataSource, IntentStore store, EffectPayloads payloads, CommitNotifier notifier,
+	EffectWriter(DataSource dataSource, IntentRecorder recorder, EffectPayloads payloads, CommitNotifier notifier,
 			Runnable localWakeUp, Supplier<Handoff> handoffs, DuctorObserver observer,
 			DuctorObservations observations) {
 		this.observer = observer;
 		this.observations = observations;
 		this.handoffs = handoffs;
 		this.dataSource = dataSource;
-		this.store = store;
+		this.recorder = recorder;
 		this.payloads = payloads;
 		this.notifier = notifier;
 		this.localWakeUp = localWakeUp;
@@ -127,7 +127,7 @@ public class EffectWriter {
 						+ "which waits for it. Record it in the outer transaction, or after it commits.");
 			}
 			// same-key writers commit one after the other, so id order is commit order
-			this.store.lockUntilCommit("ductor.ordering:" + ordering);
+			this.recorder.lockUntilCommit("ductor.ordering:" + ordering);
 			if (held == null) {
 				held = new HashMap<>();
 				this.orderingHeld.set(held);
@@ -138,7 +138,7 @@ public class EffectWriter {
 		DuctorObservations.Recording recording = this.observations.schedule(effect.name(), effect.receiver().name(),
 				resolvedKey);
 		try {
-			IntentStore.NewIntent intent = new IntentStore.NewIntent(effect.name(), resolvedKey, payload.json(),
+			IntentRecorder.NewIntent intent = new IntentRecorder.NewIntent(effect.name(), resolvedKey, payload.json(),
 					payload.fingerprint(), effect.receiver(), effect.maxAttempts(), wait, ordering, alarmName, runId,
 					TraceContexts.encode(recording.traceContext()));
 			boolean recorded = insert(effect, intent, payload);
@@ -160,7 +160,7 @@ public class EffectWriter {
 	 * @return whether it was recorded; {@code false} when its key is bound to an intent
 	 * already (with the same payload)
 	 */
-	private boolean insert(EffectDefinition effect, IntentStore.NewIntent intent, EffectPayloads.Payload payload) {
+	private boolean insert(EffectDefinition effect, IntentRecorder.NewIntent intent, EffectPayloads.Payload payload) {
 		Duration wait = intent.delay();
 		String resolvedKey = intent.key();
 		String ordering = intent.orderingKey();
@@ -180,11 +180,11 @@ public class EffectWriter {
 		long id;
 		try {
 			if (handoff != null) {
-				leased = this.store.insertLeased(intent, handoff.owner(), handoff.lease());
+				leased = this.recorder.insertLeased(intent, handoff.owner(), handoff.lease());
 				id = (leased != null) ? leased.id() : 0;
 			}
 			else {
-				id = this.store.insert(intent);
+				id = this.recorder.insert(intent);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -197,7 +197,7 @@ public class EffectWriter {
 			if (handoff != null) {
 				handoff.cancel();
 			}
-			String[] binding = this.store.keyBinding(resolvedKey).orElseThrow();
+			String[] binding = this.recorder.keyBinding(resolvedKey).orElseThrow();
 			if (!binding[1].equals(payload.fingerprint())) {
 				throw new IdempotencyKeyReuseException(
 						"Idempotency key '" + resolvedKey + "' is already bound to an intent of effect '" + binding[0]

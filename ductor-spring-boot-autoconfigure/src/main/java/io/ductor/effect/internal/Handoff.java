@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.ductor.effect.internal.IntentStore.ClaimedIntent;
+import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 
 /**
  * One place reserved for an intent that a transaction records already leased to a drainer

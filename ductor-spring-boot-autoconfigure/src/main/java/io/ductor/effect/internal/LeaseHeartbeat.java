@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import io.ductor.effect.internal.IntentStore.LeaseBeat;
+import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerRounds;
 
@@ -35,7 +35,7 @@ public final class LeaseHeartbeat {
 
 	private final String owner;
 
-	private final IntentStore store;
+	private final DrainerLeases leases;
 
 	private final Duration lease;
 
@@ -48,10 +48,10 @@ public final class LeaseHeartbeat {
 
 	private final ScheduledExecutorService executor;
 
-	LeaseHeartbeat(String owner, IntentStore store, Duration lease, DuctorObserver observer,
+	LeaseHeartbeat(String owner, DrainerLeases leases, Duration lease, DuctorObserver observer,
 			Map<Long, DrainClaim> held) {
 		this.owner = owner;
-		this.store = store;
+		this.leases = leases;
 		this.lease = lease;
 		this.observer = observer;
 		this.rounds = new WorkerRounds("heartbeat", observer);
@@ -103,7 +103,7 @@ public final class LeaseHeartbeat {
 		}
 		Map<Long, LeaseBeat> beats;
 		try {
-			beats = this.store.extendLeases(this.owner, this.lease, attempts);
+			beats = this.leases.extendLeases(this.owner, this.lease, attempts);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Ductor's drainer could not extend the leases of " + claims.size() + " claimed intent(s); "

@@ -3,7 +3,6 @@ package io.ductor.effect.internal;
 import java.util.List;
 import java.util.function.Consumer;
 
-import io.ductor.effect.internal.IntentStore.Settled;
 import io.ductor.worker.internal.WorkerTask;
 
 /**
@@ -17,7 +16,7 @@ import io.ductor.worker.internal.WorkerTask;
  */
 public class LeaseReconciler implements WorkerTask {
 
-	private final IntentStore store;
+	private final IntentRedrive redrive;
 
 	private final int batchSize;
 
@@ -27,9 +26,9 @@ public class LeaseReconciler implements WorkerTask {
 
 	private final EffectReconciliation reconciliation;
 
-	public LeaseReconciler(IntentStore store, int batchSize, Consumer<List<Settled>> settledListener,
+	public LeaseReconciler(IntentRedrive redrive, int batchSize, Consumer<List<Settled>> settledListener,
 			EffectRegistry registry, EffectReconciliation reconciliation) {
-		this.store = store;
+		this.redrive = redrive;
 		this.batchSize = batchSize;
 		this.settledListener = settledListener;
 		this.registry = registry;
@@ -38,7 +37,7 @@ public class LeaseReconciler implements WorkerTask {
 
 	@Override
 	public boolean runOnce() {
-		List<Settled> redriven = this.store.redriveExpired(this.batchSize, this.registry.reconciledEffects());
+		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects());
 		if (!redriven.isEmpty()) {
 			this.settledListener.accept(redriven);
 		}

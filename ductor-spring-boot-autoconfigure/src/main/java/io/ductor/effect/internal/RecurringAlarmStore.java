@@ -60,24 +60,10 @@ public class RecurringAlarmStore {
 	/**
 	 * Starts an alarm again from the database clock: its next occurrence is
 	 * {@code nextAt} (unchanged when {@code null}), and a last occurrence after now is
-	 * forgotten, as are the finished intents of its occurrences after now.
-	 * @return how many intents were deleted
+	 * forgotten (the finished intents of its occurrences after now are
+	 * {@link AlarmOccurrences#forgetFinishedAfterNow}'s).
 	 */
-	int restart(String name, Instant nextAt) {
-		String epoch = RecurringAlarm.occurrenceKey(name, Instant.EPOCH);
-		String prefix = epoch.substring(0, epoch.length() - Instant.EPOCH.toString().length());
-		// the keys that start with the prefix, by the unique index (keys compare
-		// bytewise)
-		String upper = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
-		int deleted = this.jdbc.sql("""
-				DELETE FROM eec_effect_intent
-				WHERE idempotency_key >= :prefix AND idempotency_key < :upper AND status IN ('completed', 'cancelled')
-				  AND CASE WHEN substr(idempotency_key, :from) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
-				      THEN substr(idempotency_key, :from)::timestamptz END > ductor_now()""")
-			.param("prefix", prefix)
-			.param("upper", upper)
-			.param("from", prefix.length() + 1)
-			.update();
+	void restart(String name, Instant nextAt) {
 		this.jdbc
 			.sql("""
 					UPDATE eec_recurring_alarm
@@ -88,7 +74,6 @@ public class RecurringAlarmStore {
 					WHERE name = ?""")
 			.params(utc(nextAt), name)
 			.update();
-		return deleted;
 	}
 
 	/**

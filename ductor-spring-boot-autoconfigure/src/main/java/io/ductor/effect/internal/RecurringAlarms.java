@@ -38,10 +38,14 @@ public class RecurringAlarms {
 
 	private final EffectPayloads payloads;
 
-	RecurringAlarms(RecurringAlarmStore store, EffectRegistry registry, EffectPayloads payloads) {
+	private final AlarmOccurrences occurrences;
+
+	RecurringAlarms(RecurringAlarmStore store, EffectRegistry registry, EffectPayloads payloads,
+			AlarmOccurrences occurrences) {
 		this.store = store;
 		this.registry = registry;
 		this.payloads = payloads;
+		this.occurrences = occurrences;
 	}
 
 	/**
@@ -148,6 +152,7 @@ public class RecurringAlarms {
 	public void restartAtDatabaseClock() {
 		for (RecurringAlarmStore.Stored alarm : this.store.lockAll()) {
 			Instant next = alarm.paused() ? null : alarm.schedule().next(alarm.dbNow());
+			this.occurrences.forgetFinishedAfterNow(alarm.name());
 			this.store.restart(alarm.name(), next);
 		}
 	}
