@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -33,6 +34,13 @@ public final class DocSnippets {
 	private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
 
 	private static final Pattern TAG = Pattern.compile("\\s*// (tag|end)::([\\w.-]+)\\[]\\s*");
+
+	/**
+	 * The blocks of the documentation that no test compiles or binds, by
+	 * {@link Block#key()}, with the reason. Keep it short: a block belongs here only when
+	 * it cannot be code or configuration (pseudo-code, an error shown on purpose).
+	 */
+	private static final Map<String, String> UNCHECKED = Map.of();
 
 	/** Where a documented block leaves code out: {@code { … }}. */
 	public static final String ELISION = "\u2026";
@@ -154,6 +162,23 @@ public final class DocSnippets {
 			i = j;
 		}
 		return blocks;
+	}
+
+	/**
+	 * The blocks that no test compiles or binds, with the reason for each.
+	 * @return the reasons, by {@link Block#key()}
+	 */
+	public static Map<String, String> unchecked() {
+		return UNCHECKED;
+	}
+
+	/**
+	 * Whether no test compiles or binds a block.
+	 * @param block a block of the documentation
+	 * @return whether {@link #unchecked()} names it
+	 */
+	public static boolean isUnchecked(Block block) {
+		return UNCHECKED.containsKey(block.key());
 	}
 
 	/**
@@ -284,6 +309,15 @@ public final class DocSnippets {
 		 */
 		public Snippet snippet() {
 			return new Snippet(this.language, this.text);
+		}
+
+		/**
+		 * How {@link DocSnippets#unchecked()} names the block: its page and first line,
+		 * which move less than its line number.
+		 * @return {@code docs/effects.md: @Component}
+		 */
+		public String key() {
+			return this.document + ": " + this.text.strip().lines().findFirst().orElse("");
 		}
 
 		/**

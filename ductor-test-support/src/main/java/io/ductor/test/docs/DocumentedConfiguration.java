@@ -49,12 +49,16 @@ public final class DocumentedConfiguration {
 	}
 
 	/**
-	 * Every configuration block of the documentation.
+	 * Every configuration block of the documentation but those
+	 * {@link DocSnippets#unchecked()} names.
 	 * @param root the project's root directory
 	 * @return the blocks, in the order of {@link DocSnippets#blocks(Path)}
 	 */
 	public static List<Block> blocks(Path root) {
-		return DocSnippets.blocks(root).stream().filter((block) -> LANGUAGES.contains(block.language())).toList();
+		return DocSnippets.blocks(root)
+			.stream()
+			.filter((block) -> LANGUAGES.contains(block.language()) && !DocSnippets.isUnchecked(block))
+			.toList();
 	}
 
 	/**

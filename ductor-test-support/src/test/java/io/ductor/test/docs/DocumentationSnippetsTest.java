@@ -31,16 +31,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * values fail start-up: {@code DocumentedConfigurationTest} of the auto-configuration
  * module, and {@code DocumentedConsoleConfigurationTest} of the console's module for the
  * blocks that set {@code ductor.console.*};</li>
- * <li>or it is in {@link #UNCHECKED}, with the reason.</li>
+ * <li>or {@link DocSnippets#unchecked()} names it, with the reason.</li>
  * </ul>
  */
 class DocumentationSnippetsTest {
-
-	/**
-	 * The blocks no test compiles or binds, by page and first line, with the reason. Keep
-	 * it short.
-	 */
-	static final Map<String, String> UNCHECKED = Map.of();
 
 	private static final Set<String> CHECKED_LANGUAGES = Set.of("java", "yaml", "yml", "properties");
 
@@ -57,7 +51,7 @@ class DocumentationSnippetsTest {
 	void everyJavaBlockIsTheCodeOfATaggedRegionOfACompiledSource() {
 		List<String> unchecked = new ArrayList<>();
 		for (Block block : this.blocks) {
-			if (!block.language().equals("java") || UNCHECKED.containsKey(key(block))) {
+			if (!block.language().equals("java") || DocSnippets.isUnchecked(block)) {
 				continue;
 			}
 			if (this.regions.stream().noneMatch((region) -> DocSnippets.sameCode(block.text(), region.text()))) {
@@ -93,16 +87,14 @@ class DocumentationSnippetsTest {
 		List<Block> configuration = DocumentedConfiguration.blocks(this.root);
 		assertThat(configuration).isNotEmpty();
 		for (Block block : configuration) {
-			if (!UNCHECKED.containsKey(key(block))) {
-				assertThat(DocumentedConfiguration.keys(block)).as(block.location()).isNotEmpty();
-			}
+			assertThat(DocumentedConfiguration.keys(block)).as(block.location()).isNotEmpty();
 		}
 	}
 
 	@Test
 	void theUncheckedBlocksExist() {
-		Set<String> keys = this.blocks.stream().map(DocumentationSnippetsTest::key).collect(Collectors.toSet());
-		assertThat(keys).containsAll(UNCHECKED.keySet());
+		Set<String> keys = this.blocks.stream().map(Block::key).collect(Collectors.toSet());
+		assertThat(keys).containsAll(DocSnippets.unchecked().keySet());
 	}
 
 	@Test
@@ -173,10 +165,6 @@ class DocumentationSnippetsTest {
 		Files.writeString(sources.resolve("A.java"), "class A {\n// TAG::open[]\n}\n".replace("TAG", "tag"));
 		assertThatIllegalStateException().isThrownBy(() -> DocSnippets.regions(dir))
 			.withMessageContaining("lib/src/main/java/A.java:2 tags region 'open'");
-	}
-
-	private static String key(Block block) {
-		return block.document() + ": " + block.text().strip().lines().findFirst().orElse("");
 	}
 
 	/** How much of two pieces of code agrees at their start and end. */
