@@ -20,6 +20,7 @@ import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.internal.IntentStore.ClaimedIntent;
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
@@ -229,8 +230,11 @@ public class EffectWriter {
 			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
 					+ "recording an intent needs a read-write transaction");
 		}
-		if (TransactionSynchronizationManager.getResource(this) instanceof Scheduled scheduled
-				&& scheduled.completing) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive() || CommittingTransactions.committing()
+				|| (TransactionSynchronizationManager.getResource(this) instanceof Scheduled scheduled
+						&& scheduled.completing)) {
+			// synchronization is off from afterCompletion on (or never on: then nothing
+			// would hand the intent over)
 			throw calledWhileCompleting(effectName);
 		}
 	}
@@ -279,8 +283,8 @@ public class EffectWriter {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
 			scheduled = new Scheduled();
-			TransactionSynchronizationManager.bindResource(this, scheduled);
 			TransactionSynchronizationManager.registerSynchronization(scheduled);
+			TransactionSynchronizationManager.bindResource(this, scheduled);
 		}
 		return scheduled;
 	}
