@@ -98,6 +98,7 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().declare(alarmName, schedule, effect, request.args().toArray(), RecurringAlarms.API);
 	}
 
@@ -109,6 +110,7 @@ public class EffectOutbox {
 	 */
 	public boolean pauseRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().pause(alarmName);
 	}
 
@@ -121,6 +123,7 @@ public class EffectOutbox {
 	 */
 	public boolean resumeRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().resume(alarmName);
 	}
 
@@ -133,6 +136,7 @@ public class EffectOutbox {
 	 */
 	public boolean cancelRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().cancel(alarmName);
 	}
 
@@ -168,6 +172,23 @@ public class EffectOutbox {
 	public Map<String, Integer> concurrencyLimits() {
 		EffectSlots known = this.slots;
 		return (known != null) ? known.limits() : Map.of();
+	}
+
+	/** Takes the alarm's lock until the caller's transaction completes. */
+	private void holdAlarm(String alarmName) {
+		this.writer.holdUntilCommit("ductor.alarm:" + alarmName, "Alarm '" + alarmName + "'",
+				"Schedule or cancel it in the outer transaction, or after it commits.");
+		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
+	}
+
+	/**
+	 * Notes that the caller's transaction holds the recurring alarm's row until it
+	 * completes.
+	 */
+	private void holdRecurring(String alarmName) {
+		Ids.require("alarmName", alarmName);
+		this.writer.holdUntilCommit("ductor.recurring:" + alarmName, "Recurring alarm '" + alarmName + "'",
+				"Change it in the outer transaction, or after it commits.");
 	}
 
 	private RecurringAlarms recurring() {
@@ -250,7 +271,7 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
-		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		this.store.supersedeAlarm(alarmName);
 		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
 		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
@@ -265,7 +286,7 @@ public class EffectOutbox {
 	public boolean cancelAlarm(String alarmName) {
 		Ids.require("alarmName", alarmName);
 		this.writer.requireTransaction("alarm '" + alarmName + "'");
-		this.store.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		return this.store.supersedeAlarm(alarmName) > 0;
 	}
 
