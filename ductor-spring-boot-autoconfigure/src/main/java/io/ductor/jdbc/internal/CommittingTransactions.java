@@ -1,5 +1,7 @@
 package io.ductor.jdbc.internal;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.transaction.ConfigurableTransactionManager;
 import org.springframework.transaction.TransactionExecution;
@@ -64,6 +66,18 @@ public final class CommittingTransactions implements TransactionExecutionListene
 			}
 
 		};
+	}
+
+	/**
+	 * A new transaction is not committing: a mark left bound by a transaction whose
+	 * completion was never reported (none of Spring's) does not outlive it. A
+	 * transaction's own mark is unbound while a transaction started inside it runs.
+	 */
+	@Override
+	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
+		if (beginFailure == null && transaction.isNewTransaction()) {
+			TransactionSynchronizationManager.unbindResourceIfPossible(KEY);
+		}
 	}
 
 	@Override
