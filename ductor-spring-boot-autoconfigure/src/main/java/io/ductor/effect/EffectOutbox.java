@@ -113,6 +113,7 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().declare(alarmName, schedule, effect, request.args().toArray(), RecurringAlarms.API);
 	}
 
@@ -124,6 +125,7 @@ public class EffectOutbox {
 	 */
 	public boolean pauseRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().pause(alarmName);
 	}
 
@@ -136,6 +138,7 @@ public class EffectOutbox {
 	 */
 	public boolean resumeRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().resume(alarmName);
 	}
 
@@ -148,6 +151,7 @@ public class EffectOutbox {
 	 */
 	public boolean cancelRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return recurring().cancel(alarmName);
 	}
 
@@ -183,6 +187,23 @@ public class EffectOutbox {
 	public Map<String, Integer> concurrencyLimits() {
 		EffectSlots known = this.slots;
 		return (known != null) ? known.limits() : Map.of();
+	}
+
+	/** Takes the alarm's lock until the caller's transaction completes. */
+	private void holdAlarm(String alarmName) {
+		this.writer.holdUntilCommit("ductor.alarm:" + alarmName, "Alarm '" + alarmName + "'",
+				"Schedule or cancel it in the outer transaction, or after it commits.");
+		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+	}
+
+	/**
+	 * Notes that the caller's transaction holds the recurring alarm's row until it
+	 * completes.
+	 */
+	private void holdRecurring(String alarmName) {
+		Ids.require("alarmName", alarmName);
+		this.writer.holdUntilCommit("ductor.recurring:" + alarmName, "Recurring alarm '" + alarmName + "'",
+				"Change it in the outer transaction, or after it commits.");
 	}
 
 	private RecurringAlarms recurring() {
@@ -265,7 +286,7 @@ public class EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
-		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		this.occurrences.supersedeAlarm(alarmName);
 		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
 		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
@@ -280,7 +301,7 @@ public class EffectOutbox {
 	public boolean cancelAlarm(String alarmName) {
 		Ids.require("alarmName", alarmName);
 		this.writer.requireTransaction("alarm '" + alarmName + "'");
-		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		return this.occurrences.supersedeAlarm(alarmName) > 0;
 	}
 

@@ -19,6 +19,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
@@ -302,8 +303,15 @@ public class TickService {
 	 * {@code null}
 	 */
 	private Object joinableTransaction() {
-		return TransactionSynchronizationManager.isActualTransactionActive()
-				? TransactionSynchronizationManager.getResource(this.dataSource) : null;
+		if (!TransactionSynchronizationManager.isActualTransactionActive()
+				|| !TransactionSynchronizationManager.isSynchronizationActive()
+				|| CommittingTransactions.committing()) {
+			// none, or one that has begun to complete (an afterCommit or afterCompletion
+			// callback runs): what a tick wrote there would commit late or never, so it
+			// runs in a transaction of its own
+			return null;
+		}
+		return TransactionSynchronizationManager.getResource(this.dataSource);
 	}
 
 	private void refuseTickFromItsOwnRun(String runId, String stamp) {
