@@ -420,7 +420,11 @@
   function schedule(a) {
     if (a.cron) return [h('code', {}, a.cron), ' ', a.zone];
     const ms = isoDuration(a.every);
-    return 'every ' + (ms !== null && ms >= 1000 ? age(ms) : a.every);
+    if (ms === null) return 'every ' + a.every;
+    for (const [unit, size] of [['d', 86400000], ['h', 3600000], ['min', 60000], ['s', 1000]]) {
+      if (ms % size === 0) return 'every ' + (ms / size) + ' ' + unit;
+    }
+    return 'every ' + ms + ' ms';
   }
   function occurrence(id, key, st, at) {
     if (!key) return '–';
