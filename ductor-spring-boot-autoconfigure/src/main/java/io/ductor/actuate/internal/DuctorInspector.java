@@ -19,13 +19,17 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
 
 /**
- * The read-only queries behind the operator console: intents by any combination of
- * filters with keyset paging (never {@code OFFSET}), one intent with everything stored
- * about it, runs and their history, idempotency keys, and the figures of the overview.
- * Every query reads an index: the primary key, the unique key, the run index, the partial
- * indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for every live
- * status but {@code in_flight}, the parked and lease indexes) or the finished index. A
- * creation-time window is turned into a range of ids first, by probes of the primary key.
+ * The read-only queries behind the operator console, all in one place: intents by any
+ * combination of filters with keyset paging (never {@code OFFSET}), one intent with
+ * everything stored about it, runs and their history, idempotency keys, recurring and
+ * named alarms by name, the holders of concurrency slots, and the figures of the
+ * overview. Every query reads an index: the primary key, the unique key, the run index,
+ * the partial indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for
+ * every live status but {@code in_flight}, the parked and lease indexes), the finished
+ * index, or the alarm indexes ({@code eec_effect_intent_alarm_name_idx} of every
+ * occurrence of a named alarm, {@code eec_effect_intent_alarm_idx} of the pending ones).
+ * A creation-time window is turned into a range of ids first, by probes of the primary
+ * key.
  */
 public class DuctorInspector {
 
@@ -83,6 +87,34 @@ public class DuctorInspector {
 			       a.decision_reason, a.decided_by, a.decided_at
 			FROM eec_recurring_alarm a LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key
 			""";
+
+	/**
+	 * A page of named alarms: the next {@code :limit} names after {@code :after} that
+	 * start with {@code :prefix}, one probe of {@code eec_effect_intent_alarm_name_idx}
+	 * each, with each name's pending occurrence and its newest other one.
+	 */
+	static final String ONE_SHOT_ALARMS = """
+			WITH RECURSIVE names(name) AS (
+			    (SELECT alarm_name FROM eec_effect_intent
+			     WHERE alarm_name IS NOT NULL AND alarm_name > :after AND alarm_name >= :prefix
+			     ORDER BY alarm_name LIMIT 1)
+			    UNION ALL
+			    SELECT (SELECT i.alarm_name FROM eec_effect_intent i
+			            WHERE i.alarm_name IS NOT NULL AND i.alarm_name > n.name ORDER BY i.alarm_name LIMIT 1)
+			    FROM names n WHERE starts_with(n.name, :prefix))
+			SELECT n.name, nx.id AS next_id, nx.idempotency_key AS next_key, nx.next_attempt_at AS next_at,
+			       l.id AS last_id, l.idempotency_key AS last_key, l.status AS last_status,
+			       COALESCE(l.finished_at, l.updated_at) AS last_at, l.last_error,
+			       COALESCE(nx.effect_name, l.effect_name) AS effect_name
+			FROM (SELECT name FROM names WHERE name IS NOT NULL AND starts_with(name, :prefix) LIMIT :limit) n
+			LEFT JOIN LATERAL (
+			    SELECT id, idempotency_key, next_attempt_at, effect_name FROM eec_effect_intent
+			    WHERE alarm_name = n.name AND status = 'pending') nx ON true
+			LEFT JOIN LATERAL (
+			    SELECT id, idempotency_key, status, finished_at, updated_at, last_error, effect_name FROM eec_effect_intent
+			    WHERE alarm_name = n.name AND alarm_name IS NOT NULL AND status <> 'pending'
+			    ORDER BY id DESC LIMIT 1) l ON true
+			ORDER BY n.name""";
 
 	private final JdbcClient jdbc;
 
@@ -391,29 +423,7 @@ public class DuctorInspector {
 	 */
 	public List<Map<String, Object>> oneShotAlarms(String afterName, String prefix, int limit) {
 		requirePage(limit);
-		return this.jdbc
-			.sql("""
-					WITH RECURSIVE names(name) AS (
-					    (SELECT alarm_name FROM eec_effect_intent
-					     WHERE alarm_name IS NOT NULL AND alarm_name > :after AND alarm_name >= :prefix
-					     ORDER BY alarm_name LIMIT 1)
-					    UNION ALL
-					    SELECT (SELECT i.alarm_name FROM eec_effect_intent i
-					            WHERE i.alarm_name IS NOT NULL AND i.alarm_name > n.name ORDER BY i.alarm_name LIMIT 1)
-					    FROM names n WHERE starts_with(n.name, :prefix))
-					SELECT n.name, nx.id AS next_id, nx.idempotency_key AS next_key, nx.next_attempt_at AS next_at,
-					       l.id AS last_id, l.idempotency_key AS last_key, l.status AS last_status,
-					       COALESCE(l.finished_at, l.updated_at) AS last_at, l.last_error,
-					       COALESCE(nx.effect_name, l.effect_name) AS effect_name
-					FROM (SELECT name FROM names WHERE name IS NOT NULL AND starts_with(name, :prefix) LIMIT :limit) n
-					LEFT JOIN LATERAL (
-					    SELECT id, idempotency_key, next_attempt_at, effect_name FROM eec_effect_intent
-					    WHERE alarm_name = n.name AND status = 'pending') nx ON true
-					LEFT JOIN LATERAL (
-					    SELECT id, idempotency_key, status, finished_at, updated_at, last_error, effect_name FROM eec_effect_intent
-					    WHERE alarm_name = n.name AND alarm_name IS NOT NULL AND status <> 'pending'
-					    ORDER BY id DESC LIMIT 1) l ON true
-					ORDER BY n.name""")
+		return this.jdbc.sql(ONE_SHOT_ALARMS)
 			.param("after", afterName)
 			.param("prefix", prefix)
 			.param("limit", limit)
@@ -437,7 +447,8 @@ public class DuctorInspector {
 	/**
 	 * The holders of the concurrency slots of the limited effects: per slot held by an
 	 * attempt in flight under a live lease (what {@code EffectSlots} counts as in use),
-	 * the intent, its attempt, its lease and when the attempt started.
+	 * the intent, its attempt, its lease and when the attempt started. Each holder is
+	 * found by its primary key (joined instead, the plan read every live lease).
 	 * @param effects the limited effects
 	 * @return the holders, by effect and slot
 	 */
@@ -448,9 +459,12 @@ public class DuctorInspector {
 		return this.jdbc.sql("""
 				SELECT s.effect_name, s.slot, h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at,
 				       h.attempt_started_at
-				FROM eec_effect_slot s
-				JOIN eec_effect_intent h ON h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-				    AND h.lease_expires_at > ductor_now()
+				FROM eec_effect_slot s CROSS JOIN LATERAL (
+				    SELECT h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at, h.attempt_started_at
+				    FROM eec_effect_intent h
+				    WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
+				      AND h.lease_expires_at > ductor_now()
+				    LIMIT 1) h
 				WHERE s.effect_name = ANY (:effects) ORDER BY s.effect_name, s.slot""")
 			.param("effects", effects.toArray(String[]::new))
 			.query((rs, row) -> {
