@@ -124,9 +124,21 @@ public class EffectOutbox {
 	 * @return whether it exists
 	 */
 	public boolean pauseRecurring(String alarmName) {
+		return pauseRecurring(alarmName, null);
+	}
+
+	/**
+	 * {@link #pauseRecurring(String)}, storing the operator's decision with the alarm in
+	 * the same statement ({@code decision_reason}, {@code decided_by},
+	 * {@code decided_at}).
+	 * @param alarmName the alarm
+	 * @param decision why and by whom, or {@code null}
+	 * @return whether it exists
+	 */
+	public boolean pauseRecurring(String alarmName, @Nullable OperatorDecision decision) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
 		holdRecurring(alarmName);
-		return recurring().pause(alarmName);
+		return recurring().pause(alarmName, decision);
 	}
 
 	/**
@@ -137,9 +149,21 @@ public class EffectOutbox {
 	 * @return whether it exists
 	 */
 	public boolean resumeRecurring(String alarmName) {
+		return resumeRecurring(alarmName, null);
+	}
+
+	/**
+	 * {@link #resumeRecurring(String)}, storing the operator's decision with the alarm in
+	 * the same statement when it was paused (resuming an alarm that runs changes
+	 * nothing).
+	 * @param alarmName the alarm
+	 * @param decision why and by whom, or {@code null}
+	 * @return whether it exists
+	 */
+	public boolean resumeRecurring(String alarmName, @Nullable OperatorDecision decision) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
 		holdRecurring(alarmName);
-		return recurring().resume(alarmName);
+		return recurring().resume(alarmName, decision);
 	}
 
 	/**

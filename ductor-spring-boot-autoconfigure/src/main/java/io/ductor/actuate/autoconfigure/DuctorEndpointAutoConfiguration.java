@@ -11,6 +11,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
@@ -21,6 +23,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.worker.internal.DuctorWorkers;
 
@@ -40,9 +43,11 @@ public final class DuctorEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, DuctorWorkers workers,
-			DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
+			DuctorInspector inspector, ObjectProvider<PayloadMask> mask, DataSource dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
 		return new DuctorEndpoint(outbox, backlog, workers.statuses(), inspector,
-				mask.getIfAvailable(() -> PayloadMask.NONE));
+				mask.getIfAvailable(() -> PayloadMask.NONE),
+				new TransactionTemplate(DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource)));
 	}
 
 	@Bean
