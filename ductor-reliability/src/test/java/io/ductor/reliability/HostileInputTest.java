@@ -23,6 +23,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectResolution;
 import io.ductor.idempotency.Fingerprints;
@@ -99,6 +100,10 @@ class HostileInputTest {
 
 	static EffectOutbox outbox() {
 		return app.getBean(EffectOutbox.class);
+	}
+
+	static EffectOperations operations() {
+		return app.getBean(EffectOperations.class);
 	}
 
 	static IdempotencyService idempotency() {
@@ -328,12 +333,12 @@ class HostileInputTest {
 					return intentAfterDispatch("object-1");
 				});
 		check(area, "EffectOutbox.resolve of an intent that does not exist", "Exception", "",
-				() -> outbox().resolve(987654321L, EffectResolution.RETRY));
+				() -> operations().resolve(987654321L, EffectResolution.RETRY));
 		long completed = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'reuse'")
 			.query(Long.class)
 			.single();
 		intentAfterDispatch("reuse");
-		check(area, "EffectOutbox.cancel of a completed intent", "Exception", "", () -> outbox().cancel(completed));
+		check(area, "EffectOutbox.cancel of a completed intent", "Exception", "", () -> operations().cancel(completed));
 
 		area = "IdempotencyService";
 		IdempotencyService service = idempotency();

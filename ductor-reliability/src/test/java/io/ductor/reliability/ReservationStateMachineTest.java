@@ -34,6 +34,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
@@ -169,9 +170,9 @@ class ReservationStateMachineTest {
 				Duration.ofMinutes(COMPLETED_TTL_MINUTES), DuplicatePolicy.REJECT, Duration.ofSeconds(1),
 				Duration.ofSeconds(1))
 			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
-		service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		service = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null);
-		otherInstance = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		otherInstance = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null);
 		sweeper = new IdempotencySweeper(dataSource, 100);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));

@@ -3,7 +3,6 @@ package io.ductor.autoconfigure;
 import java.time.Duration;
 
 import io.ductor.autoconfigure.internal.PropertyChecks;
-import io.ductor.worker.internal.Backoff;
 
 /**
  * An exponential backoff: the n-th wait is a random time between half and all of
@@ -45,14 +44,6 @@ public record BackoffProperties(Duration initial, Duration max, Double multiplie
 		if (!(this.multiplier >= 1.0) || Double.isInfinite(this.multiplier)) {
 			throw new IllegalArgumentException(prefix + ".multiplier must be at least 1 but was " + this.multiplier);
 		}
-	}
-
-	/**
-	 * This backoff for Ductor's workers; only for a complete one (see
-	 * {@link #orDefaults}).
-	 */
-	public Backoff toBackoff() {
-		return new Backoff(this.initial, this.max, this.multiplier);
 	}
 
 }

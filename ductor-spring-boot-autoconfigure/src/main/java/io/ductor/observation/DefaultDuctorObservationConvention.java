@@ -4,8 +4,8 @@ import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 
-import io.ductor.observation.internal.DuctorObservationDocumentation.HighKeys;
-import io.ductor.observation.internal.DuctorObservationDocumentation.LowKeys;
+import io.ductor.observation.DuctorObservationDocumentation.HighKeys;
+import io.ductor.observation.DuctorObservationDocumentation.LowKeys;
 
 /**
  * The default names and key values of Ductor's observations, as

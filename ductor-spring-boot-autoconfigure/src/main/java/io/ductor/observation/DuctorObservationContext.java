@@ -1,7 +1,5 @@
 package io.ductor.observation;
 
-import io.ductor.observation.internal.DuctorObservationDocumentation;
-
 /**
  * What the {@link DuctorObservationConvention} reads from the context of one of Ductor's
  * observations. Fields that do not apply to an observation are {@code null} (or

@@ -26,6 +26,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.run.internal.DefaultTickService;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -293,7 +294,7 @@ class DuctorAutoConfigurationTest {
 
 		@Bean
 		TickService userTicks(DataSource dataSource, JsonCodec json) {
-			return new TickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
+			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
 					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2));
 		}
 

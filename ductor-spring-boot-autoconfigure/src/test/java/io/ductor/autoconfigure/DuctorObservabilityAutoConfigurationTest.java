@@ -124,7 +124,8 @@ class DuctorObservabilityAutoConfigurationTest {
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
-			.withBean("myEndpoint", DuctorEndpoint.class, () -> new DuctorEndpoint(null, null, java.util.List.of()))
+			.withBean("myEndpoint", DuctorEndpoint.class,
+					() -> new DuctorEndpoint(null, null, null, java.util.List.of()))
 			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class).hasBean("myEndpoint"));
 		this.runner
 			.withPropertyValues("management.endpoints.web.exposure.include=ductor",

@@ -114,6 +114,8 @@ class IntentLifecycleStateMachineTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static IntentClaims claims;
 
 	static IntentOutcomes outcomes;
@@ -167,6 +169,7 @@ class IntentLifecycleStateMachineTest {
 				"ductor.effects.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		claims = new IntentClaims(dataSource);
 		outcomes = new IntentOutcomes(dataSource);
 		leases = new DrainerLeases(dataSource);
@@ -887,10 +890,10 @@ class IntentLifecycleStateMachineTest {
 				return;
 			}
 			if (!PARKED.contains(intent.status) || takenAlarm(intent)) {
-				assertThatThrownBy(() -> outbox.retry(intent.id)).isInstanceOf(EffectIntentStateException.class);
+				assertThatThrownBy(() -> operations.retry(intent.id)).isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.retry(intent.id);
+			operations.retry(intent.id);
 			runAgain(intent, intent.attempts + MAX_ATTEMPTS);
 			supersedeOthers(intent);
 		}
@@ -904,11 +907,11 @@ class IntentLifecycleStateMachineTest {
 			// run to compensate
 			if (!intent.status.equals("needs_decision") || resolution == EffectResolution.COMPENSATE
 					|| (resolution == EffectResolution.RETRY && takenAlarm(intent))) {
-				assertThatThrownBy(() -> outbox.resolve(intent.id, resolution))
+				assertThatThrownBy(() -> operations.resolve(intent.id, resolution))
 					.isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.resolve(intent.id, resolution);
+			operations.resolve(intent.id, resolution);
 			switch (resolution) {
 				case RETRY -> {
 					runAgain(intent, intent.attempts + 1);
@@ -926,10 +929,10 @@ class IntentLifecycleStateMachineTest {
 				return;
 			}
 			if (!List.of("pending", "failed", "needs_decision").contains(intent.status)) {
-				assertThatThrownBy(() -> outbox.cancel(intent.id)).isInstanceOf(EffectIntentStateException.class);
+				assertThatThrownBy(() -> operations.cancel(intent.id)).isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.cancel(intent.id);
+			operations.cancel(intent.id);
 			finish(intent, "cancelled");
 		}
 
@@ -943,7 +946,7 @@ class IntentLifecycleStateMachineTest {
 					taken.add(intent.alarm);
 				}
 			}
-			int retried = outbox.retryAll(mail ? "lc.mail" : "lc.hotel", EffectStatus.fromDb(status));
+			int retried = operations.retryAll(mail ? "lc.mail" : "lc.hotel", EffectStatus.fromDb(status));
 			// which of several parked occurrences of one alarm takes its pending place is
 			// the database's choice
 			int expected = 0;

@@ -22,6 +22,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.Concurrently;
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.idempotency.internal.IdempotencySettings;
@@ -71,7 +72,7 @@ class IdempotencyServiceTest {
 
 	static IdempotencyService service(DataSource dataSource, IdempotencySettings settings,
 			PostgresNotificationListener listener) {
-		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, listener);
 	}
 

@@ -18,9 +18,10 @@ import io.ductor.actuate.internal.DuctorInspector;
 import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.PayloadMask;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.worker.internal.DuctorWorkers;
 
@@ -33,15 +34,15 @@ import io.ductor.worker.internal.DuctorWorkers;
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
-@ConditionalOnBean({ EffectOutbox.class, DuctorBacklog.class })
+@ConditionalOnBean({ EffectOperations.class, RecurringAlarms.class, DuctorBacklog.class })
 @ConditionalOnAvailableEndpoint(DuctorEndpoint.class)
 public final class DuctorEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, DuctorWorkers workers,
-			DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
-		return new DuctorEndpoint(outbox, backlog, workers.statuses(), inspector,
+	DuctorEndpoint ductorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
+		return new DuctorEndpoint(operations, alarms, backlog, workers.statuses(), inspector,
 				mask.getIfAvailable(() -> PayloadMask.NONE));
 	}
 

@@ -24,13 +24,14 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectIntentStateException;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
-import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.effect.RecurringAlarms;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.worker.internal.WorkerStatus;
@@ -80,7 +81,9 @@ public class DuctorEndpoint {
 
 	private static final Log logger = LogFactory.getLog(DuctorEndpoint.class);
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
+
+	private final RecurringAlarms alarms;
 
 	private final DuctorBacklog backlog;
 
@@ -90,21 +93,24 @@ public class DuctorEndpoint {
 
 	private final PayloadMask mask;
 
-	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers) {
-		this(outbox, backlog, workers, null, PayloadMask.NONE);
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers) {
+		this(operations, alarms, backlog, workers, null, PayloadMask.NONE);
 	}
 
 	/**
-	 * @param outbox the outbox acted on
+	 * @param operations the intents acted on
+	 * @param alarms the recurring alarms of the overview
 	 * @param backlog the backlog of the overview
 	 * @param workers this instance's workers
 	 * @param inspector the queries behind filters, lookups and the overview's figures, or
 	 * {@code null} for the status lists and compensation chains only
 	 * @param mask what hides sensitive arguments
 	 */
-	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers,
-			@Nullable DuctorInspector inspector, PayloadMask mask) {
-		this.outbox = outbox;
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask) {
+		this.operations = operations;
+		this.alarms = alarms;
 		this.backlog = backlog;
 		this.workers = List.copyOf(workers);
 		this.inspector = inspector;
@@ -121,8 +127,8 @@ public class DuctorEndpoint {
 			overview.put("leaseOwners", this.inspector.leaseOwners());
 			overview.put("throughput", this.inspector.throughput(THROUGHPUT_WINDOW));
 		}
-		overview.put("alarms", this.outbox.recurringAlarms().stream().map(DuctorEndpoint::alarm).toList());
-		overview.put("concurrency", this.outbox.concurrency());
+		overview.put("alarms", this.alarms.recurringAlarms().stream().map(DuctorEndpoint::alarm).toList());
+		overview.put("concurrency", this.operations.concurrency());
 		return overview;
 	}
 
@@ -195,7 +201,7 @@ public class DuctorEndpoint {
 			if (filtered) {
 				refuse("filters need the inspector of this endpoint; list intents by status alone");
 			}
-			return masked(this.outbox.list(listedStatus(status), after, size));
+			return masked(this.operations.list(listedStatus(status), after, size));
 		}
 		IntentFilter filter = new IntentFilter("all".equals(status) ? null : listedStatus(status), blank(effect),
 				blank(key), blank(run), time("from", from), time("to", to));
@@ -228,7 +234,7 @@ public class DuctorEndpoint {
 		requireOneLine("status", status);
 		requireOneLine("after", after);
 		if ("runs".equals(kind)) {
-			CompensationChain chain = this.outbox.compensations(id);
+			CompensationChain chain = this.operations.compensations(id);
 			if (this.inspector == null) {
 				return chain;
 			}
@@ -289,7 +295,7 @@ public class DuctorEndpoint {
 		requireOneLine("resolution", resolution);
 		requireOneLine("reason", reason);
 		OperatorDecision decision = decision(reason, caller);
-		EffectIntent before = this.outbox.find(id).orElse(null);
+		EffectIntent before = this.operations.find(id).orElse(null);
 		EffectIntent after = apply(id, action, resolution, decision);
 		logger.info("ductor endpoint: " + action + ((resolution != null) ? " (" + resolution + ")" : "") + " on intent "
 				+ id + " of effect '" + after.effectName() + "': "
@@ -328,7 +334,7 @@ public class DuctorEndpoint {
 		EffectStatus from = status(status);
 		OperatorDecision decision = decision(reason, caller);
 		if ((action == null || "retry".equalsIgnoreCase(action)) && decision == null) {
-			int retried = this.outbox.retryAll(effect, from);
+			int retried = this.operations.retryAll(effect, from);
 			logger.info("ductor endpoint: retried " + retried + " " + status + " intent(s) of effect '" + effect + "'");
 			return Map.of("effect", effect, "status", status, "retried", retried);
 		}
@@ -370,9 +376,9 @@ public class DuctorEndpoint {
 	private EffectIntent apply(long id, String action, @Nullable String resolution,
 			@Nullable OperatorDecision decision) {
 		return switch (action.toLowerCase(Locale.ROOT)) {
-			case "retry" -> this.outbox.retry(id, decision);
-			case "cancel" -> this.outbox.cancel(id, decision);
-			case "resolve" -> this.outbox.resolve(id, resolution(resolution), decision);
+			case "retry" -> this.operations.retry(id, decision);
+			case "cancel" -> this.operations.cancel(id, decision);
+			case "resolve" -> this.operations.resolve(id, resolution(resolution), decision);
 			default ->
 				throw new IllegalArgumentException("action must be retry, cancel or resolve but was '" + action + "'");
 		};

@@ -168,8 +168,9 @@ public class EffectDispatcher {
 						+ " started, so the receiver was not called: " + describe(ex));
 			}
 		}
-		EffectContextHolder
-			.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
+		EffectContext.Scope current = new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(),
+				intent.dueAt())
+			.makeCurrent();
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
 			Throwable fault = this.faults.faultFor(effect.name(), intent.key(), intent.attempt());
@@ -189,7 +190,7 @@ public class EffectDispatcher {
 		}
 		finally {
 			DurableEffectInterceptor.endDispatch();
-			EffectContextHolder.clear();
+			current.close();
 		}
 	}
 

@@ -9,6 +9,7 @@ import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.propagation.Propagator;
 
+import io.ductor.observation.DuctorObservationDocumentation;
 import io.ductor.observation.DuctorObservationContext;
 
 /**

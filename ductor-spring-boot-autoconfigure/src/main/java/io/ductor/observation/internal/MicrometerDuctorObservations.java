@@ -9,6 +9,7 @@ import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.ReceiverContext;
 import io.micrometer.observation.transport.SenderContext;
 
+import io.ductor.observation.DuctorObservationDocumentation;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationContext;
 import io.ductor.observation.DuctorObservationConvention;

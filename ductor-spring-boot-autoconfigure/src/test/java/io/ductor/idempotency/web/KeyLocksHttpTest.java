@@ -32,6 +32,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyRows;
@@ -330,7 +331,8 @@ class KeyLocksHttpTest {
 					properties.duplicatePolicy(), properties.waitTimeout(), properties.pollInterval())
 				.withLockKeys((request) -> request.key().startsWith(COLLIDING) ? COLLIDING_LOCK
 						: LockKeys.SHA256.lockKey(request));
-			return new IdempotencyService(dataSource, transactionManager, json, settings, listener.getIfAvailable());
+			return new DefaultIdempotencyService(dataSource, transactionManager, json, settings,
+					listener.getIfAvailable());
 		}
 
 	}
