@@ -197,7 +197,8 @@ class DuctorAutoConfigurationTest {
 						.sql("SELECT version FROM ductor_schema_history WHERE success AND version IS NOT NULL"
 								+ " ORDER BY installed_rank")
 						.query(String.class)
-						.list()).containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12");
+						.list())
+						.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13");
 					assertThat(jdbc.sql("SELECT count(*) FROM eec_run").query(Long.class).single()).isZero();
 				});
 			}

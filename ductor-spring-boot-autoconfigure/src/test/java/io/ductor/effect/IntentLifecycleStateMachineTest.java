@@ -39,6 +39,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.internal.DbValues;
 import io.ductor.effect.LifecycleEffects.Behavior;
 import io.ductor.effect.LifecycleEffects.Call;
 import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
@@ -668,7 +669,7 @@ class IntentLifecycleStateMachineTest {
 						|| intent.attempts != claim.completion.attempt()) {
 					continue;
 				}
-				String to = claim.completion.status().dbValue();
+				String to = DbValues.of(claim.completion.status());
 				if (to.equals("pending") && intent.superseded) {
 					to = "cancelled";
 				}
@@ -690,7 +691,7 @@ class IntentLifecycleStateMachineTest {
 			if (faulty) {
 				faultyBatches.incrementAndGet();
 			}
-			assertThat(settled.stream().collect(Collectors.toMap(Settled::id, (s) -> s.status().dbValue())))
+			assertThat(settled.stream().collect(Collectors.toMap(Settled::id, (s) -> DbValues.of(s.status()))))
 				.as("outcomes recorded (fenced by lease owner and attempt), the others of a faulty batch included")
 				.isEqualTo(expected);
 			drainer.claims.removeAll(done);
@@ -855,7 +856,7 @@ class IntentLifecycleStateMachineTest {
 			while (reconciler.runOnce()) {
 				// a full batch: run another round
 			}
-			assertThat(redriven.stream().collect(Collectors.toMap(Settled::id, (s) -> s.status().dbValue())))
+			assertThat(redriven.stream().collect(Collectors.toMap(Settled::id, (s) -> DbValues.of(s.status()))))
 				.as("redriven")
 				.isEqualTo(expected);
 			this.reconciled = true;
@@ -946,13 +947,14 @@ class IntentLifecycleStateMachineTest {
 					taken.add(intent.alarm);
 				}
 			}
-			int retried = operations.retryAll(mail ? "lc.mail" : "lc.hotel", EffectStatus.fromDb(status));
+			int retried = operations.retryAll(mail ? "lc.mail" : "lc.hotel",
+					DbValues.parse(EffectStatus.class, status));
 			// which of several parked occurrences of one alarm takes its pending place is
 			// the database's choice
 			int expected = 0;
 			List<Intent> left = new ArrayList<>();
 			for (Intent intent : candidates) {
-				String now = reads.find(intent.id).orElseThrow().status().dbValue();
+				String now = DbValues.of(reads.find(intent.id).orElseThrow().status());
 				if (now.equals("pending")) {
 					assertThat(intent.alarm == null || taken.add(intent.alarm))
 						.as(intent + " retried beside a pending occurrence")

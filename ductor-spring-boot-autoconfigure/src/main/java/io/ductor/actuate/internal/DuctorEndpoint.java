@@ -21,6 +21,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import io.ductor.internal.DbValues;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
@@ -152,7 +153,7 @@ public class DuctorEndpoint {
 		view.put("nextAt", alarm.nextAt());
 		view.put("lastOccurrenceAt", alarm.lastOccurrenceAt());
 		view.put("lastKey", alarm.lastKey());
-		view.put("lastOutcome", (alarm.lastStatus() != null) ? alarm.lastStatus().dbValue()
+		view.put("lastOutcome", (alarm.lastStatus() != null) ? DbValues.of(alarm.lastStatus())
 				: (alarm.lastKey() != null) ? "purged" : null);
 		return view;
 	}
@@ -299,7 +300,7 @@ public class DuctorEndpoint {
 		EffectIntent after = apply(id, action, resolution, decision);
 		logger.info("ductor endpoint: " + action + ((resolution != null) ? " (" + resolution + ")" : "") + " on intent "
 				+ id + " of effect '" + after.effectName() + "': "
-				+ ((before != null) ? before.status().dbValue() : "?") + " -> " + after.status().dbValue()
+				+ ((before != null) ? DbValues.of(before.status()) : "?") + " -> " + DbValues.of(after.status())
 				+ describe(decision));
 		return masked(after);
 	}
@@ -504,7 +505,7 @@ public class DuctorEndpoint {
 
 	private static EffectStatus status(String status) {
 		try {
-			return EffectStatus.fromDb(status);
+			return DbValues.parse(EffectStatus.class, status);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException(

@@ -21,6 +21,7 @@ import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
+import io.ductor.internal.DbValues;
 import io.ductor.internal.Ids;
 import io.ductor.run.Run;
 import io.ductor.run.RunStatus;
@@ -184,7 +185,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 	private EffectIntent compensate(long id, @Nullable OperatorDecision decision) {
 		EffectIntent intent = require(id);
 		if (intent.status() != EffectStatus.NEEDS_DECISION) {
-			throw new EffectIntentStateException("Intent " + id + " is " + intent.status().dbValue()
+			throw new EffectIntentStateException("Intent " + id + " is " + DbValues.of(intent.status())
 					+ "; only [needs_decision] intents can be compensated");
 		}
 		if (intent.runId() == null) {
@@ -233,8 +234,8 @@ public final class DefaultEffectOperations implements EffectOperations {
 		}
 		return moved.orElseThrow(() -> {
 			EffectIntent current = require(id);
-			return new EffectIntentStateException("Intent " + id + " is " + current.status().dbValue() + "; only "
-					+ from.stream().map(EffectStatus::dbValue).toList() + " intents can become " + to.dbValue());
+			return new EffectIntentStateException("Intent " + id + " is " + DbValues.of(current.status()) + "; only "
+					+ from.stream().map(DbValues::of).toList() + " intents can become " + DbValues.of(to));
 		});
 	}
 
@@ -252,7 +253,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 			.orElse("another occurrence");
 		return new EffectIntentStateException("Intent " + id + " is an occurrence of alarm '" + intent.alarmName()
 				+ "', which was rescheduled: " + newer + " is its pending occurrence, and an alarm has at most one. "
-				+ "Intent " + id + " stays " + intent.status().dbValue() + "; cancel it, or cancel the pending "
+				+ "Intent " + id + " stays " + DbValues.of(intent.status()) + "; cancel it, or cancel the pending "
 				+ "occurrence first to " + ((to == EffectStatus.PENDING) ? "run this one again" : "move this one"));
 	}
 

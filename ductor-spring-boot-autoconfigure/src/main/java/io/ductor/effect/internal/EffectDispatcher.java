@@ -6,6 +6,7 @@ import java.time.Duration;
 
 import org.springframework.aop.support.AopUtils;
 
+import io.ductor.internal.DbValues;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.EffectContext;
 import io.ductor.effect.EffectNotAppliedException;
@@ -119,7 +120,7 @@ public class EffectDispatcher {
 	}
 
 	private static String outcome(EffectStatus status) {
-		return (status == EffectStatus.PENDING) ? "retry" : status.dbValue();
+		return (status == EffectStatus.PENDING) ? "retry" : DbValues.of(status);
 	}
 
 	private Completion attempt(ClaimedIntent intent, StartMark startMark, DuctorObservations.Scope scope) {

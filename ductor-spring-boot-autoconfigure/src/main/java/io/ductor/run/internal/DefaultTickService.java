@@ -19,6 +19,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.internal.DbValues;
 import io.ductor.internal.Ids;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -259,7 +260,7 @@ public final class DefaultTickService implements TickService {
 			RunRow row = this.store.findForTick(runId, null, true).orElseThrow(() -> new UnknownRunException(runId));
 			if (row.status() != RunStatus.FAILED) {
 				throw new IllegalStateException(
-						"Run '" + runId + "' is " + row.status().dbValue() + "; only a failed run is compensated");
+						"Run '" + runId + "' is " + DbValues.of(row.status()) + "; only a failed run is compensated");
 			}
 			return failed(runId);
 		});
