@@ -332,13 +332,13 @@ class HostileInputTest {
 					insertIntent("Receivers.probe", "object-1", "{\"not\": \"an array\"}");
 					return intentAfterDispatch("object-1");
 				});
-		check(area, "EffectOutbox.resolve of an intent that does not exist", "Exception", "",
+		check(area, "EffectOperations.resolve of an intent that does not exist", "Exception", "",
 				() -> operations().resolve(987654321L, EffectResolution.RETRY));
 		long completed = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'reuse'")
 			.query(Long.class)
 			.single();
 		intentAfterDispatch("reuse");
-		check(area, "EffectOutbox.cancel of a completed intent", "Exception", "", () -> operations().cancel(completed));
+		check(area, "EffectOperations.cancel of a completed intent", "Exception", "", () -> operations().cancel(completed));
 
 		area = "IdempotencyService";
 		IdempotencyService service = idempotency();

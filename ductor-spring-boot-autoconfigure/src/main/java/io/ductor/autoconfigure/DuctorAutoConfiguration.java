@@ -11,6 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -28,11 +29,12 @@ import org.springframework.transaction.PlatformTransactionManager;
 
 import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
-import io.ductor.metrics.internal.DuctorBacklog;
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
@@ -79,6 +81,16 @@ public final class DuctorAutoConfiguration {
 				names.check(environment);
 			}
 		};
+	}
+
+	/**
+	 * Marks the transactions of every transaction manager bean from their commit to their
+	 * completion, so that an effect called from an {@code afterCommit} callback is
+	 * refused rather than written where nothing commits it.
+	 */
+	@Bean
+	static BeanPostProcessor ductorCommittingTransactions() {
+		return CommittingTransactions.postProcessor();
 	}
 
 	/**

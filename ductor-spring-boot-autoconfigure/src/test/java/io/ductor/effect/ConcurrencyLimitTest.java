@@ -13,6 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
+import javax.sql.DataSource;
+
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -237,6 +239,53 @@ class ConcurrencyLimitTest {
 	}
 
 	/**
+	 * A claimed attempt of a limited effect that waits for a worker while its lease
+	 * expires (its instance was paused: no heartbeat reached the database) has lost its
+	 * slot, which another attempt may already hold: when a worker finally takes it, its
+	 * receiver is not called. The start is fenced by a live lease in the database, as for
+	 * a receiver that cannot deduplicate.
+	 */
+	@Test
+	void aClaimWhoseLeaseExpiredBeforeItStartedNeverCallsALimitedReceiver() throws Exception {
+		Gated.reset();
+		CountDownLatch busy = Gated.start("busy");
+		CountDownLatch holderStarted = Gated.start("holder");
+		String[] settings = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=60s",
+				"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
+				"ductor.effects.reconciler.interval=1h", "ductor.effects.alarm-scheduler.enabled=false" };
+		TestDatabase database = TestDatabases.create();
+		try (ConfigurableApplicationContext context = EffectInstances.start(database, Gated.Config.class, settings);
+				AutoCloseable release = Gated::releaseAll) {
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
+			Gated.Rounds rounds = context.getBean(Gated.Rounds.class);
+			TransactionTemplate tx = tx(context);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			// the only worker is busy; the limited intent is claimed and waits for it
+			tx.executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("unlimited", "busy")));
+			assertThat(busy.await(20, TimeUnit.SECONDS)).isTrue();
+			tx.executeWithoutResult(
+					(status) -> outbox.schedule(EffectRequest.of("one-at-a-time", "holder").withKey("holder")));
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> operations.findByKey("holder").orElseThrow().status() == EffectStatus.IN_FLIGHT);
+			// what a pause of the instance longer than the lease leaves behind
+			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = clock_timestamp() - interval '1 second' "
+					+ "WHERE idempotency_key = 'holder'")
+				.update();
+			Gated.releaseAll();
+			await().atMost(Duration.ofSeconds(20)).until(() -> rounds.lost.get() >= 1 || holderStarted.getCount() == 0);
+			assertThat(holderStarted.getCount()).as("calls of the limited receiver after its lease expired")
+				.isEqualTo(1);
+			assertThat(rounds.lost.get()).as("leases found lost").isEqualTo(1);
+			// left to the reconciler, which puts it back to pending
+			assertThat(operations.findByKey("holder").orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
+		}
+		finally {
+			TestDatabases.drop(database);
+		}
+	}
+
+	/**
 	 * A limit larger than what one drainer holds (concurrency 2, batches of 5: 12
 	 * intents) used to fill every batch with the limited backlog while an unlimited
 	 * intent, due all along, waited for all of it. Limited intents never fill a batch
@@ -432,6 +481,12 @@ class ConcurrencyLimitTest {
 			finally {
 				running.decrementAndGet();
 			}
+		}
+
+		/** The same call without a limit: holds a worker until the gate opens. */
+		@DurableEffect(name = "unlimited")
+		public void unlimited(String id) throws InterruptedException {
+			call(id);
 		}
 
 		/** Counts the drainer's claim rounds, heartbeats and lost leases. */

@@ -16,8 +16,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.test.PostgresExtension;
@@ -85,6 +88,47 @@ class TickTransactionsTest {
 	 */
 	void interlope(String runId) {
 		TickServiceTest.await(this.other.submit(() -> addOne(ticks, runId, "interloper-" + UUID.randomUUID())));
+	}
+
+	/**
+	 * A tick from an {@code afterCommit} or {@code afterCompletion} callback on a pool
+	 * without auto-commit: joining the committed transaction, its writes would be rolled
+	 * back by the pool after it answered {@code APPLIED}.
+	 */
+	@Test
+	void aTickCalledAfterTheCommitOfTheCallersTransactionCommitsInATransactionOfItsOwn() {
+		try (HikariDataSource manual = new HikariDataSource()) {
+			manual.setJdbcUrl(postgres.jdbcUrl());
+			manual.setUsername(postgres.username());
+			manual.setPassword(postgres.password());
+			manual.setAutoCommit(false);
+			manual.setMaximumPoolSize(4);
+			TickService service = TickServiceTest.tickService(manual, 20);
+			String runId = newRun();
+			TransactionTemplate callers = new TransactionTemplate(
+					CommittingTransactions.addTo(new DataSourceTransactionManager(manual)));
+			List<TickOutcome<Counter>> outcomes = new ArrayList<>();
+			callers.executeWithoutResult((status) -> {
+				JdbcClient.create(manual).sql("SELECT 1").query(Integer.class).single();
+				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+					@Override
+					public void afterCommit() {
+						outcomes.add(addOne(service, runId, "after-commit"));
+					}
+
+					@Override
+					public void afterCompletion(int status) {
+						outcomes.add(addOne(service, runId, "after-completion"));
+					}
+
+				});
+			});
+			assertThat(outcomes).extracting(TickOutcome::result)
+				.containsExactly(TickOutcome.Result.APPLIED, TickOutcome.Result.APPLIED);
+			assertThat(ticks.find(runId, Counter.class).orElseThrow().state()).isEqualTo(new Counter(2));
+			tables.assertContiguousHistory(runId, 2);
+		}
 	}
 
 	@Test

@@ -82,6 +82,7 @@ class ReadingARunTest {
 	private List<String> read(String orderId) {
 		TickService ticks = this.ticks;
 		EffectOperations operations = this.operations;
+		// tag::runs-reading-a-run[]
 		Run<OrderState> run = ticks.find(orderId, OrderState.class) // empty for an
 																	// unknown run
 			.orElseThrow();
@@ -95,6 +96,7 @@ class ReadingARunTest {
 																	// ticks recorded
 			lines.add(intent.effectName() + " " + intent.status() + " after " + intent.attempts() + " attempt(s)");
 		}
+		// end::runs-reading-a-run[]
 		return lines;
 	}
 

@@ -66,7 +66,7 @@ public final class DefaultEffectOutbox implements EffectOutbox {
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction(effect.name());
-		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		this.occurrences.supersedeAlarm(alarmName);
 		String key = "alarm:" + alarmName + ":" + UUID.randomUUID();
 		return this.writer.record(effect, request.args().toArray(), key, request.orderingKey(), delay, alarmName);
@@ -76,8 +76,15 @@ public final class DefaultEffectOutbox implements EffectOutbox {
 	public boolean cancelAlarm(String alarmName) {
 		Ids.require("alarmName", alarmName);
 		this.writer.requireTransaction("alarm '" + alarmName + "'");
-		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
+		holdAlarm(alarmName);
 		return this.occurrences.supersedeAlarm(alarmName) > 0;
+	}
+
+	/** Takes the alarm's lock until the caller's transaction completes. */
+	private void holdAlarm(String alarmName) {
+		this.writer.holdUntilCommit("ductor.alarm:" + alarmName, "Alarm '" + alarmName + "'",
+				"Schedule or cancel it in the outer transaction, or after it commits.");
+		this.recorder.lockUntilCommit("ductor.alarm:" + alarmName);
 	}
 
 	private EffectDefinition effect(String name) {

@@ -37,30 +37,44 @@ public final class DefaultRecurringAlarms implements io.ductor.effect.RecurringA
 		}
 		EffectDefinition effect = effect(request.effectName());
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return this.recurring.declare(alarmName, schedule, effect, request.args().toArray(), RecurringAlarms.API);
 	}
 
 	@Override
 	public boolean pauseRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return this.recurring.pause(alarmName);
 	}
 
 	@Override
 	public boolean resumeRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return this.recurring.resume(alarmName);
 	}
 
 	@Override
 	public boolean cancelRecurring(String alarmName) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
+		holdRecurring(alarmName);
 		return this.recurring.cancel(alarmName);
 	}
 
 	@Override
 	public List<RecurringAlarm> recurringAlarms() {
 		return this.recurring.list();
+	}
+
+	/**
+	 * Notes that the caller's transaction holds the recurring alarm's row until it
+	 * completes.
+	 */
+	private void holdRecurring(String alarmName) {
+		Ids.require("alarmName", alarmName);
+		this.writer.holdUntilCommit("ductor.recurring:" + alarmName, "Recurring alarm '" + alarmName + "'",
+				"Change it in the outer transaction, or after it commits.");
 	}
 
 	private EffectDefinition effect(String name) {

@@ -23,10 +23,11 @@ import io.ductor.worker.internal.Backoff;
  * Runs one attempt of a claimed intent: finds its effect, reads its arguments, calls the
  * real method with {@link EffectContext} set, and classifies the outcome.
  * <p>
- * An attempt of a receiver that cannot deduplicate is marked started, durably, just
- * before the call; when the mark is refused (the lease was lost) the receiver is not
- * called. Whatever is thrown, {@code Error}s included, becomes an outcome: the attempt is
- * always settled, the error is kept on the intent, and the worker thread lives on.
+ * An attempt of a receiver that cannot deduplicate, or of an effect with a concurrency
+ * limit, is marked started, durably, just before the call; when the mark is refused (the
+ * lease was lost, and with it the slot) the receiver is not called. Whatever is thrown,
+ * {@code Error}s included, becomes an outcome: the attempt is always settled, the error
+ * is kept on the intent, and the worker thread lives on.
  * <p>
  * While the attempt runs, the MDC names its intent, effect, key, run and attempt, and the
  * attempt is observed as a continuation of the trace context stored with the intent.
@@ -73,8 +74,8 @@ public class EffectDispatcher {
 	/**
 	 * Run one attempt. Never throws.
 	 * @param intent the claimed intent
-	 * @param startMark marks an attempt of a {@link Receiver#NOT_IDEMPOTENT} receiver
-	 * started
+	 * @param startMark marks an attempt of a {@link Receiver#NOT_IDEMPOTENT} receiver or
+	 * of a concurrency-limited effect started
 	 * @return its outcome, or {@code null} when the attempt could not start because its
 	 * lease was lost: the receiver was not called and there is nothing to record
 	 */
@@ -158,7 +159,9 @@ public class EffectDispatcher {
 			return finalFailure(intent, "Cannot look up the bean of effect '" + effect.name() + "'; the effect did "
 					+ "not run: " + describe(ex));
 		}
-		if (intent.receiver() == Receiver.NOT_IDEMPOTENT) {
+		// a limited effect's slot is held by a live lease: an attempt whose lease expired
+		// while it waited for a worker may have lost its slot to another attempt
+		if (intent.receiver() == Receiver.NOT_IDEMPOTENT || effect.isLimited()) {
 			try {
 				if (!startMark.markStarted(intent)) {
 					return null;

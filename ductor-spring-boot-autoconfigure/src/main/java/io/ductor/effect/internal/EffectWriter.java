@@ -20,6 +20,7 @@ import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
@@ -41,10 +42,10 @@ public class EffectWriter {
 	private static final Log logger = LogFactory.getLog(EffectWriter.class);
 
 	/**
-	 * The ordering keys this thread's open transactions hold until they commit, each with
-	 * the transaction that holds it.
+	 * What this thread's open transactions hold until they complete (ordering keys,
+	 * idempotency keys, alarms), by lock name, each with the transaction that holds it.
 	 */
-	private final ThreadLocal<Map<String, Scheduled>> orderingHeld = new ThreadLocal<>();
+	private final ThreadLocal<Map<String, Scheduled>> held = new ThreadLocal<>();
 
 	private final DataSource dataSource;
 
@@ -110,29 +111,17 @@ public class EffectWriter {
 		resolvedKey = (resolvedKey != null) ? requireKey("idempotency key", resolvedKey, effect)
 				: UUID.randomUUID().toString();
 		String ordering = (orderingKey != null) ? orderingKey : evaluate(effect.orderingKey(), args);
+		// a key another transaction inserted is waited for until that one completes
+		holdUntilCommit("ductor.key:" + resolvedKey,
+				"Effect '" + effect.name() + "': idempotency key '" + resolvedKey + "'",
+				"Record it in the outer transaction, or after it commits.");
 		if (ordering != null) {
 			requireKey("ordering key", ordering, effect);
-			Scheduled current = scheduled();
-			Map<String, Scheduled> held = this.orderingHeld.get();
-			Scheduled holder = (held != null) ? held.get(ordering) : null;
-			if (holder != null && holder.completed) {
-				// completed on another thread (a JTA timeout): it holds nothing any more
-				held.remove(ordering);
-				holder = null;
-			}
-			if (holder != null && holder != current) {
-				throw new DurableEffectException("Effect '" + effect.name() + "': ordering key '" + ordering
-						+ "' is held until its commit by a transaction this thread suspended (this call runs in a "
-						+ "transaction started inside it, such as REQUIRES_NEW): it would wait for that transaction, "
-						+ "which waits for it. Record it in the outer transaction, or after it commits.");
-			}
+			holdUntilCommit("ductor.ordering:" + ordering,
+					"Effect '" + effect.name() + "': ordering key '" + ordering + "'",
+					"Record it in the outer transaction, or after it commits.");
 			// same-key writers commit one after the other, so id order is commit order
 			this.recorder.lockUntilCommit("ductor.ordering:" + ordering);
-			if (held == null) {
-				held = new HashMap<>();
-				this.orderingHeld.set(held);
-			}
-			held.putIfAbsent(ordering, current);
 		}
 		Duration wait = (delay != null) ? delay : effect.delay();
 		DuctorObservations.Recording recording = this.observations.schedule(effect.name(), effect.receiver().name(),
@@ -153,6 +142,43 @@ public class EffectWriter {
 		finally {
 			recording.close();
 		}
+	}
+
+	/**
+	 * Notes that the current transaction holds {@code lockName} until it completes (a
+	 * lock it takes next, or a row it writes), after making sure that no transaction this
+	 * thread suspended holds it: a transaction started inside another one (such as
+	 * {@code REQUIRES_NEW}) would wait for that one, which waits for it, on the same
+	 * thread, for ever. A {@code NESTED} transaction is its outer one: it holds what that
+	 * one holds.
+	 * @param lockName what is held
+	 * @param what what is held, for the message, such as {@code Alarm 'reminder'}
+	 * @param advice what to do instead, for the message
+	 * @throws DurableEffectException when a transaction this thread suspended holds it
+	 */
+	public void holdUntilCommit(String lockName, String what, String advice) {
+		Scheduled current = scheduled();
+		Map<String, Scheduled> held = this.held.get();
+		Scheduled holder = (held != null) ? held.get(lockName) : null;
+		if (holder != null && holder.completed) {
+			// completed on another thread (a JTA timeout): it holds nothing any more
+			held.remove(lockName);
+			holder = null;
+		}
+		if (holder == current) {
+			return;
+		}
+		if (holder != null) {
+			throw new DurableEffectException(what + " is held until its commit by a transaction this thread "
+					+ "suspended (this call runs in a transaction started inside it, such as REQUIRES_NEW): it would "
+					+ "wait for that transaction, which waits for it. " + advice);
+		}
+		if (held == null) {
+			held = new HashMap<>();
+			this.held.set(held);
+		}
+		held.put(lockName, current);
+		current.hold(lockName);
 	}
 
 	/**
@@ -229,8 +255,11 @@ public class EffectWriter {
 			throw new DurableEffectException("Effect '" + effectName + "' was called inside a read-only transaction; "
 					+ "recording an intent needs a read-write transaction");
 		}
-		if (TransactionSynchronizationManager.getResource(this) instanceof Scheduled scheduled
-				&& scheduled.completing) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive() || CommittingTransactions.committing()
+				|| (TransactionSynchronizationManager.getResource(this) instanceof Scheduled scheduled
+						&& scheduled.completing)) {
+			// synchronization is off from afterCompletion on (or never on: then nothing
+			// would hand the intent over)
 			throw calledWhileCompleting(effectName);
 		}
 	}
@@ -279,8 +308,8 @@ public class EffectWriter {
 		Scheduled scheduled = (Scheduled) TransactionSynchronizationManager.getResource(this);
 		if (scheduled == null) {
 			scheduled = new Scheduled();
-			TransactionSynchronizationManager.bindResource(this, scheduled);
 			TransactionSynchronizationManager.registerSynchronization(scheduled);
+			TransactionSynchronizationManager.bindResource(this, scheduled);
 		}
 		return scheduled;
 	}
@@ -330,6 +359,16 @@ public class EffectWriter {
 
 		/** Whether the transaction has completed. */
 		private volatile boolean completed;
+
+		/** What it holds until it completes, by lock name. */
+		private List<String> holds;
+
+		void hold(String lockName) {
+			if (this.holds == null) {
+				this.holds = new ArrayList<>();
+			}
+			this.holds.add(lockName);
+		}
 
 		void add(String effectName) {
 			if (this.first == null) {
@@ -391,11 +430,11 @@ public class EffectWriter {
 		public void afterCompletion(int status) {
 			this.completed = true;
 			TransactionSynchronizationManager.unbindResourceIfPossible(EffectWriter.this);
-			Map<String, Scheduled> held = EffectWriter.this.orderingHeld.get();
-			if (held != null) {
-				held.values().removeIf((holder) -> holder == this);
+			Map<String, Scheduled> held = EffectWriter.this.held.get();
+			if (held != null && this.holds != null) {
+				this.holds.forEach((lockName) -> held.remove(lockName, this));
 				if (held.isEmpty()) {
-					EffectWriter.this.orderingHeld.remove();
+					EffectWriter.this.held.remove();
 				}
 			}
 			boolean committed = status == STATUS_COMMITTED;

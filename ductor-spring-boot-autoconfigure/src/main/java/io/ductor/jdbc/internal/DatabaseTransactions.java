@@ -58,7 +58,7 @@ public final class DatabaseTransactions {
 			logger.info("Ductor's transactions use a DataSourceTransactionManager of its DataSource: the"
 					+ " application's transaction manager " + candidate + " does not manage that database");
 		}
-		return new DataSourceTransactionManager(dataSource);
+		return CommittingTransactions.addTo(new DataSourceTransactionManager(dataSource));
 	}
 
 	private static boolean manages(PlatformTransactionManager candidate, DataSource dataSource) {

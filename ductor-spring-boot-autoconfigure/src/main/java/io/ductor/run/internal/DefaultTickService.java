@@ -21,6 +21,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.internal.DbValues;
 import io.ductor.internal.Ids;
+import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
@@ -240,8 +241,15 @@ public final class DefaultTickService implements TickService {
 	 * {@code null}
 	 */
 	private Object joinableTransaction() {
-		return TransactionSynchronizationManager.isActualTransactionActive()
-				? TransactionSynchronizationManager.getResource(this.dataSource) : null;
+		if (!TransactionSynchronizationManager.isActualTransactionActive()
+				|| !TransactionSynchronizationManager.isSynchronizationActive()
+				|| CommittingTransactions.committing()) {
+			// none, or one that has begun to complete (an afterCommit or afterCompletion
+			// callback runs): what a tick wrote there would commit late or never, so it
+			// runs in a transaction of its own
+			return null;
+		}
+		return TransactionSynchronizationManager.getResource(this.dataSource);
 	}
 
 	private void refuseTickFromItsOwnRun(String runId, String stamp) {

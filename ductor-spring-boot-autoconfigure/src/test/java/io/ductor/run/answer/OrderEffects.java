@@ -10,6 +10,7 @@ import io.ductor.effect.EffectContext;
  * The effects of "Effects that answer the run" in {@code docs/runs.md}, as the page shows
  * them: the flow through an {@link ObjectProvider}, so that the two beans form no cycle.
  */
+// tag::runs-effects-answer-the-run-effects[]
 @Component
 public class OrderEffects {
 
@@ -31,3 +32,4 @@ public class OrderEffects {
 	}
 
 }
+// end::runs-effects-answer-the-run-effects[]

@@ -9,6 +9,7 @@ import io.ductor.run.TickService;
  * The flow of "Effects that answer the run" in {@code docs/runs.md}, as the page shows
  * it.
  */
+// tag::runs-effects-answer-the-run-flow[]
 @Service
 public class OrderFlow {
 
@@ -38,3 +39,4 @@ public class OrderFlow {
 	}
 
 }
+// end::runs-effects-answer-the-run-flow[]

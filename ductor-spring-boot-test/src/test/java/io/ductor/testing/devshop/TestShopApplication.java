@@ -8,6 +8,7 @@ import io.ductor.testing.DuctorDevDatabase;
  * The application's main on the test class path, with Ductor's development database, as
  * {@code docs/testing.md} shows it; {@code ./mvnw spring-boot:test-run} runs it.
  */
+// tag::testing-dev-database[]
 public class TestShopApplication {
 
 	public static void main(String[] args) {
@@ -15,3 +16,4 @@ public class TestShopApplication {
 	}
 
 }
+// end::testing-dev-database[]

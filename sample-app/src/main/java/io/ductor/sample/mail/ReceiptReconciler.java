@@ -5,6 +5,7 @@ import org.springframework.stereotype.Component;
 import io.ductor.effect.EffectReconciler;
 import io.ductor.effect.ReconcileOutcome;
 
+// tag::reconcile-receipt-reconciler[]
 /**
  * Settles a receipt whose confirmation was lost by asking the mail server's sent log, so
  * that "confirmation lost" resolves itself: a receipt that went out is completed without
@@ -35,3 +36,4 @@ public class ReceiptReconciler {
 	}
 
 }
+// end::reconcile-receipt-reconciler[]

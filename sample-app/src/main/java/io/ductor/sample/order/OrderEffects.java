@@ -45,6 +45,7 @@ public class OrderEffects {
 		this.transactions = new TransactionTemplate(transactionManager);
 	}
 
+	// tag::reconcile-compensations[]
 	/**
 	 * Reserve stock. The stock room lives in the shop's database, so the reservation and
 	 * the tick folding its outcome into the order commit in one transaction.
@@ -103,6 +104,7 @@ public class OrderEffects {
 	public void refund(String orderId, long amountCents) {
 		this.gateway.refund(EffectContext.current().idempotencyKey(), "charge:" + orderId, orderId);
 	}
+	// end::reconcile-compensations[]
 
 	/**
 	 * Mail the receipt. The mail server cannot deduplicate, so an attempt whose outcome

@@ -113,6 +113,7 @@ public class OrderFlow {
 	 */
 	void paymentAnswered(String orderId, String attemptKey, Charge charge) {
 		boolean onTheShelf = this.stock.onTheShelf();
+		// tag::reconcile-fail-the-run[]
 		this.ticks.tick(orderId, "payment:" + attemptKey, charge, OrderState.class, (state, tick) -> {
 			if (!onTheShelf) {
 				// Ductor records the undo of the charge and of the reservation in this
@@ -128,6 +129,7 @@ public class OrderFlow {
 			tick.complete();
 			return state.paid(charge.id());
 		});
+		// end::reconcile-fail-the-run[]
 	}
 
 	private static void validate(PlaceOrderRequest request) {
