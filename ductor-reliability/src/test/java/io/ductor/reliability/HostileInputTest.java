@@ -22,16 +22,16 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectOperations;
+import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectResolution;
 import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.reliability.workload.Receivers;
-import io.ductor.reliability.workload.TickLoop;
 import io.ductor.reliability.workload.TickLoop.Counter;
+import io.ductor.reliability.workload.TickLoop;
 import io.ductor.reliability.workload.WorkloadApplication;
 import io.ductor.reliability.workload.WorkloadSchema;
 import io.ductor.run.TickService;
@@ -338,7 +338,8 @@ class HostileInputTest {
 			.query(Long.class)
 			.single();
 		intentAfterDispatch("reuse");
-		check(area, "EffectOperations.cancel of a completed intent", "Exception", "", () -> operations().cancel(completed));
+		check(area, "EffectOperations.cancel of a completed intent", "Exception", "",
+				() -> operations().cancel(completed));
 
 		area = "IdempotencyService";
 		IdempotencyService service = idempotency();

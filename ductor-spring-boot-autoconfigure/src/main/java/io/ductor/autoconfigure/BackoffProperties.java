@@ -2,6 +2,8 @@ package io.ductor.autoconfigure;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import io.ductor.autoconfigure.internal.PropertyChecks;
 
 /**
@@ -14,7 +16,7 @@ import io.ductor.autoconfigure.internal.PropertyChecks;
  * @param max Longest wait. Not shorter than the initial wait.
  * @param multiplier How much the longest wait grows per step. At least 1.
  */
-public record BackoffProperties(Duration initial, Duration max, Double multiplier) {
+public record BackoffProperties(@Nullable Duration initial, @Nullable Duration max, @Nullable Double multiplier) {
 
 	/**
 	 * Returns {@code backoff} (which may be {@code null}, or leave values unset)
@@ -24,7 +26,8 @@ public record BackoffProperties(Duration initial, Duration max, Double multiplie
 	 * @param prefix the property prefix, for the messages of bad values
 	 * @return the complete, checked backoff
 	 */
-	public static BackoffProperties orDefaults(BackoffProperties backoff, BackoffProperties defaults, String prefix) {
+	public static BackoffProperties orDefaults(@Nullable BackoffProperties backoff, BackoffProperties defaults,
+			String prefix) {
 		BackoffProperties complete = (backoff != null)
 				? new BackoffProperties((backoff.initial != null) ? backoff.initial : defaults.initial,
 						(backoff.max != null) ? backoff.max : defaults.max,

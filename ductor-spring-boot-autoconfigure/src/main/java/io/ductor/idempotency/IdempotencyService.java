@@ -2,6 +2,8 @@ package io.ductor.idempotency;
 
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.transaction.TransactionStatus;
 
 /**
@@ -110,7 +112,7 @@ public interface IdempotencyService {
 	 * @throws ReservationLostException when the reservation was swept and reclaimed by
 	 * another request (or purged) meanwhile: nothing was stored
 	 */
-	void complete(Reservation reservation, String decisionId, StoredResponse response);
+	void complete(Reservation reservation, @Nullable String decisionId, @Nullable StoredResponse response);
 
 	/**
 	 * Release a reservation without a decision ({@code failed_before_commit}), so that a

@@ -1,5 +1,7 @@
 package io.ductor.observation;
 
+import org.jspecify.annotations.Nullable;
+
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
@@ -22,7 +24,7 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 	 * @return {@code null}: every context carries its observation's name
 	 */
 	@Override
-	public String getName() {
+	public @Nullable String getName() {
 		return null;
 	}
 

@@ -26,14 +26,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
-import io.ductor.run.internal.DefaultTickService;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.StartOutcome;
 import io.ductor.run.TickService;
+import io.ductor.run.internal.DefaultTickService;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;

@@ -39,7 +39,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.LifecycleEffects.Behavior;
 import io.ductor.effect.LifecycleEffects.Call;
 import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
@@ -59,6 +58,7 @@ import io.ductor.effect.internal.IntentRetention;
 import io.ductor.effect.internal.LeaseReconciler;
 import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.effect.internal.Settled;
+import io.ductor.internal.DbValues;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.TestDatabase;

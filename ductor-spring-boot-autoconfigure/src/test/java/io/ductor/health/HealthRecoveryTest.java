@@ -20,8 +20,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectOperations;
+import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.worker.internal.PeriodicWorker;

@@ -22,9 +22,9 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
-import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.Concurrently;
 import io.ductor.IdempotencyKeyReuseException;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;

@@ -25,10 +25,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
-import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -23,12 +23,12 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.run.internal.RunningTick;
-import io.ductor.run.internal.DefaultTickService;
 import io.ductor.Concurrently;
-import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.run.internal.DefaultTickService;
+import io.ductor.run.internal.RunningTick;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.Backoff;
 

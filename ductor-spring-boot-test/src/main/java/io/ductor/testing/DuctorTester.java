@@ -14,10 +14,10 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
-import io.ductor.effect.internal.CallingThreadDrainer;
-import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOperations;
+import io.ductor.effect.internal.CallingThreadDrainer;
+import io.ductor.effect.internal.DurableEffects;
 import io.ductor.run.Run;
 import io.ductor.run.TickService;
 import io.ductor.worker.internal.WorkerTask;

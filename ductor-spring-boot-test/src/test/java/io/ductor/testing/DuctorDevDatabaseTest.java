@@ -16,8 +16,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectOperations;
+import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.test.docs.DocSnippets;
 import io.ductor.testing.devshop.ShopApplication;

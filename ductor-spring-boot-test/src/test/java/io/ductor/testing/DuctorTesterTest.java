@@ -24,12 +24,12 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
-import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
-import io.ductor.effect.RecurringAlarms;
-import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
+import io.ductor.effect.RecurringAlarms;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;

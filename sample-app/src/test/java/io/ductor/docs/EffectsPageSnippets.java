@@ -9,12 +9,12 @@ import org.springframework.transaction.annotation.Transactional;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
-import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.MissedOccurrences;
+import io.ductor.effect.RecurringAlarms;
 
 /**
  * The Java blocks of {@code docs/effects.md}, compiled against Ductor's API. The page's

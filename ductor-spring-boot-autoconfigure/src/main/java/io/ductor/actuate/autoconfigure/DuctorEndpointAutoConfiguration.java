@@ -12,17 +12,17 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
+import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
 import io.ductor.actuate.internal.DuctorInspector;
-import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.PayloadMask;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.DuctorWorkers;
 
 /**

@@ -21,20 +21,20 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectIntentStateException;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.effect.RecurringAlarms;
-import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.web.Idempotent;
+import io.ductor.internal.DbValues;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**

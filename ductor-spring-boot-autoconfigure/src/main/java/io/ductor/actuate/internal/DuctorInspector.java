@@ -13,10 +13,10 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
+import io.ductor.internal.DbValues;
 
 /**
  * The read-only queries behind the operator console: intents by any combination of

@@ -26,13 +26,13 @@ import org.springframework.core.env.Environment;
 
 import io.ductor.autoconfigure.BackoffProperties;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.effect.EffectOperations;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.internal.DurableEffectAdvisor;
 import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.internal.EffectMethods;
-import io.ductor.effect.EffectOperations;
-import io.ductor.effect.EffectOutbox;
-import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectRetrySettings;
 import io.ductor.effect.internal.RecurringAlarmDeclaration;

@@ -22,8 +22,8 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.effect.Receiver;
 import io.ductor.internal.Ids;
 import io.ductor.run.RunCompensation;
-import io.ductor.run.internal.RunningTick;
 import io.ductor.run.internal.RunFailureHandler;
+import io.ductor.run.internal.RunningTick;
 
 /**
  * Sagas: the compensations a run's ticks register for the effects they record

@@ -6,7 +6,6 @@ import java.time.Duration;
 
 import org.springframework.aop.support.AopUtils;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.DurableEffectException;
 import io.ductor.effect.EffectContext;
 import io.ductor.effect.EffectNotAppliedException;
@@ -14,6 +13,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.internal.DbValues;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
 import io.ductor.observation.internal.DuctorObservations;

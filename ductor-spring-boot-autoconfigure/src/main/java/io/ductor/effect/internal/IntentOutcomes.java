@@ -14,9 +14,9 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
+import io.ductor.internal.DbValues;
 
 /**
  * What becomes of a claimed attempt: its outcome recorded (in batches), its started mark

@@ -10,10 +10,10 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
+import io.ductor.internal.DbValues;
 
 /**
  * Reads of {@code eec_effect_intent} for the operator's API and for tests: one intent by

@@ -11,10 +11,10 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
+import io.ductor.internal.DbValues;
 
 /**
  * The moves made on intents from outside the drain: an operator's, of one intent from one

@@ -16,11 +16,11 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.MissedOccurrences;
 import io.ductor.effect.RecurringAlarm;
+import io.ductor.internal.DbValues;
 
 /**
  * The SQL behind recurring alarms: {@code eec_recurring_alarm}. Every statement runs in

@@ -6,8 +6,8 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.ductor.internal.DbValues;
 import io.ductor.effect.EffectStatus;
+import io.ductor.internal.DbValues;
 
 /**
  * An intent whose status a completion, a redrive or a reconciliation round changed: what

@@ -18,13 +18,13 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.DefaultIdempotencyService;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.idempotency.web.internal.HandlerExceptions;
 import io.ductor.idempotency.web.internal.IdempotencyFilter;
-import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;

@@ -11,16 +11,13 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
-import org.jspecify.annotations.Nullable;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.idempotency.ReserveOutcome.InFlight;
-import io.ductor.idempotency.ReserveOutcome.OptedOut;
-import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
 import io.ductor.idempotency.IdempotencyService;
@@ -30,6 +27,9 @@ import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.ReleaseReason;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReservationLostException;
+import io.ductor.idempotency.ReserveOutcome.InFlight;
+import io.ductor.idempotency.ReserveOutcome.OptedOut;
+import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredDecision;
 import io.ductor.idempotency.StoredResponse;
@@ -209,7 +209,7 @@ public final class DefaultIdempotencyService implements IdempotencyService {
 	}
 
 	@Override
-	public void complete(Reservation reservation, String decisionId, StoredResponse response) {
+	public void complete(Reservation reservation, @Nullable String decisionId, @Nullable StoredResponse response) {
 		Objects.requireNonNull(reservation, "reservation must not be null");
 		String headers = (response == null) ? null
 				: response.headers().isEmpty() ? "{}" : this.json.write(response.headers(), "stored response headers");

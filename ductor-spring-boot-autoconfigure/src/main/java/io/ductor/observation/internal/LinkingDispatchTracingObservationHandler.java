@@ -9,8 +9,8 @@ import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.propagation.Propagator;
 
-import io.ductor.observation.DuctorObservationDocumentation;
 import io.ductor.observation.DuctorObservationContext;
+import io.ductor.observation.DuctorObservationDocumentation;
 
 /**
  * With {@code ductor.effects.tracing.dispatch-relation=link}: the span of a dispatch

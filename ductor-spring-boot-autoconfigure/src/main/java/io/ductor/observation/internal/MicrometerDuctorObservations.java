@@ -9,10 +9,10 @@ import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.ReceiverContext;
 import io.micrometer.observation.transport.SenderContext;
 
-import io.ductor.observation.DuctorObservationDocumentation;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationContext;
 import io.ductor.observation.DuctorObservationConvention;
+import io.ductor.observation.DuctorObservationDocumentation;
 
 /**
  * Ductor's observations in a Micrometer {@link ObservationRegistry}. A dispatch attempt

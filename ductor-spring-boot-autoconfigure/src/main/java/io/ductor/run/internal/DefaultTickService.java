@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -141,7 +142,8 @@ public final class DefaultTickService implements TickService {
 	}
 
 	@Override
-	public <S> TickOutcome<S> tick(String runId, String stamp, Object input, Class<S> stateType, TickStep<S> step) {
+	public <S> TickOutcome<S> tick(String runId, String stamp, @Nullable Object input, Class<S> stateType,
+			TickStep<S> step) {
 		Ids.require("runId", runId);
 		Ids.require("stamp", stamp);
 		Objects.requireNonNull(stateType, "stateType must not be null");

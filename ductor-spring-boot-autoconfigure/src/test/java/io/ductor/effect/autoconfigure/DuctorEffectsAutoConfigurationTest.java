@@ -9,10 +9,10 @@ import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
-import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarms;
+import io.ductor.effect.internal.DurableEffects;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.RetentionPurger;

@@ -32,13 +32,13 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyRows;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyProperties;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.LockKeys;
 import io.ductor.jdbc.internal.PostgresNotificationListener;

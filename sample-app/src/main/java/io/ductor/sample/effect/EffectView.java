@@ -1,7 +1,7 @@
 package io.ductor.sample.effect;
 
-import java.util.Locale;
 import java.time.OffsetDateTime;
+import java.util.Locale;
 
 import io.ductor.effect.EffectIntent;
 

@@ -27,7 +27,6 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyService;
-import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.ReleaseReason;
@@ -38,6 +37,7 @@ import io.ductor.idempotency.ReserveOutcome.Replay;
 import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.TransactionalDecision;
+import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.web.IdempotencyMode;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
