@@ -23,13 +23,18 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+
+import io.ductor.effect.DurableEffect;
 
 /**
  * Scenario 10: the operator console on a large outbox. 1,000,000 finished and 100,000
- * live intents (and 2,000 runs, 100,000 idempotency keys), each loaded with one
- * {@code generate_series} statement; then every console request, its page and each
- * {@code ductor} endpoint call behind it, is timed over HTTP (warm, sequential), and the
- * plan of each query is checked for sequential scans of the intent table.
+ * live intents (and 2,000 runs, 100,000 idempotency keys, 1,000 recurring alarms, 11,000
+ * named alarms with about ten occurrences each among the intents, a limited effect's
+ * slots), each loaded with one {@code generate_series} statement; then every console
+ * request, its page and each {@code ductor} endpoint call behind it, is timed over HTTP
+ * (warm, sequential), and the plan of each query is checked for sequential scans of the
+ * intent table.
  */
 final class ConsoleScenario {
 
@@ -127,6 +132,29 @@ final class ConsoleScenario {
 						       'order-' || k, 201, '{"Content-Type":["application/json"]}',
 						       convert_to('{"id":"order-' || k || '"}', 'UTF8'), now() + interval '1 day'
 						FROM generate_series(1, 100000) AS k""",
+				// one intent in ten, finished or not pending, is an occurrence of one of
+				// 11,000
+				// named alarms (ten each), and each of those alarms has one pending
+				// occurrence
+				"""
+						UPDATE eec_effect_intent SET alarm_name = 'reminder:order-' || (id / 100)
+						WHERE id % 10 = 3 AND status <> 'pending'""",
+				"""
+						UPDATE eec_effect_intent SET alarm_name = 'reminder:order-' || (id / 100)
+						WHERE id IN (SELECT min(id) FROM eec_effect_intent WHERE status = 'pending' GROUP BY id / 100)""",
+				// 1,000 recurring alarms, each with a last occurrence among the intents
+				"""
+						INSERT INTO eec_recurring_alarm (name, effect_name, every_ms, zone, payload, payload_fingerprint,
+						       missed, grace_ms, declared_in, next_at, last_occurrence_at, last_key, created_at, updated_at)
+						SELECT 'report:tenant-' || a, 'mail.send', 3600000, 'UTC', '[]', 'f', 'run_once', 60000, 'api',
+						       now() + interval '1 day', now() - interval '1 hour', 'key-' || (a * 1000), now(), now()
+						FROM generate_series(1, 1000) AS a""",
+				// the limited effect's eight slots, each held by an attempt in flight
+				"""
+						INSERT INTO eec_effect_slot (effect_name, slot, intent_id, attempt, updated_at)
+						SELECT 'legacy.submit', row_number() OVER (ORDER BY id), id, attempts, now()
+						FROM (SELECT id, attempts FROM eec_effect_intent WHERE status = 'in_flight' ORDER BY id LIMIT 8) AS h
+						ON CONFLICT (effect_name, slot) DO UPDATE SET intent_id = excluded.intent_id, attempt = excluded.attempt""",
 				"VACUUM ANALYZE");
 	}
 
@@ -191,6 +219,15 @@ final class ConsoleScenario {
 		requests.put("one run (state, transitions, effects, compensations)", "/actuator/ductor/runs/" + s.get("run"));
 		requests.put("runs of a type", "/actuator/ductor/run-types/order?limit=50");
 		requests.put("idempotency key", "/actuator/ductor/keys/order-key-77777?tenant=tenant-7&pool=orders");
+		requests.put("alarms: recurring, first page", "/actuator/ductor/alarms/recurring?limit=50");
+		requests.put("alarms: recurring, by prefix",
+				"/actuator/ductor/alarms/recurring?limit=50&prefix=" + encode("report:tenant-9"));
+		requests.put("alarms: one-shot, first page", "/actuator/ductor/alarms/one-shot?limit=50");
+		requests.put("alarms: one-shot, deep page",
+				"/actuator/ductor/alarms/one-shot?limit=50&after=" + encode("reminder:order-8000"));
+		requests.put("alarms: one-shot, by prefix",
+				"/actuator/ductor/alarms/one-shot?limit=50&prefix=" + encode("reminder:order-99"));
+		requests.put("concurrency slots", "/actuator/ductor/slots");
 		HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 		for (Map.Entry<String, String> request : requests.entrySet()) {
 			List<Double> millis = new ArrayList<>();
@@ -255,6 +292,22 @@ final class ConsoleScenario {
 				+ "GROUP BY lease_owner");
 		queries.put("bulk snapshot page", "SELECT id FROM eec_effect_intent WHERE effect_name = 'mail.send' "
 				+ "AND status = 'failed'" + live + " AND updated_at <= now() AND id > 0 ORDER BY id LIMIT 200");
+		queries.put("one-shot alarms: next name",
+				"SELECT alarm_name FROM eec_effect_intent WHERE alarm_name IS NOT NULL "
+						+ "AND alarm_name > 'reminder:order-8000' ORDER BY alarm_name LIMIT 1");
+		queries.put("one-shot alarms: newest other occurrence",
+				"SELECT id, status FROM eec_effect_intent WHERE alarm_name = 'reminder:order-8000' "
+						+ "AND alarm_name IS NOT NULL AND status <> 'pending' ORDER BY id DESC LIMIT 1");
+		queries.put("one-shot alarms: pending occurrence", "SELECT id FROM eec_effect_intent "
+				+ "WHERE alarm_name = 'reminder:order-8000' AND status = 'pending'");
+		queries.put("recurring alarms: last occurrence", "SELECT a.name, i.status FROM eec_recurring_alarm a "
+				+ "LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key WHERE a.name > '' ORDER BY a.name "
+				+ "LIMIT 50");
+		queries.put("slot holders",
+				"SELECT s.slot, h.id FROM eec_effect_slot s CROSS JOIN LATERAL ("
+						+ "SELECT h.id FROM eec_effect_intent h WHERE h.id = s.intent_id AND h.status = 'in_flight' "
+						+ "AND h.attempts = s.attempt AND h.lease_expires_at > now() LIMIT 1) h "
+						+ "WHERE s.effect_name = ANY (ARRAY['legacy.submit'])");
 		StringJoiner section = new StringJoiner("\n", "Console query plans (EXPLAIN, 1,100,000 intents):\n\n", "\n");
 		section.add("| Query | Indexes read | Sequential scan of eec_effect_intent |");
 		section.add("|---|---|---|");
@@ -311,10 +364,24 @@ final class ConsoleScenario {
 		return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
 	}
 
-	/** A web application with Ductor, its endpoint and the console. */
+	/** A web application with Ductor, its endpoint, the console and a limited effect. */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class ConsoleApplication {
+
+		@Bean
+		LegacySystem legacySystem() {
+			return new LegacySystem();
+		}
+
+	}
+
+	/** A receiver that takes eight calls at once. */
+	static class LegacySystem {
+
+		@DurableEffect(name = "legacy.submit", maxConcurrency = 8)
+		public void submit(String order) {
+		}
 
 	}
 

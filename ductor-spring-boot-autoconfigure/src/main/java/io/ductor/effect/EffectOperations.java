@@ -50,7 +50,9 @@ public interface EffectOperations {
 	 * alarm occurrence whose alarm already has a pending occurrence (named in the
 	 * message); nothing changed
 	 */
-	EffectIntent retry(long id);
+	default EffectIntent retry(long id) {
+		return retry(id, null);
+	}
 
 	/**
 	 * {@link #retry(long)}, storing the operator's decision with the intent in the same
@@ -84,7 +86,9 @@ public interface EffectOperations {
 	 * or {@code reconciling}, or a {@code RETRY} of an alarm occurrence whose alarm
 	 * already has a pending occurrence (named in the message); nothing changed
 	 */
-	EffectIntent resolve(long id, EffectResolution resolution);
+	default EffectIntent resolve(long id, EffectResolution resolution) {
+		return resolve(id, resolution, null);
+	}
 
 	/**
 	 * {@link #resolve(long, EffectResolution)}, storing the operator's decision with the
@@ -101,7 +105,9 @@ public interface EffectOperations {
 	 * @param id the intent
 	 * @return the intent, now cancelled
 	 */
-	EffectIntent cancel(long id);
+	default EffectIntent cancel(long id) {
+		return cancel(id, null);
+	}
 
 	/**
 	 * {@link #cancel(long)}, storing the operator's decision with the intent in the same

@@ -3,6 +3,8 @@ package io.ductor.effect;
 import java.time.Instant;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Recurring alarms, declared in code: effects recorded on a schedule, each occurrence an
  * ordinary intent. Alarms can also be declared in properties
@@ -32,7 +34,19 @@ public interface RecurringAlarms {
 	 * @param alarmName the alarm
 	 * @return whether it exists
 	 */
-	boolean pauseRecurring(String alarmName);
+	default boolean pauseRecurring(String alarmName) {
+		return pauseRecurring(alarmName, null);
+	}
+
+	/**
+	 * {@link #pauseRecurring(String)}, storing the operator's decision with the alarm in
+	 * the same statement ({@code decision_reason}, {@code decided_by},
+	 * {@code decided_at}).
+	 * @param alarmName the alarm
+	 * @param decision why and by whom, or {@code null}
+	 * @return whether it exists
+	 */
+	boolean pauseRecurring(String alarmName, @Nullable OperatorDecision decision);
 
 	/**
 	 * Resume a paused recurring alarm in the caller's transaction, with its first
@@ -41,7 +55,19 @@ public interface RecurringAlarms {
 	 * @param alarmName the alarm
 	 * @return whether it exists
 	 */
-	boolean resumeRecurring(String alarmName);
+	default boolean resumeRecurring(String alarmName) {
+		return resumeRecurring(alarmName, null);
+	}
+
+	/**
+	 * {@link #resumeRecurring(String)}, storing the operator's decision with the alarm in
+	 * the same statement when it was paused (resuming an alarm that runs changes
+	 * nothing).
+	 * @param alarmName the alarm
+	 * @param decision why and by whom, or {@code null}
+	 * @return whether it exists
+	 */
+	boolean resumeRecurring(String alarmName, @Nullable OperatorDecision decision);
 
 	/**
 	 * Delete a recurring alarm in the caller's transaction. Occurrences already recorded

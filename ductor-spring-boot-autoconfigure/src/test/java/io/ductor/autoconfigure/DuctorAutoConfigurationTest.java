@@ -28,8 +28,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
-import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.SchemaMode;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.StartOutcome;
 import io.ductor.run.TickService;
@@ -197,8 +197,8 @@ class DuctorAutoConfigurationTest {
 						.sql("SELECT version FROM ductor_schema_history WHERE success AND version IS NOT NULL"
 								+ " ORDER BY installed_rank")
 						.query(String.class)
-						.list())
-						.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13");
+						.list()).containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12",
+								"13", "14");
 					assertThat(jdbc.sql("SELECT count(*) FROM eec_run").query(Long.class).single()).isZero();
 				});
 			}

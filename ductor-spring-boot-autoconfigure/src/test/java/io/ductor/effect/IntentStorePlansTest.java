@@ -200,7 +200,16 @@ class IntentStorePlansTest {
 				FROM generate_series(1, ?) AS n""").params(occurrences, occurrences).update();
 		jdbc.sql("ANALYZE eec_effect_intent").update();
 		String plans = plans(AlarmOccurrences.SUPERSEDE_ALARM_SQL, null, "text", "'alarm-1'", "alarm");
-		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_alarm_live_idx");
+		assertThat(plans).doesNotContain("Seq Scan");
+		if (occurrences == 0) {
+			// nothing to tell the two alarm indexes apart: either is one empty probe
+			assertThat(plans).containsAnyOf("eec_effect_intent_alarm_live_idx", "eec_effect_intent_alarm_name_idx");
+		}
+		else {
+			// the live occurrences only, not every finished one of the console's index
+			assertThat(plans).contains("eec_effect_intent_alarm_live_idx")
+				.doesNotContain("eec_effect_intent_alarm_name_idx");
+		}
 	}
 
 	/**

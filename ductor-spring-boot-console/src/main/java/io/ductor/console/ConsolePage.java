@@ -3,6 +3,9 @@ package io.ductor.console;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.http.CacheControl;
@@ -14,8 +17,9 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The console's one HTML page, with where the {@code ductor} endpoint is, where the
- * assets are, and, when Spring Security protects the request, its CSRF token, which the
- * page sends with every write.
+ * assets are, what stands between the page and the endpoint (a message naming the
+ * property to set), and, when Spring Security protects the request, its CSRF token, which
+ * the page sends with every write.
  */
 class ConsolePage {
 
@@ -28,9 +32,12 @@ class ConsolePage {
 
 	private final String endpointPath;
 
-	ConsolePage(String consolePath, String endpointPath) {
+	private final Supplier<EndpointReach.@Nullable Finding> reach;
+
+	ConsolePage(String consolePath, String endpointPath, Supplier<EndpointReach.@Nullable Finding> reach) {
 		this.consolePath = consolePath;
 		this.endpointPath = endpointPath;
+		this.reach = reach;
 		try {
 			this.template = StreamUtils.copyToString(
 					new ClassPathResource("io/ductor/console/static/index.html").getInputStream(),
@@ -44,11 +51,15 @@ class ConsolePage {
 	ServerResponse render(ServerRequest request) {
 		String contextPath = request.servletRequest().getContextPath();
 		String[] csrf = SECURITY_PRESENT ? SecurityCsrf.token(request) : null;
+		EndpointReach.Finding finding = this.reach.get();
 		String html = this.template.replace("{{assets}}", attribute(contextPath + this.consolePath + "/assets"))
 			.replace("{{endpoint}}", attribute(contextPath + this.endpointPath))
 			.replace("{{console}}", attribute(contextPath + this.consolePath))
 			.replace("{{csrfHeader}}", attribute((csrf != null) ? csrf[0] : ""))
-			.replace("{{csrfToken}}", attribute((csrf != null) ? csrf[1] : ""));
+			.replace("{{csrfToken}}", attribute((csrf != null) ? csrf[1] : ""))
+			.replace("{{endpointProblem}}", attribute((finding != null && finding.blocking()) ? finding.message() : ""))
+			.replace("{{endpointNotice}}",
+					attribute((finding != null && !finding.blocking()) ? finding.message() : ""));
 		return ServerResponse.ok()
 			.contentType(new MediaType(MediaType.TEXT_HTML, StandardCharsets.UTF_8))
 			.cacheControl(CacheControl.noStore())

@@ -2,8 +2,10 @@ package io.ductor.console;
 
 import java.util.Set;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -13,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.RouterFunctions;
@@ -28,9 +31,10 @@ import io.ductor.console.internal.RoleOperatorAccess;
  * The operator console, when {@code ductor.console.enabled=true} in a servlet web
  * application: one page under {@code ductor.console.path} with its assets from the jar,
  * reading and writing through the {@code ductor} actuator endpoint (which the application
- * must expose). It hides the {@code ductor.console.hidden-fields} of intents' arguments,
- * and with Spring Security present only callers in {@code ductor.console.operator-role}
- * may change intents.
+ * must expose: when it does not, start-up logs a warning naming the property to set, and
+ * the page shows the same message). It hides the {@code ductor.console.hidden-fields} of
+ * intents' arguments, and with Spring Security present only callers in
+ * {@code ductor.console.operator-role} may change intents.
  */
 @AutoConfiguration(before = DuctorEndpointAutoConfiguration.class, afterName = {
 		"org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration",
@@ -43,12 +47,18 @@ import io.ductor.console.internal.RoleOperatorAccess;
 public final class DuctorConsoleAutoConfiguration {
 
 	@Bean
+	ConsoleEndpointCheck ductorConsoleEndpointCheck(DuctorConsoleProperties properties, Environment environment,
+			ObjectProvider<PathMappedEndpoints> endpoints) {
+		return new ConsoleEndpointCheck(environment, endpoints, properties.path());
+	}
+
+	@Bean
 	RouterFunction<ServerResponse> ductorConsoleRoutes(DuctorConsoleProperties properties,
-			WebEndpointProperties endpoints) {
+			WebEndpointProperties endpoints, ConsoleEndpointCheck check) {
 		String base = endpoints.getBasePath();
 		String endpointPath = ("/".equals(base) ? "" : base) + "/"
 				+ endpoints.getPathMapping().getOrDefault("ductor", "ductor");
-		ConsolePage page = new ConsolePage(properties.path(), endpointPath);
+		ConsolePage page = new ConsolePage(properties.path(), endpointPath, check::finding);
 		return RouterFunctions.route()
 			.GET(properties.path(), page::render)
 			.GET(properties.path() + "/", page::render)

@@ -21,9 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The console behind Spring Security (form login, CSRF protection on): a signed-in user
- * without the operator role reads everything but is refused (403) when deciding; a write
- * without the CSRF token is refused; an operator's decision goes through and is stored
- * under the operator's name.
+ * without the operator role reads everything but is refused (403) when deciding or
+ * pausing an alarm; a write without the CSRF token is refused; an operator's decision
+ * goes through and is stored under the operator's name.
  */
 class ConsoleSecurityBrowserTest {
 
@@ -83,6 +83,57 @@ class ConsoleSecurityBrowserTest {
 			.param(parked)
 			.query(String.class)
 			.single()).isEqualTo("completed operator seen in the relay's log");
+	}
+
+	@Test
+	void pausingAnAlarmNeedsTheOperatorRoleAndTheCsrfToken() {
+		app.jdbc
+			.sql("""
+					INSERT INTO eec_recurring_alarm (name, effect_name, every_ms, zone, payload, payload_fingerprint, missed,
+					                                 grace_ms, declared_in, next_at, created_at, updated_at)
+					VALUES ('heartbeat', 'monitor.ping', 60000, 'UTC', '[]', 'f', 'run_once', 60000, 'api',
+					        now() + interval '1 hour', now(), now())""")
+			.update();
+		String row = "#recurring-alarms tr[data-alarm='heartbeat']";
+		try (Browser browser = Browser.launch(1280, 800)) {
+			signIn(browser, "viewer");
+			browser.open(app.url("/ductor/#/alarms"));
+			browser.click(row + " button[data-alarm-action=pause]");
+			browser.fill("#confirm-reason", "the viewer tries");
+			browser.click("#confirm-ok");
+			assertThat(browser.find("#error[data-status='403']").getText()).contains("operator role");
+			assertThat(paused("heartbeat")).isFalse();
+		}
+		try (Browser browser = Browser.launch(1280, 800)) {
+			signIn(browser, "operator");
+			browser.open(app.url("/ductor/#/alarms"));
+			browser.find(row);
+			Object withoutToken = browser.driver()
+				.executeAsyncScript("const done = arguments[arguments.length - 1];"
+						+ "fetch(document.body.dataset.endpoint + '/alarms/pause', {method: 'POST',"
+						+ " headers: {'Content-Type': 'application/json'},"
+						+ " body: JSON.stringify({name: 'heartbeat', reason: 'no token'})})"
+						+ ".then((r) => done(r.status));");
+			assertThat(withoutToken).isEqualTo(403L);
+			assertThat(paused("heartbeat")).isFalse();
+
+			browser.click(row + " button[data-alarm-action=pause]");
+			browser.fill("#confirm-reason", "monitoring moves tonight");
+			browser.click("#confirm-ok");
+			browser.find(row + "[data-paused=true]");
+		}
+		assertThat(app.jdbc
+			.sql("SELECT paused || ' ' || decided_by || ' ' || decision_reason FROM eec_recurring_alarm "
+					+ "WHERE name = 'heartbeat'")
+			.query(String.class)
+			.single()).isEqualTo("true operator monitoring moves tonight");
+	}
+
+	private static boolean paused(String alarm) {
+		return app.jdbc.sql("SELECT paused FROM eec_recurring_alarm WHERE name = ?")
+			.param(alarm)
+			.query(Boolean.class)
+			.single();
 	}
 
 	private static void signIn(Browser browser, String user) {

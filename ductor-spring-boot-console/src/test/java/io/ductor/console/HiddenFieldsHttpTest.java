@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.AfterAll;
@@ -70,6 +71,30 @@ class HiddenFieldsHttpTest {
 		// nothing else changed: the stored arguments with the two values replaced
 		assertThat(shown).isEqualTo(compact(stored.replace("\"4111111111111111\"", "\"[hidden]\"")
 			.replace("{\"last4\": \"1111\"}", "\"[hidden]\"")));
+	}
+
+	@Test
+	void theAlarmAndSlotViewsShowNoArguments() throws Exception {
+		app.jdbc
+			.sql("""
+					INSERT INTO eec_recurring_alarm (name, effect_name, every_ms, zone, payload, payload_fingerprint, missed,
+					                                 grace_ms, declared_in, next_at, created_at, updated_at)
+					VALUES ('card-sweep', 'payment.sweep', 60000, 'UTC', '[{"cardNumber": "4111111111111111"}]', 'f',
+					        'run_once', 60000, 'api', now() + interval '1 hour', now(), now())""")
+			.update();
+		app.jdbc
+			.sql("""
+					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, alarm_name)
+					VALUES ('payment.retry', 'alarm:card-retry:1', '[{"cardNumber": "4111111111111111"}]', 'f', 'card-retry')""")
+			.update();
+		HttpClient http = HttpClient.newHttpClient();
+		for (String path : List.of("/actuator/ductor/alarms/recurring", "/actuator/ductor/alarms/one-shot",
+				"/actuator/ductor/slots", "/actuator/ductor")) {
+			HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(app.url(path))).build(),
+					HttpResponse.BodyHandlers.ofString());
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertThat(response.body()).as(path).doesNotContain("4111");
+		}
 	}
 
 	/** The JSON text without the blanks between its tokens. */

@@ -11,6 +11,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.DuctorEndpoint;
@@ -21,6 +23,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.DuctorWorkers;
@@ -41,9 +44,11 @@ public final class DuctorEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DuctorEndpoint ductorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
-			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask) {
+			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask, DataSource dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
 		return new DuctorEndpoint(operations, alarms, backlog, workers.statuses(), inspector,
-				mask.getIfAvailable(() -> PayloadMask.NONE));
+				mask.getIfAvailable(() -> PayloadMask.NONE),
+				new TransactionTemplate(DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource)));
 	}
 
 	@Bean

@@ -3,11 +3,13 @@ package io.ductor.actuate.internal;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -20,6 +22,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.transaction.support.TransactionOperations;
 
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
@@ -47,17 +50,24 @@ import io.ductor.worker.internal.WorkerStatus;
  * ({@code from}, {@code to}, ISO-8601); a run's compensation chain, with its state,
  * transitions and effects ({@code GET /actuator/ductor/runs/{runId}}); one intent with
  * its operator decision ({@code GET /actuator/ductor/intents/{id}}); runs of a type
- * ({@code GET /actuator/ductor/run-types/{type}?status=&after=}); an idempotency key
- * ({@code GET /actuator/ductor/keys?key=&tenant=&pool=}, any key, or {@code GET
- * /actuator/ductor/keys/{key}?tenant=&pool=} for one that can be a path segment; the pool
- * of {@code @Idempotent} handlers when none is named), its stored body as text or, when
- * binary, as base64. Write: act on one intent ({@code POST /actuator/ductor/{id}} with
- * {@code action} = {@code retry}, {@code cancel} or {@code resolve} and a
- * {@code resolution}, and a {@code reason}), or act on every failed or undecided intent
- * of an effect ({@code POST /actuator/ductor} with {@code effect}, {@code status}, and
- * optionally {@code action}, {@code resolution} and {@code reason}). Every write is
- * logged; with a {@code reason}, the reason, who (the authenticated principal, or
- * {@code anonymous}) and when are stored with each intent moved.
+ * ({@code GET /actuator/ductor/run-types/{type}?status=&after=}); the recurring alarms
+ * and the named one-shot alarms by name, each with its next and last occurrence
+ * ({@code GET /actuator/ductor/alarms/recurring?after=&prefix=&limit=}, {@code GET
+ * /actuator/ductor/alarms/one-shot?after=&prefix=&limit=}); the concurrency slots of the
+ * limited effects with the intents holding them ({@code GET /actuator/ductor/slots}); an
+ * idempotency key ({@code GET /actuator/ductor/keys?key=&tenant=&pool=}, any key, or
+ * {@code GET /actuator/ductor/keys/{key}?tenant=&pool=} for one that can be a path
+ * segment; the pool of {@code @Idempotent} handlers when none is named), its stored body
+ * as text or, when binary, as base64. Write: act on one intent ({@code POST
+ * /actuator/ductor/{id}} with {@code action} = {@code retry}, {@code cancel} or
+ * {@code resolve} and a {@code resolution}, and a {@code reason}), or act on every failed
+ * or undecided intent of an effect ({@code POST /actuator/ductor} with {@code effect},
+ * {@code status}, and optionally {@code action}, {@code resolution} and {@code reason});
+ * pause or resume a recurring alarm ({@code POST /actuator/ductor/alarms/pause} or
+ * {@code …/resume} with its {@code name} and a {@code reason}). Every write is logged;
+ * with a {@code reason}, the reason, who (the authenticated principal, or
+ * {@code anonymous}) and when are stored with each intent moved and each alarm paused or
+ * resumed.
  * <p>
  * Every text the caller sends (action, resolution, reason, effect, status, filters) is at
  * most {@value #MAX_TEXT_LENGTH} characters (an idempotency key looked up: at most 255)
@@ -74,6 +84,12 @@ public class DuctorEndpoint {
 
 	/** The path segment of idempotency key lookups. */
 	private static final String KEYS = "keys";
+
+	/** The path segment of the concurrency slots. */
+	private static final String SLOTS = "slots";
+
+	/** The path segment of the alarms. */
+	private static final String ALARMS = "alarms";
 
 	/** How far back the overview's throughput reaches. */
 	static final Duration THROUGHPUT_WINDOW = Duration.ofMinutes(15);
@@ -94,6 +110,8 @@ public class DuctorEndpoint {
 
 	private final PayloadMask mask;
 
+	private final @Nullable TransactionOperations transactions;
+
 	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
 			List<Supplier<WorkerStatus>> workers) {
 		this(operations, alarms, backlog, workers, null, PayloadMask.NONE);
@@ -110,12 +128,30 @@ public class DuctorEndpoint {
 	 */
 	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
 			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask) {
+		this(operations, alarms, backlog, workers, inspector, mask, null);
+	}
+
+	/**
+	 * @param operations the intents acted on
+	 * @param alarms the recurring alarms of the overview, paused and resumed
+	 * @param backlog the backlog of the overview
+	 * @param workers this instance's workers
+	 * @param inspector the queries behind filters, lookups and the overview's figures, or
+	 * {@code null} for the status lists and compensation chains only
+	 * @param mask what hides sensitive arguments
+	 * @param transactions the transactions recurring alarms are paused and resumed in, or
+	 * {@code null} to refuse both
+	 */
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask,
+			@Nullable TransactionOperations transactions) {
 		this.operations = operations;
 		this.alarms = alarms;
 		this.backlog = backlog;
 		this.workers = List.copyOf(workers);
 		this.inspector = inspector;
 		this.mask = mask;
+		this.transactions = transactions;
 	}
 
 	@ReadOperation
@@ -169,8 +205,9 @@ public class DuctorEndpoint {
 	 * or an idempotency key given as a query parameter ({@code GET
 	 * /actuator/ductor/keys?key=&tenant=&pool=}), which finds every key, those that
 	 * cannot be a path segment too ({@code /}, {@code ;}, {@code %}, up to 255
-	 * characters).
-	 * @return the intents, or the key's record ({@code null}, 404, when it has none)
+	 * characters), or the concurrency slots ({@code GET /actuator/ductor/slots}).
+	 * @return the intents, the key's record ({@code null}, 404, when it has none), or the
+	 * slots
 	 */
 	@ReadOperation
 	public @Nullable Object intentsOrKey(@Selector String status, @Nullable Long afterId, @Nullable Integer limit,
@@ -181,6 +218,12 @@ public class DuctorEndpoint {
 				refuse("a key lookup needs the key: /actuator/ductor/keys?key=&tenant=&pool=");
 			}
 			return key(key, tenant, pool);
+		}
+		if (SLOTS.equals(status)) {
+			return slots();
+		}
+		if (ALARMS.equals(status)) {
+			refuse("alarms are read at /actuator/ductor/alarms/recurring and /actuator/ductor/alarms/one-shot");
 		}
 		return intents(status, afterId, limit, effect, key, run, from, to);
 	}
@@ -225,7 +268,8 @@ public class DuctorEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable Object run(@Selector String kind, @Selector String id, @Nullable String tenant,
-			@Nullable String pool, @Nullable String status, @Nullable String after, @Nullable Integer limit) {
+			@Nullable String pool, @Nullable String status, @Nullable String after, @Nullable Integer limit,
+			@Nullable String prefix) {
 		requireOneLine("kind", kind);
 		if (!KEYS.equals(kind)) {
 			requireOneLine("id", id);
@@ -234,6 +278,7 @@ public class DuctorEndpoint {
 		requireOneLine("pool", pool);
 		requireOneLine("status", status);
 		requireOneLine("after", after);
+		requireOneLine("prefix", prefix);
 		if ("runs".equals(kind)) {
 			CompensationChain chain = this.operations.compensations(id);
 			if (this.inspector == null) {
@@ -261,11 +306,54 @@ public class DuctorEndpoint {
 			case "run-types" ->
 				this.inspector.runs(id, blank(status), (after != null) ? after : "", (limit != null) ? limit : 50);
 			case KEYS -> key(id, tenant, pool);
+			case ALARMS ->
+				alarms(id, (after != null) ? after : "", (prefix != null) ? prefix : "", (limit != null) ? limit : 50);
 			default -> {
-				refuse("kind must be runs, intents, run-types or keys but was '" + kind + "'");
+				refuse("kind must be runs, intents, run-types, keys or alarms but was '" + kind + "'");
 				yield null;
 			}
 		};
+	}
+
+	/**
+	 * A page of recurring alarms ({@code alarms/recurring}) or of named one-shot alarms
+	 * ({@code alarms/one-shot}), by name.
+	 */
+	private List<Map<String, Object>> alarms(String which, String after, String prefix, int limit) {
+		return switch (which) {
+			case "recurring" -> this.inspector.recurringAlarms(after, prefix, limit);
+			case "one-shot" -> this.inspector.oneShotAlarms(after, prefix, limit);
+			default -> {
+				refuse("alarms are recurring or one-shot, not '" + which + "'");
+				yield null;
+			}
+		};
+	}
+
+	/**
+	 * Every limited effect, by name, with its limit and the slots in use: which intent
+	 * holds each, under which lease.
+	 */
+	private List<Map<String, Object>> slots() {
+		if (this.inspector == null) {
+			refuse("the slots need the inspector of this endpoint; the overview counts them");
+		}
+		Map<String, Integer> limits = new TreeMap<>(this.operations.concurrencyLimits());
+		Map<String, List<Map<String, Object>>> holders = new TreeMap<>();
+		for (Map<String, Object> holder : this.inspector.slotHolders(limits.keySet())) {
+			holders.computeIfAbsent((String) holder.remove("effect"), (effect) -> new ArrayList<>()).add(holder);
+		}
+		List<Map<String, Object>> slots = new ArrayList<>();
+		limits.forEach((effect, limit) -> {
+			List<Map<String, Object>> held = holders.getOrDefault(effect, List.of());
+			Map<String, Object> view = new LinkedHashMap<>();
+			view.put("effect", effect);
+			view.put("limit", limit);
+			view.put("inUse", held.size());
+			view.put("holders", held);
+			slots.add(view);
+		});
+		return slots;
 	}
 
 	/**
@@ -303,6 +391,60 @@ public class DuctorEndpoint {
 				+ ((before != null) ? DbValues.of(before.status()) : "?") + " -> " + DbValues.of(after.status())
 				+ describe(decision));
 		return masked(after);
+	}
+
+	/**
+	 * Pauses or resumes a recurring alarm ({@code POST /actuator/ductor/alarms/pause} or
+	 * {@code …/alarms/resume} with the alarm's {@code name}, and a {@code reason}), in a
+	 * transaction of its own; the decision is stored with the alarm and logged.
+	 * @param kind {@code alarms}
+	 * @param action {@code pause} or {@code resume}
+	 * @param name the recurring alarm
+	 * @param reason why
+	 * @param caller who
+	 * @return the alarm afterwards, or {@code null} when there is no recurring alarm of
+	 * that name
+	 */
+	@WriteOperation
+	public @Nullable Map<String, Object> alarm(@Selector String kind, @Selector String action, String name,
+			@Nullable String reason, @Nullable SecurityContext caller) {
+		requireOneLine("kind", kind);
+		requireOneLine("action", action);
+		requireOneLine("name", name);
+		requireOneLine("reason", reason);
+		if (!ALARMS.equals(kind)) {
+			refuse("only alarms are paused or resumed: /actuator/ductor/alarms/pause or /actuator/ductor/alarms/resume");
+		}
+		String verb = action.toLowerCase(Locale.ROOT);
+		if (!"pause".equals(verb) && !"resume".equals(verb)) {
+			refuse("action must be pause or resume but was '" + action + "'");
+		}
+		boolean pause = "pause".equals(verb);
+		if (!present(name)) {
+			refuse("name must name a recurring alarm");
+		}
+		if (this.transactions == null || this.inspector == null) {
+			refuse("pausing and resuming alarms needs the transactions and inspector of this endpoint");
+		}
+		OperatorDecision decision = decision(reason, caller);
+		Map<String, Object> before = this.inspector.recurringAlarm(name).orElse(null);
+		if (before == null) {
+			return null;
+		}
+		Boolean found = this.transactions.execute((transaction) -> pause ? this.alarms.pauseRecurring(name, decision)
+				: this.alarms.resumeRecurring(name, decision));
+		Map<String, Object> after = Boolean.TRUE.equals(found) ? this.inspector.recurringAlarm(name).orElse(null)
+				: null;
+		if (after == null) {
+			return null;
+		}
+		logger.info("ductor endpoint: " + verb + " on recurring alarm '" + name + "': " + state(before) + " -> "
+				+ state(after) + describe(decision));
+		return after;
+	}
+
+	private static String state(Map<String, Object> alarm) {
+		return Boolean.TRUE.equals(alarm.get("paused")) ? "paused" : "running, next at " + alarm.get("nextAt");
 	}
 
 	public Map<String, Object> retryAll(String effect, String status) {
@@ -498,7 +640,7 @@ public class DuctorEndpoint {
 			return status(status);
 		}
 		catch (IllegalArgumentException ex) {
-			refuse(ex.getMessage() + " (or all, or keys for an idempotency key)");
+			refuse(ex.getMessage() + " (or all, keys for an idempotency key, or slots)");
 			return null;
 		}
 	}

@@ -8,6 +8,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
@@ -18,11 +19,12 @@ import io.ductor.actuate.OperatorAccess;
 import io.ductor.effect.EffectIntentStateException;
 
 /**
- * The {@code ductor} endpoint's action on one intent over HTTP: an action the intent's
- * state refuses (it is in another status, or it is an occurrence of an alarm that already
- * has a pending one) answers {@code 409 Conflict} and an unknown action or resolution
+ * The {@code ductor} endpoint's writes over HTTP: an action the intent's state refuses
+ * (it is in another status, or it is an occurrence of an alarm that already has a pending
+ * one) answers {@code 409 Conflict} and an unknown action or resolution
  * {@code 400 Bad Request}, each with the reason as {@code message}; nothing was changed.
- * Without it both were server errors. A caller the {@link OperatorAccess} refuses gets
+ * Without it both were server errors. Pausing or resuming an alarm that does not exist
+ * answers {@code 404 Not Found}. A caller the {@link OperatorAccess} refuses gets
  * {@code 403 Forbidden} for every write.
  */
 @EndpointWebExtension(endpoint = DuctorEndpoint.class)
@@ -33,6 +35,8 @@ public class DuctorEndpointWebExtension {
 	private static final int STATUS_CONFLICT = 409;
 
 	private static final int STATUS_FORBIDDEN = 403;
+
+	private static final int STATUS_NOT_FOUND = 404;
 
 	private final DuctorEndpoint endpoint;
 
@@ -84,6 +88,31 @@ public class DuctorEndpointWebExtension {
 		try {
 			return new WebEndpointResponse<>(
 					this.endpoint.retryAll(effect, status, action, resolution, reason, caller));
+		}
+		catch (IllegalArgumentException ex) {
+			return refusal(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", ex.getMessage());
+		}
+	}
+
+	/**
+	 * Pauses or resumes a recurring alarm: {@code 404 Not Found} when there is no
+	 * recurring alarm of that name.
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Object> alarm(@Selector String kind, @Selector String action, String name,
+			@Nullable String reason, SecurityContext caller) {
+		if (!mayWrite(caller)) {
+			return forbidden(caller);
+		}
+		try {
+			Map<String, Object> alarm = this.endpoint.alarm(kind, action, name, reason, caller);
+			if (alarm == null) {
+				return refusal(STATUS_NOT_FOUND, "Not Found", "No recurring alarm is named '" + name + "'");
+			}
+			return new WebEndpointResponse<>(alarm);
+		}
+		catch (InvalidEndpointRequestException ex) {
+			return refusal(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", ex.getReason());
 		}
 		catch (IllegalArgumentException ex) {
 			return refusal(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", ex.getMessage());

@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,13 +20,17 @@ import io.ductor.effect.Receiver;
 import io.ductor.internal.DbValues;
 
 /**
- * The read-only queries behind the operator console: intents by any combination of
- * filters with keyset paging (never {@code OFFSET}), one intent with everything stored
- * about it, runs and their history, idempotency keys, and the figures of the overview.
- * Every query reads an index: the primary key, the unique key, the run index, the partial
- * indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for every live
- * status but {@code in_flight}, the parked and lease indexes) or the finished index. A
- * creation-time window is turned into a range of ids first, by probes of the primary key.
+ * The read-only queries behind the operator console, all in one place: intents by any
+ * combination of filters with keyset paging (never {@code OFFSET}), one intent with
+ * everything stored about it, runs and their history, idempotency keys, recurring and
+ * named alarms by name, the holders of concurrency slots, and the figures of the
+ * overview. Every query reads an index: the primary key, the unique key, the run index,
+ * the partial indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for
+ * every live status but {@code in_flight}, the parked and lease indexes), the finished
+ * index, or the alarm indexes ({@code eec_effect_intent_alarm_name_idx} of every
+ * occurrence of a named alarm, {@code eec_effect_intent_alarm_idx} of the pending ones).
+ * A creation-time window is turned into a range of ids first, by probes of the primary
+ * key.
  */
 public class DuctorInspector {
 
@@ -72,6 +77,45 @@ public class DuctorInspector {
 	 * {@code in_flight}.
 	 */
 	private static final String LIVE_ID_INDEXED = "('pending', 'reconciling', 'failed', 'needs_decision')";
+
+	/**
+	 * A recurring alarm with the intent of its last occurrence, found by its key; the
+	 * caller adds the condition.
+	 */
+	private static final String RECURRING_ALARMS = """
+			SELECT a.name, a.effect_name, a.cron, a.every_ms, a.zone, a.missed, a.grace_ms, a.declared_in, a.paused,
+			       a.next_at, a.last_occurrence_at, a.last_key, i.id AS last_id, i.status AS last_status,
+			       a.decision_reason, a.decided_by, a.decided_at
+			FROM eec_recurring_alarm a LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key
+			""";
+
+	/**
+	 * A page of named alarms: the next {@code :limit} names after {@code :after} that
+	 * start with {@code :prefix}, one probe of {@code eec_effect_intent_alarm_name_idx}
+	 * each, with each name's pending occurrence and its newest other one.
+	 */
+	static final String ONE_SHOT_ALARMS = """
+			WITH RECURSIVE names(name) AS (
+			    (SELECT alarm_name FROM eec_effect_intent
+			     WHERE alarm_name IS NOT NULL AND alarm_name > :after AND alarm_name >= :prefix
+			     ORDER BY alarm_name LIMIT 1)
+			    UNION ALL
+			    SELECT (SELECT i.alarm_name FROM eec_effect_intent i
+			            WHERE i.alarm_name IS NOT NULL AND i.alarm_name > n.name ORDER BY i.alarm_name LIMIT 1)
+			    FROM names n WHERE starts_with(n.name, :prefix))
+			SELECT n.name, nx.id AS next_id, nx.idempotency_key AS next_key, nx.next_attempt_at AS next_at,
+			       l.id AS last_id, l.idempotency_key AS last_key, l.status AS last_status,
+			       COALESCE(l.finished_at, l.updated_at) AS last_at, l.last_error,
+			       COALESCE(nx.effect_name, l.effect_name) AS effect_name
+			FROM (SELECT name FROM names WHERE name IS NOT NULL AND starts_with(name, :prefix) LIMIT :limit) n
+			LEFT JOIN LATERAL (
+			    SELECT id, idempotency_key, next_attempt_at, effect_name FROM eec_effect_intent
+			    WHERE alarm_name = n.name AND status = 'pending') nx ON true
+			LEFT JOIN LATERAL (
+			    SELECT id, idempotency_key, status, finished_at, updated_at, last_error, effect_name FROM eec_effect_intent
+			    WHERE alarm_name = n.name AND alarm_name IS NOT NULL AND status <> 'pending'
+			    ORDER BY id DESC LIMIT 1) l ON true
+			ORDER BY n.name""";
 
 	private final JdbcClient jdbc;
 
@@ -331,6 +375,115 @@ public class DuctorInspector {
 	}
 
 	/**
+	 * Recurring alarms by name, each with the intent of its last occurrence (found by its
+	 * key) and the operator's last pause or resume.
+	 * @param afterName the last name of the previous page, {@code ""} for the first
+	 * @param prefix what the names start with, {@code ""} for every alarm
+	 * @param limit the page size
+	 * @return the page: schedule, {@code paused}, {@code nextAt}, the last occurrence
+	 * ({@code lastOccurrenceAt}, {@code lastKey}, {@code lastIntentId},
+	 * {@code lastOutcome}: its status, or {@code purged} when retention deleted it) and
+	 * the decision ({@code decisionReason}, {@code decidedBy}, {@code decidedAt})
+	 */
+	public List<Map<String, Object>> recurringAlarms(String afterName, String prefix, int limit) {
+		requirePage(limit);
+		return this.jdbc.sql(RECURRING_ALARMS + """
+				WHERE a.name > :after AND a.name >= :prefix AND starts_with(a.name, :prefix)
+				ORDER BY a.name LIMIT :limit""")
+			.param("after", afterName)
+			.param("prefix", prefix)
+			.param("limit", limit)
+			.query((rs, row) -> recurringAlarm(rs))
+			.list();
+	}
+
+	/**
+	 * @param name a recurring alarm @return it, as {@link #recurringAlarms} shows it, if
+	 * it exists
+	 */
+	public Optional<Map<String, Object>> recurringAlarm(String name) {
+		return this.jdbc.sql(RECURRING_ALARMS + " WHERE a.name = :name")
+			.param("name", name)
+			.query((rs, row) -> recurringAlarm(rs))
+			.optional();
+	}
+
+	/**
+	 * Named (one-shot) alarms by name, the names of the intents scheduled with
+	 * {@code EffectOutbox.scheduleAlarm}: each name is found by one probe of
+	 * {@code eec_effect_intent_alarm_name_idx} past the previous one, so a page reads
+	 * {@code limit} names however many occurrences each has, then its pending occurrence
+	 * (at most one) and its newest other one.
+	 * @param afterName the last name of the previous page, {@code ""} for the first
+	 * @param prefix what the names start with, {@code ""} for every alarm
+	 * @param limit the page size
+	 * @return the page: {@code name}, {@code effect}, the pending occurrence
+	 * ({@code nextIntentId}, {@code nextKey}, {@code nextAt}, or {@code null}s) and the
+	 * newest other occurrence ({@code lastIntentId}, {@code lastKey}, {@code lastStatus},
+	 * {@code lastAt}: when it finished or last changed, {@code lastError})
+	 */
+	public List<Map<String, Object>> oneShotAlarms(String afterName, String prefix, int limit) {
+		requirePage(limit);
+		return this.jdbc.sql(ONE_SHOT_ALARMS)
+			.param("after", afterName)
+			.param("prefix", prefix)
+			.param("limit", limit)
+			.query((rs, row) -> {
+				Map<String, Object> alarm = new LinkedHashMap<>();
+				alarm.put("name", rs.getString("name"));
+				alarm.put("effect", rs.getString("effect_name"));
+				alarm.put("nextIntentId", rs.getObject("next_id", Long.class));
+				alarm.put("nextKey", rs.getString("next_key"));
+				alarm.put("nextAt", rs.getObject("next_at", OffsetDateTime.class));
+				alarm.put("lastIntentId", rs.getObject("last_id", Long.class));
+				alarm.put("lastKey", rs.getString("last_key"));
+				alarm.put("lastStatus", rs.getString("last_status"));
+				alarm.put("lastAt", rs.getObject("last_at", OffsetDateTime.class));
+				alarm.put("lastError", rs.getString("last_error"));
+				return alarm;
+			})
+			.list();
+	}
+
+	/**
+	 * The holders of the concurrency slots of the limited effects: per slot held by an
+	 * attempt in flight under a live lease (what {@code EffectSlots} counts as in use),
+	 * the intent, its attempt, its lease and when the attempt started. Each holder is
+	 * found by its primary key (joined instead, the plan read every live lease).
+	 * @param effects the limited effects
+	 * @return the holders, by effect and slot
+	 */
+	public List<Map<String, Object>> slotHolders(Collection<String> effects) {
+		if (effects.isEmpty()) {
+			return List.of();
+		}
+		return this.jdbc.sql("""
+				SELECT s.effect_name, s.slot, h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at,
+				       h.attempt_started_at
+				FROM eec_effect_slot s CROSS JOIN LATERAL (
+				    SELECT h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at, h.attempt_started_at
+				    FROM eec_effect_intent h
+				    WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
+				      AND h.lease_expires_at > ductor_now()
+				    LIMIT 1) h
+				WHERE s.effect_name = ANY (:effects) ORDER BY s.effect_name, s.slot""")
+			.param("effects", effects.toArray(String[]::new))
+			.query((rs, row) -> {
+				Map<String, Object> holder = new LinkedHashMap<>();
+				holder.put("effect", rs.getString("effect_name"));
+				holder.put("slot", rs.getInt("slot"));
+				holder.put("intentId", rs.getLong("id"));
+				holder.put("key", rs.getString("idempotency_key"));
+				holder.put("attempt", rs.getInt("attempts"));
+				holder.put("leaseOwner", rs.getString("lease_owner"));
+				holder.put("leaseExpiresAt", rs.getObject("lease_expires_at", OffsetDateTime.class));
+				holder.put("attemptStartedAt", rs.getObject("attempt_started_at", OffsetDateTime.class));
+				return holder;
+			})
+			.list();
+	}
+
+	/**
 	 * The ids a bulk action visits next: intents of one effect in one parked status that
 	 * were parked at or before {@code asOf}, after {@code afterId}, by id.
 	 */
@@ -364,6 +517,41 @@ public class DuctorInspector {
 	 */
 	OffsetDateTime databaseNow() {
 		return this.jdbc.sql("SELECT ductor_now()").query(OffsetDateTime.class).single();
+	}
+
+	private static void requirePage(int limit) {
+		if (limit < 1 || limit > MAX_PAGE) {
+			throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + " but was " + limit);
+		}
+	}
+
+	private static Map<String, Object> recurringAlarm(ResultSet rs) throws SQLException {
+		Map<String, Object> alarm = new LinkedHashMap<>();
+		alarm.put("name", rs.getString("name"));
+		alarm.put("effect", rs.getString("effect_name"));
+		String cron = rs.getString("cron");
+		if (cron != null) {
+			alarm.put("cron", cron);
+			alarm.put("zone", rs.getString("zone"));
+		}
+		else {
+			alarm.put("every", Duration.ofMillis(rs.getLong("every_ms")).toString());
+		}
+		alarm.put("missed", rs.getString("missed"));
+		alarm.put("grace", Duration.ofMillis(rs.getLong("grace_ms")).toString());
+		alarm.put("declaredIn", rs.getString("declared_in"));
+		alarm.put("paused", rs.getBoolean("paused"));
+		alarm.put("nextAt", rs.getObject("next_at", OffsetDateTime.class));
+		alarm.put("lastOccurrenceAt", rs.getObject("last_occurrence_at", OffsetDateTime.class));
+		String lastKey = rs.getString("last_key");
+		alarm.put("lastKey", lastKey);
+		alarm.put("lastIntentId", rs.getObject("last_id", Long.class));
+		String status = rs.getString("last_status");
+		alarm.put("lastOutcome", (status != null) ? status : (lastKey != null) ? "purged" : null);
+		alarm.put("decisionReason", rs.getString("decision_reason"));
+		alarm.put("decidedBy", rs.getString("decided_by"));
+		alarm.put("decidedAt", rs.getObject("decided_at", OffsetDateTime.class));
+		return alarm;
 	}
 
 	private static boolean isLive(EffectStatus status) {

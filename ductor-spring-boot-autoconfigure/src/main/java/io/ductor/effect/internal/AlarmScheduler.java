@@ -132,7 +132,7 @@ public class AlarmScheduler implements WorkerTask {
 				logger.warn("Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule()
 						+ ") never fires again; it is paused");
 				this.alarms.advance(alarm.name(), alarm.nextAt(), alarm.nextAt(), last, lastKey);
-				this.alarms.setPaused(alarm.name(), true, null);
+				this.alarms.setPaused(alarm.name(), true, null, null);
 				continue;
 			}
 			if (!this.alarms.advance(alarm.name(), alarm.nextAt(), plan.next(), last, lastKey)) {

@@ -88,11 +88,6 @@ public final class DefaultEffectOperations implements EffectOperations {
 	}
 
 	@Override
-	public EffectIntent retry(long id) {
-		return retry(id, null);
-	}
-
-	@Override
 	public EffectIntent retry(long id, @Nullable OperatorDecision decision) {
 		EffectIntent intent = require(id);
 		EffectDefinition effect = this.registry.find(intent.effectName());
@@ -121,11 +116,6 @@ public final class DefaultEffectOperations implements EffectOperations {
 	}
 
 	@Override
-	public EffectIntent resolve(long id, EffectResolution resolution) {
-		return resolve(id, resolution, null);
-	}
-
-	@Override
 	public EffectIntent resolve(long id, EffectResolution resolution, @Nullable OperatorDecision decision) {
 		Objects.requireNonNull(resolution, "resolution must not be null");
 		List<EffectStatus> from = List.of(EffectStatus.NEEDS_DECISION, EffectStatus.RECONCILING);
@@ -138,11 +128,6 @@ public final class DefaultEffectOperations implements EffectOperations {
 				move(id, from, EffectStatus.FAILED, "resolved: marked failed by an operator", null, decision);
 			case COMPENSATE -> compensate(id, decision);
 		};
-	}
-
-	@Override
-	public EffectIntent cancel(long id) {
-		return cancel(id, null);
 	}
 
 	@Override

@@ -4,8 +4,11 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.EffectRequest;
+import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.internal.Ids;
 
@@ -42,17 +45,17 @@ public final class DefaultRecurringAlarms implements io.ductor.effect.RecurringA
 	}
 
 	@Override
-	public boolean pauseRecurring(String alarmName) {
+	public boolean pauseRecurring(String alarmName, @Nullable OperatorDecision decision) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
 		holdRecurring(alarmName);
-		return this.recurring.pause(alarmName);
+		return this.recurring.pause(alarmName, decision);
 	}
 
 	@Override
-	public boolean resumeRecurring(String alarmName) {
+	public boolean resumeRecurring(String alarmName, @Nullable OperatorDecision decision) {
 		this.writer.requireTransaction("recurring alarm '" + alarmName + "'");
 		holdRecurring(alarmName);
-		return this.recurring.resume(alarmName);
+		return this.recurring.resume(alarmName, decision);
 	}
 
 	@Override

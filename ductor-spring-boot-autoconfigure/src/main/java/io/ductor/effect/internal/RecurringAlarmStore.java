@@ -19,6 +19,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.MissedOccurrences;
+import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.internal.DbValues;
 
@@ -138,12 +139,24 @@ public class RecurringAlarmStore {
 			.update() == 1;
 	}
 
-	/** Pauses, or resumes with {@code nextAt}. @return whether the alarm exists */
-	boolean setPaused(String name, boolean paused, Instant nextAt) {
-		return this.jdbc
-			.sql("UPDATE eec_recurring_alarm SET paused = ?, next_at = COALESCE(?, next_at), "
-					+ "updated_at = ductor_now() WHERE name = ?")
-			.params(paused, utc(nextAt), name)
+	/**
+	 * Pauses, or resumes with {@code nextAt}, storing the operator's decision (when there
+	 * is one) in the same statement. @return whether the alarm exists
+	 */
+	boolean setPaused(String name, boolean paused, Instant nextAt, OperatorDecision decision) {
+		return this.jdbc.sql("""
+				UPDATE eec_recurring_alarm SET paused = :paused, next_at = COALESCE(:nextAt, next_at),
+				    decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
+				    decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
+				    decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END,
+				    updated_at = ductor_now()
+				WHERE name = :name""")
+			.param("paused", paused)
+			.param("nextAt", utc(nextAt))
+			.param("decided", decision != null)
+			.param("reason", (decision != null) ? decision.reason() : null)
+			.param("decidedBy", (decision != null) ? decision.by() : null)
+			.param("name", name)
 			.update() == 1;
 	}
 

@@ -7,11 +7,13 @@ import java.util.Objects;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.DurableEffectException;
+import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
 import io.ductor.internal.Ids;
 
@@ -115,16 +117,21 @@ public class RecurringAlarms {
 		}
 	}
 
-	/** Pauses an alarm in the caller's transaction. @return whether it exists */
-	public boolean pause(String name) {
-		return this.store.lock(Ids.require("alarmName", name)).isPresent() && this.store.setPaused(name, true, null);
+	/**
+	 * Pauses an alarm in the caller's transaction, storing the operator's decision when
+	 * there is one. @return whether it exists
+	 */
+	public boolean pause(String name, @Nullable OperatorDecision decision) {
+		return this.store.lock(Ids.require("alarmName", name)).isPresent()
+				&& this.store.setPaused(name, true, null, decision);
 	}
 
 	/**
 	 * Resumes an alarm in the caller's transaction, with its first occurrence after now:
-	 * the occurrences of the pause are not made up. @return whether it exists
+	 * the occurrences of the pause are not made up. A decision is stored when the alarm
+	 * was paused (resuming a running alarm changes nothing). @return whether it exists
 	 */
-	public boolean resume(String name) {
+	public boolean resume(String name, @Nullable OperatorDecision decision) {
 		RecurringAlarmStore.Stored current = this.store.lock(Ids.require("alarmName", name)).orElse(null);
 		if (current == null) {
 			return false;
@@ -133,7 +140,7 @@ public class RecurringAlarms {
 			return true;
 		}
 		return this.store.setPaused(name, false,
-				first(current.schedule(), current.dbNow(), current.lastOccurrenceAt(), name));
+				first(current.schedule(), current.dbNow(), current.lastOccurrenceAt(), name), decision);
 	}
 
 	/** Deletes an alarm in the caller's transaction. @return whether it existed */

@@ -6,6 +6,9 @@
   const ENDPOINT = body.dataset.endpoint;
   const CSRF_HEADER = body.dataset.csrfHeader;
   const CSRF_TOKEN = body.dataset.csrfToken;
+  // what stands between this page and the endpoint, found by the server: a property to set
+  const ENDPOINT_PROBLEM = body.dataset.endpointProblem;
+  const ENDPOINT_NOTICE = body.dataset.endpointNotice;
   const STATUSES = ['pending', 'in_flight', 'reconciling', 'failed', 'needs_decision', 'completed', 'cancelled'];
   const PAGE_SIZE = 50;
   const main = document.getElementById('main');
@@ -86,6 +89,8 @@
 
   async function api(path, options) {
     const init = Object.assign({ headers: { Accept: 'application/json' }, credentials: 'same-origin' }, options || {});
+    const list = init.list;
+    delete init.list;
     if (init.method === 'POST') {
       init.headers['Content-Type'] = 'application/json';
       if (CSRF_HEADER && CSRF_TOKEN) init.headers[CSRF_HEADER] = CSRF_TOKEN;
@@ -100,6 +105,8 @@
     if (!response.ok) {
       const error = new Error(response.status + ' ' + ((data && (data.message || data.error)) || response.statusText));
       error.status = response.status;
+      // the overview and the lists always answer: a 404 means the endpoint itself is missing
+      error.unreachable = list && response.status === 404;
       throw error;
     }
     return data;
@@ -111,6 +118,25 @@
     return s ? '?' + s : '';
   };
   const showError = (e) => h('p', { class: 'error', id: 'error', dataset: { status: e.status || '' } }, e.message);
+  // a message with the properties it names as code
+  function withCode(text) {
+    const parts = [];
+    let at = 0;
+    for (const m of text.matchAll(/(?:management|ductor)\.[\w.\-]+(?:=[\w.,*\-:]*[\w*])?/g)) {
+      parts.push(text.substring(at, m.index), h('code', {}, m[0]));
+      at = m.index + m[0].length;
+    }
+    parts.push(text.substring(at));
+    return parts;
+  }
+  function endpointProblem(message) {
+    return h('div', { class: 'error problem', id: 'endpoint-problem' },
+      h('h2', {}, 'The console cannot reach the ductor endpoint'), h('p', {}, withCode(message)));
+  }
+  // a list or the overview answered 404: the endpoint is not there, whatever the server found
+  const unreachable = (e) => endpointProblem('The ductor actuator endpoint answered ' + e.message + ' at ' + ENDPOINT
+    + ': it is not exposed over HTTP on this port. Add ductor to management.endpoints.web.exposure.include '
+    + '(management.endpoints.web.exposure.include=health,ductor).');
 
   // A confirmation with a reason; resolves to the reason, or null when the operator cancels.
   function confirmWithReason(title, text) {
@@ -139,7 +165,7 @@
 
   // ---------------------------------------------------------------- overview
   async function overview() {
-    const data = await api('');
+    const data = await api('', { list: true });
     const b = data.backlog;
     const card = (label, value, bad, id) => h('div', { class: 'card' + (bad ? ' bad' : ''), dataset: { card: id } },
       h('div', { class: 'value' }, value), h('div', { class: 'label' }, label));
@@ -246,12 +272,17 @@
       h('tr', {}, ['id', 'effect', 'key', 'status', 'attempts', 'next attempt', 'run', 'created', 'last error'].map((c) => h('th', {}, c))),
       rows.map((i) => h('tr', { dataset: { intentId: i.id, status: i.status.toLowerCase() } },
         h('td', { class: 'num' }, intentLink(i.id)), h('td', {}, i.effectName), h('td', {}, h('code', {}, i.idempotencyKey)),
-        h('td', {}, status(i.status)), h('td', { class: 'num' }, i.attempts + ' / ' + i.maxAttempts),
+        h('td', {}, status(i.status), reconcileNote(i)), h('td', { class: 'num' }, i.attempts + ' / ' + i.maxAttempts),
         h('td', {}, time(i.nextAttemptAt)), h('td', {}, runLink(i.runId)), h('td', {}, time(i.createdAt)),
         h('td', {}, (i.lastError || '').substring(0, 120)))));
     const view = h('div', { id: 'intents-page' }, form, bulkActions(filter), pager, table);
     if (!rows.length) view.append(h('p', { class: 'muted', id: 'intents-none' }, 'No intent matches.'));
     return view;
+  }
+  function reconcileNote(i) {
+    if (!i.reconcileRounds) return null;
+    return h('span', { class: 'muted', dataset: { reconcile: i.reconcileRounds } },
+      ' ' + i.reconcileRounds + (i.reconcileRounds === 1 ? ' round' : ' rounds') + (i.reconcileOutcome ? ', ' + i.reconcileOutcome : ''));
   }
   function localInput(iso) {
     if (!iso) return '';
@@ -303,7 +334,10 @@
           ['attempt started', time(d.attemptStartedAt)], ['lease', i.leaseOwner ? i.leaseOwner + ' until ' + time(i.leaseExpiresAt) : '', 'lease'],
           ['ordering key', i.orderingKey, 'ordering_key'], ['alarm', i.alarmName ? i.alarmName + (d.supersededAt ? ' (superseded ' + time(d.supersededAt) + ')' : '') : '', 'alarm'],
           ['run', runLink(i.runId), 'run'], ['compensation of', d.compensationOf ? intentLink(d.compensationOf) : ''],
-          ['reconciler', i.reconcileRounds ? i.reconcileRounds + ' round(s), last ' + i.reconcileOutcome : ''],
+          ['reconciler', i.reconcileRounds || s === 'reconciling'
+            ? i.reconcileRounds + (i.reconcileRounds === 1 ? ' round' : ' rounds')
+              + (i.reconcileOutcome ? ', last outcome ' + i.reconcileOutcome : '')
+              + (s === 'reconciling' ? ', next round ' + time(i.nextAttemptAt) : '') : '', 'reconcile'],
           ['trace', d.traceId ? h('code', {}, d.traceId) : '', 'trace'],
           ['created', time(i.createdAt)], ['updated', time(i.updatedAt)], ['finished', time(i.finishedAt)]]),
         h('div', {},
@@ -356,10 +390,115 @@
       h('table', { id: 'run-effects' }, h('tr', {}, ['id', 'effect', 'key', 'status', 'attempts'].map((c) => h('th', {}, c))),
         r.effects.map((i) => h('tr', {}, h('td', { class: 'num' }, intentLink(i.id)), h('td', {}, i.effectName), h('td', {}, h('code', {}, i.idempotencyKey)),
           h('td', {}, status(i.status)), h('td', { class: 'num' }, i.attempts)))),
-      data.links && data.links.length ? [h('h2', {}, 'Compensations'),
-        h('table', { id: 'compensations' }, h('tr', {}, ['tick', 'undoes', 'compensating effect', 'its intent'].map((c) => h('th', {}, c))),
-          data.links.map((l) => h('tr', {}, h('td', { class: 'num' }, l.seq), h('td', {}, h('code', {}, l.originalKey)), h('td', {}, l.effectName),
-            h('td', {}, l.compensation ? [intentLink(l.compensation.id), ' ', status(l.compensation.status)] : '–'))))] : null);
+      compensations(r, data));
+  }
+  // the chain in the order its compensations run: what each undoes, and how far its undo got
+  function compensations(r, data) {
+    const links = data.links || [];
+    if (!links.length) return h('p', { class: 'muted', id: 'compensations-none' }, 'Its ticks registered no compensation.');
+    const state = (data.compensation || 'NONE').toLowerCase();
+    const done = links.filter((l) => l.compensation && ['completed', 'cancelled'].includes(l.compensation.status.toLowerCase())).length;
+    const explain = { none: r.status === 'failed' ? 'nothing was undone' : 'they run if the run fails',
+      compensating: `undoing: ${done} of ${links.length} finished`, compensated: 'every step undone' }[state] || state;
+    const intentCell = (i) => [intentLink(i.id), ' ', status(i.status)];
+    return [h('h2', {}, 'Compensation chain ', h('span', { class: 'status ' + state, id: 'compensation-state', dataset: { state } }, state)),
+      h('p', { class: 'muted' }, links.length + (links.length === 1 ? ' compensation' : ' compensations') + ', latest tick first: ' + explain),
+      h('table', { id: 'compensations' }, h('tr', {}, ['tick', 'undoes', 'its status', 'compensating effect', 'compensation'].map((c) => h('th', {}, c))),
+        links.map((l) => h('tr', { dataset: { originalKey: l.originalKey, compensation: l.compensation ? l.compensation.status.toLowerCase() : 'none' } },
+          h('td', { class: 'num' }, l.seq), h('td', {}, h('code', {}, l.originalKey)),
+          h('td', {}, l.original ? intentCell(l.original) : h('span', { class: 'muted' }, 'purged')),
+          h('td', {}, l.effectName),
+          h('td', {}, l.compensation ? intentCell(l.compensation)
+            : h('span', { class: 'muted' }, r.status === 'failed' ? 'not recorded (the step never ran)' : 'recorded if the run fails')))))];
+  }
+
+  // ---------------------------------------------------------------- alarms
+  const ALARM_ACTIONS = {
+    pause: { label: 'Pause', text: (a) => `Pause recurring alarm "${a.name}"? It records no occurrence until it is resumed.` },
+    resume: { label: 'Resume', text: (a) => `Resume recurring alarm "${a.name}"? It starts with its first occurrence after now; the occurrences of the pause are not made up.` },
+  };
+  function schedule(a) {
+    if (a.cron) return [h('code', {}, a.cron), ' ', a.zone];
+    const ms = isoDuration(a.every);
+    if (ms === null) return 'every ' + a.every;
+    for (const [unit, size] of [['d', 86400000], ['h', 3600000], ['min', 60000], ['s', 1000]]) {
+      if (ms % size === 0) return 'every ' + (ms / size) + ' ' + unit;
+    }
+    return 'every ' + ms + ' ms';
+  }
+  function occurrence(id, key, st, at) {
+    if (!key) return '–';
+    return [id ? intentLink(id) : h('code', {}, key), ' ', st === 'purged' ? h('span', { class: 'muted' }, 'purged') : status(st),
+      at ? [' ', h('span', { class: 'muted' }, time(at))] : null];
+  }
+  async function alarms(params) {
+    const prefix = params.get('prefix') || '', ra = params.get('ra') || '', oa = params.get('oa') || '';
+    const form = h('form', { class: 'filters', id: 'alarm-search', onsubmit: (ev) => {
+      ev.preventDefault();
+      location.hash = '#/alarms' + query({ prefix: new FormData(ev.target).get('prefix') });
+    } },
+      h('label', {}, 'name starts with', h('input', { name: 'prefix', id: 'alarm-prefix', value: prefix })),
+      h('button', { type: 'submit', class: 'primary' }, 'Find'));
+    const [recurring, oneShot] = await Promise.all([
+      api('/alarms/recurring' + query({ prefix, after: ra, limit: PAGE_SIZE }), { list: true }),
+      api('/alarms/one-shot' + query({ prefix, after: oa, limit: PAGE_SIZE }), { list: true })]);
+    const result = h('div', { id: 'action-result' });
+    const act = (a, verb) => async () => {
+      const reason = await confirmWithReason(ALARM_ACTIONS[verb].label + ' alarm', ALARM_ACTIONS[verb].text(a));
+      if (reason === null) return;
+      try {
+        await api('/alarms/' + verb, { method: 'POST', body: JSON.stringify({ name: a.name, reason }) });
+        await render();
+        document.getElementById('action-result').replaceChildren(h('p', { class: 'notice', id: 'action-done' }, ALARM_ACTIONS[verb].label + ': done'));
+      } catch (e) { result.replaceChildren(showError(e)); }
+    };
+    const pager = (rows, param, other, id) => h('div', { class: 'pager' },
+      h('button', { id: id + '-first', disabled: !(param === 'ra' ? ra : oa),
+        onclick: () => { location.hash = '#/alarms' + query({ prefix, [other]: params.get(other) }); } }, 'First page'),
+      h('button', { id: id + '-next', disabled: rows.length < PAGE_SIZE,
+        onclick: () => { location.hash = '#/alarms' + query({ prefix, [other]: params.get(other), [param]: rows[rows.length - 1].name }); } }, 'Next page'));
+    return h('div', { id: 'alarms-page' }, form, result,
+      h('h2', {}, 'Recurring alarms'),
+      recurring.length ? h('table', { id: 'recurring-alarms' },
+        h('tr', {}, ['name', 'effect', 'schedule', 'next occurrence', 'last occurrence', 'last pause or resume', ''].map((c) => h('th', {}, c))),
+        recurring.map((a) => h('tr', { dataset: { alarm: a.name, paused: String(a.paused) } },
+          h('td', {}, h('code', {}, a.name)), h('td', {}, a.effect), h('td', {}, schedule(a)),
+          h('td', { dataset: { field: 'next' } }, a.paused ? h('span', { class: 'status paused' }, 'paused') : time(a.nextAt)),
+          h('td', { dataset: { field: 'last' } }, occurrence(a.lastIntentId, a.lastKey, a.lastOutcome, a.lastOccurrenceAt)),
+          h('td', { dataset: { field: 'decision' } }, a.decidedBy ? [a.decidedBy, ' ', h('span', { class: 'muted' }, time(a.decidedAt)), ': ', a.decisionReason] : ''),
+          h('td', {}, h('button', { dataset: { alarmAction: a.paused ? 'resume' : 'pause' }, onclick: act(a, a.paused ? 'resume' : 'pause') },
+            a.paused ? 'Resume' : 'Pause'))))) : h('p', { class: 'muted', id: 'recurring-none' }, prefix ? 'No recurring alarm starts with this.' : 'No recurring alarm is declared.'),
+      recurring.length || ra ? pager(recurring, 'ra', 'oa', 'recurring') : null,
+      h('h2', {}, 'One-shot alarms'),
+      h('p', { class: 'muted' }, 'Named alarms scheduled with scheduleAlarm: each has at most one pending occurrence; cancel one from its intent\'s page.'),
+      oneShot.length ? h('table', { id: 'one-shot-alarms' },
+        h('tr', {}, ['name', 'effect', 'next occurrence', 'last occurrence', 'last error'].map((c) => h('th', {}, c))),
+        oneShot.map((a) => h('tr', { dataset: { oneShot: a.name } },
+          h('td', {}, h('code', {}, a.name)), h('td', {}, a.effect),
+          h('td', { dataset: { field: 'next' } }, a.nextKey ? [intentLink(a.nextIntentId), ' due ', time(a.nextAt)] : '–'),
+          h('td', { dataset: { field: 'last' } }, occurrence(a.lastIntentId, a.lastKey, a.lastStatus, a.lastAt)),
+          h('td', {}, (a.lastError || '').substring(0, 120))))) : h('p', { class: 'muted', id: 'one-shot-none' }, 'No one-shot alarm' + (prefix ? ' starts with this.' : ' was scheduled.')),
+      oneShot.length || oa ? pager(oneShot, 'oa', 'ra', 'one-shot') : null);
+  }
+
+  // ---------------------------------------------------------------- concurrency slots
+  async function slots() {
+    const effects = await api('/slots', { list: true });
+    if (!effects.length) return h('div', { id: 'slots-page' }, h('p', { class: 'muted', id: 'slots-none' }, 'No effect has a concurrency limit (maxConcurrency).'));
+    return h('div', { id: 'slots-page' }, effects.map((e) => {
+      const held = new Map(e.holders.map((x) => [x.slot, x]));
+      const cells = [];
+      for (let n = 1; n <= e.limit; n++) cells.push(h('span', { class: 'slot' + (held.has(n) ? ' held' : ''), title: 'slot ' + n }, String(n)));
+      return h('section', { class: 'slot-effect', dataset: { effect: e.effect, inUse: e.inUse, limit: e.limit } },
+        h('h2', {}, e.effect + ' ', h('span', { class: 'muted', dataset: { field: 'use' } }, `${e.inUse} of ${e.limit} slots in use`)),
+        h('div', { class: 'slots' }, cells),
+        e.holders.length ? h('table', { class: 'holders' },
+          h('tr', {}, ['slot', 'intent', 'key', 'attempt', 'instance', 'lease until', 'running for'].map((c) => h('th', {}, c))),
+          e.holders.map((x) => h('tr', { dataset: { slot: x.slot } }, h('td', { class: 'num' }, x.slot), h('td', { class: 'num' }, intentLink(x.intentId)),
+            h('td', {}, h('code', {}, x.key)), h('td', { class: 'num' }, x.attempt), h('td', {}, x.leaseOwner), h('td', {}, time(x.leaseExpiresAt)),
+            h('td', {}, x.attemptStartedAt ? age(Date.now() - new Date(x.attemptStartedAt).getTime()) : ''))))
+          : h('p', { class: 'muted' }, 'No attempt holds a slot.'));
+    }));
   }
 
   // ---------------------------------------------------------------- idempotency keys
@@ -412,6 +551,12 @@
       a.classList.toggle('active', a.dataset.page === page || (a.dataset.page === 'intents' && page === 'intent') || (a.dataset.page === 'runs' && page === 'run'));
     }
     let view;
+    if (ENDPOINT_PROBLEM) {
+      main.replaceChildren(endpointProblem(ENDPOINT_PROBLEM));
+      main.dataset.page = page;
+      main.dataset.rendered = String(Date.now());
+      return;
+    }
     try {
       switch (page) {
         case 'intents': view = await intents(params); break;
@@ -419,15 +564,18 @@
         case 'runs': view = await runs(params); break;
         case 'run': view = await run(decodeURIComponent(parts.slice(1).join('/'))); break;
         case 'keys': view = await keys(params); break;
+        case 'alarms': view = await alarms(params); break;
+        case 'slots': view = await slots(); break;
         default: view = await overview();
       }
     } catch (e) {
-      view = showError(e);
+      view = e.unreachable ? unreachable(e) : showError(e);
     }
     main.replaceChildren(view);
     main.dataset.page = page;
     main.dataset.rendered = String(Date.now());
   }
+  if (ENDPOINT_NOTICE) main.before(h('div', { class: 'warning', id: 'endpoint-notice' }, withCode(ENDPOINT_NOTICE)));
   window.addEventListener('hashchange', render);
   render();
 })();
