@@ -27,6 +27,7 @@ import com.tngtech.archunit.core.domain.JavaTypeVariable;
 import com.tngtech.archunit.core.domain.ThrowsDeclaration;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import org.jspecify.annotations.NullMarked;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -97,6 +98,23 @@ class PublicApiTest {
 	@Test
 	void noPackageDependsOnAPackageThatDependsBackOnIt() {
 		assertThat(packageCycles(library)).as("cycles between the library's packages").isEmpty();
+	}
+
+	@Test
+	void everyPackageOfTheLibraryAndTheShopIsNullMarked() {
+		Set<String> unmarked = new TreeSet<>();
+		for (JavaClasses classes : List.of(library, shop)) {
+			for (JavaClass type : classes) {
+				boolean marked = type.getPackage()
+					.tryGetPackageInfo()
+					.map((info) -> info.isAnnotatedWith(NullMarked.class))
+					.orElse(false);
+				if (!marked) {
+					unmarked.add(type.getPackageName());
+				}
+			}
+		}
+		assertThat(unmarked).as("packages without @NullMarked in their package-info.java").isEmpty();
 	}
 
 	@Test
