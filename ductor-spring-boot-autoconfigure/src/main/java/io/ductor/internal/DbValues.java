@@ -28,12 +28,12 @@ public final class DbValues {
 	 * @throws IllegalArgumentException when {@code type} has no such constant
 	 */
 	public static <E extends Enum<E>> E parse(Class<E> type, String value) {
-		for (E constant : type.getEnumConstants()) {
-			if (of(constant).equals(value)) {
-				return constant;
-			}
+		try {
+			return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
 		}
-		throw new IllegalArgumentException("Unknown " + type.getSimpleName() + " '" + value + "'");
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Unknown " + type.getSimpleName() + " '" + value + "'", ex);
+		}
 	}
 
 }
