@@ -16,7 +16,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
-import io.ductor.effect.Receiver;
+import io.ductor.effect.internal.IntentReads;
 import io.ductor.internal.DbValues;
 
 /**
@@ -167,7 +167,7 @@ public class DuctorInspector {
 		}
 		params.put("limit", limit);
 		sql.append(" ORDER BY id LIMIT :limit");
-		return this.jdbc.sql(sql.toString()).params(params).query(DuctorInspector::intent).list();
+		return this.jdbc.sql(sql.toString()).params(params).query(IntentReads::intent).list();
 	}
 
 	/**
@@ -201,7 +201,7 @@ public class DuctorInspector {
 	public Optional<EffectIntent> intent(long id) {
 		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE id = ?")
 			.param(id)
-			.query(DuctorInspector::intent)
+			.query(IntentReads::intent)
 			.optional();
 	}
 
@@ -580,17 +580,6 @@ public class DuctorInspector {
 		run.put("updatedAt", rs.getObject("updated_at", OffsetDateTime.class));
 		run.put("endedAt", rs.getObject("ended_at", OffsetDateTime.class));
 		return run;
-	}
-
-	private static EffectIntent intent(ResultSet rs, int row) throws SQLException {
-		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
-				DbValues.parse(EffectStatus.class, rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
-				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
-				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
-				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),
-				rs.getString("last_error"), rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
-				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
 	}
 
 }

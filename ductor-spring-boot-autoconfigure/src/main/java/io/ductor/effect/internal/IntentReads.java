@@ -73,7 +73,7 @@ public final class IntentReads {
 	}
 
 	/** Reads one row of {@link #COLUMNS}. */
-	static EffectIntent intent(ResultSet rs, int row) throws SQLException {
+	public static EffectIntent intent(ResultSet rs, int row) throws SQLException {
 		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
 				DbValues.parse(EffectStatus.class, rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
 				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
