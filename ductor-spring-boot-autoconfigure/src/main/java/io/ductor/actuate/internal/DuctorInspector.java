@@ -16,7 +16,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
-import io.ductor.effect.Receiver;
+import io.ductor.effect.internal.IntentReads;
+import io.ductor.internal.DbValues;
 
 /**
  * The read-only queries behind the operator console, all in one place: intents by any
@@ -139,7 +140,7 @@ public class DuctorInspector {
 		params.put("after", afterId);
 		if (filter.status() != null) {
 			sql.append(" AND status = :status");
-			params.put("status", filter.status().dbValue());
+			params.put("status", DbValues.of(filter.status()));
 			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
 				// the literal list (the index's predicate) lets even a generic plan read
 				// the live index
@@ -166,7 +167,7 @@ public class DuctorInspector {
 		}
 		params.put("limit", limit);
 		sql.append(" ORDER BY id LIMIT :limit");
-		return this.jdbc.sql(sql.toString()).params(params).query(DuctorInspector::intent).list();
+		return this.jdbc.sql(sql.toString()).params(params).query(IntentReads::intent).list();
 	}
 
 	/**
@@ -200,7 +201,7 @@ public class DuctorInspector {
 	public Optional<EffectIntent> intent(long id) {
 		return this.jdbc.sql("SELECT " + COLUMNS + " FROM eec_effect_intent WHERE id = ?")
 			.param(id)
-			.query(DuctorInspector::intent)
+			.query(IntentReads::intent)
 			.optional();
 	}
 
@@ -494,7 +495,7 @@ public class DuctorInspector {
 				  AND updated_at <= :asOf AND id > :after
 				ORDER BY id LIMIT :limit""")
 			.param("effect", effect)
-			.param("status", status.dbValue())
+			.param("status", DbValues.of(status))
 			.param("asOf", asOf)
 			.param("after", afterId)
 			.param("limit", limit)
@@ -579,17 +580,6 @@ public class DuctorInspector {
 		run.put("updatedAt", rs.getObject("updated_at", OffsetDateTime.class));
 		run.put("endedAt", rs.getObject("ended_at", OffsetDateTime.class));
 		return run;
-	}
-
-	private static EffectIntent intent(ResultSet rs, int row) throws SQLException {
-		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
-				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
-				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
-				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
-				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),
-				rs.getString("last_error"), rs.getString("payload"), rs.getObject("created_at", OffsetDateTime.class),
-				rs.getObject("updated_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-				rs.getInt("reconcile_rounds"), rs.getString("reconcile_outcome"), rs.getString("trace_context"));
 	}
 
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -49,7 +50,7 @@ public final class ApplicationMigrationsCheck implements SmartInitializingSingle
 	/**
 	 * @return the warning, or {@code null} when there is nothing to say
 	 */
-	String problem() {
+	@Nullable String problem() {
 		if (ClassUtils.isPresent(FLYWAY_AUTO_CONFIGURATION, this.classLoader) || hasFlywayBean()) {
 			return null;
 		}
