@@ -387,7 +387,7 @@ class RecurringAlarmTest {
 				declared)) {
 			assertThat(output).contains("Ductor's recurring alarm 'billing.renewals' (every PT30S")
 				.contains("next fires at");
-			Boolean paused = tx(first).execute((status) -> first.getBean(EffectOutbox.class)
+			Boolean paused = tx(first).execute((status) -> first.getBean(RecurringAlarms.class)
 				.pauseRecurring("billing.renewals", new OperatorDecision("quiet month", "ops")));
 			assertThat(paused).isTrue();
 		}
@@ -398,7 +398,7 @@ class RecurringAlarmTest {
 			assertThat(startUp).contains("Ductor's recurring alarm 'billing.renewals' (every PT30S")
 				.contains("is paused")
 				.doesNotContain("next fires at");
-			assertThat(restarted.getBean(EffectOutbox.class).recurringAlarms()).singleElement()
+			assertThat(restarted.getBean(RecurringAlarms.class).recurringAlarms()).singleElement()
 				.satisfies((alarm) -> assertThat(alarm.paused()).isTrue());
 		}
 	}

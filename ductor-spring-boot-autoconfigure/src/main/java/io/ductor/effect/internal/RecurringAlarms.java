@@ -110,11 +110,11 @@ public class RecurringAlarms {
 			});
 			String described = "Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule() + ", effect '"
 					+ effect.name() + "')";
-			logger.info(
-					(stored.paused())
-							? described + " is paused; it fires again once resumed (the console's Resume, or"
-									+ " EffectOutbox.resumeRecurring)"
-							: described + " next fires at " + stored.nextAt());
+			logger
+				.info((stored.paused())
+						? described + " is paused; it fires again once resumed (the console's Resume, or"
+								+ " RecurringAlarms.resumeRecurring)"
+						: described + " next fires at " + stored.nextAt());
 			names.add(alarm.name());
 		}
 		List<String> removed = transactions.execute((status) -> this.store.deleteUndeclared(names));
