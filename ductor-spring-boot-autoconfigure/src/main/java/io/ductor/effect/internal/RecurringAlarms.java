@@ -104,10 +104,17 @@ public class RecurringAlarms {
 			catch (RuntimeException ex) {
 				throw new DurableEffectException(alarm.property() + ".arguments: " + ex.getMessage(), ex);
 			}
-			Instant next = transactions
-				.execute((status) -> declare(alarm.name(), alarm.schedule(), effect, args, PROPERTIES));
-			logger.info("Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule() + ", effect '"
-					+ effect.name() + "') next fires at " + next);
+			RecurringAlarmStore.Stored stored = transactions.execute((status) -> {
+				declare(alarm.name(), alarm.schedule(), effect, args, PROPERTIES);
+				return this.store.lock(alarm.name()).orElseThrow();
+			});
+			String described = "Ductor's recurring alarm '" + alarm.name() + "' (" + alarm.schedule() + ", effect '"
+					+ effect.name() + "')";
+			logger
+				.info((stored.paused())
+						? described + " is paused; it fires again once resumed (the console's Resume, or"
+								+ " RecurringAlarms.resumeRecurring)"
+						: described + " next fires at " + stored.nextAt());
 			names.add(alarm.name());
 		}
 		List<String> removed = transactions.execute((status) -> this.store.deleteUndeclared(names));
