@@ -17,6 +17,7 @@ import org.springframework.expression.TypeConverter;
 import org.springframework.expression.TypeLocator;
 import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.Assign;
 import org.springframework.expression.spel.ast.OpPlus;
 import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.VariableReference;
@@ -81,21 +82,35 @@ public final class EffectExpression {
 	/**
 	 * The variables the expression names that are none of the method's parameters: not a
 	 * parameter name, not {@code #p0} / {@code #a0} of an existing parameter, nor
-	 * {@code #this} / {@code #root}. Evaluated, each would be {@code null}.
+	 * {@code #this} / {@code #root}, nor set by the expression itself. Evaluated, each
+	 * would be {@code null}.
 	 * @return the unknown variables, in the order the expression names them
 	 */
 	List<String> unknownVariables() {
 		List<String> unknown = new java.util.ArrayList<>();
 		if (this.expression instanceof SpelExpression spel) {
-			collectUnknown(spel.getAST(), unknown);
+			List<String> assigned = new java.util.ArrayList<>();
+			collectAssigned(spel.getAST(), assigned);
+			collectUnknown(spel.getAST(), assigned, unknown);
 		}
 		return unknown;
 	}
 
-	private void collectUnknown(SpelNode node, List<String> unknown) {
+	/** Variables the expression sets itself ({@code #x = ...}). */
+	private static void collectAssigned(SpelNode node, List<String> assigned) {
+		if (node instanceof Assign && node.getChildCount() > 0
+				&& node.getChild(0) instanceof VariableReference variable) {
+			assigned.add(variable.toStringAST().substring(1));
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			collectAssigned(node.getChild(i), assigned);
+		}
+	}
+
+	private void collectUnknown(SpelNode node, List<String> assigned, List<String> unknown) {
 		if (node instanceof VariableReference variable) {
 			String name = variable.toStringAST().substring(1);
-			boolean known = name.equals("this") || name.equals("root")
+			boolean known = name.equals("this") || name.equals("root") || assigned.contains(name)
 					|| java.util.Arrays.asList(this.parameterNames).contains(name)
 					|| Arguments.positional(name) >= 0 && Arguments.positional(name) < this.parameterNames.length;
 			if (!known && !unknown.contains(name)) {
@@ -103,7 +118,7 @@ public final class EffectExpression {
 			}
 		}
 		for (int i = 0; i < node.getChildCount(); i++) {
-			collectUnknown(node.getChild(i), unknown);
+			collectUnknown(node.getChild(i), assigned, unknown);
 		}
 	}
 
