@@ -97,7 +97,7 @@ class DrainerRestartTest {
 		TestEffects.gates.put(mail, mailGate);
 		TestEffects.started.put(mail, mailStarted);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(SETTINGS, "ductor.effects.drainer.shutdown-timeout=1s"))) {
+				concat(SETTINGS, "ductor.shutdown-timeout=1s"))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			EffectDrainer drainer = context.getBean(EffectDrainer.class);

@@ -21,6 +21,7 @@ import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.RetentionPurger;
 import io.ductor.worker.internal.WorkerTask;
 
@@ -97,7 +98,8 @@ public final class DurableEffects implements AutoCloseable {
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
-		this(dataSource, registry, jsonMapper, events, settings, observer, DuctorObservations.NOOP);
+		this(dataSource, registry, jsonMapper, events, settings, observer, DuctorObservations.NOOP,
+				DuctorThreads.platform());
 	}
 
 	/**
@@ -111,10 +113,11 @@ public final class DurableEffects implements AutoCloseable {
 	 * rounds
 	 * @param observations where recordings and dispatch attempts are observed, and their
 	 * trace context carried from one to the other
+	 * @param threads where the drainer's and the notifier's threads come from
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
-			DuctorObservations observations) {
+			DuctorObservations observations, DuctorThreads threads) {
 		this.settings = settings;
 		this.events = events;
 		this.recorder = new IntentRecorder(dataSource);
@@ -136,12 +139,12 @@ public final class DurableEffects implements AutoCloseable {
 				settings.reconcile().backoff(), observations);
 		this.drainer = new EffectDrainer(
 				new DrainSession.Stores(this.claims, this.slots, this.outcomes, new DrainerLeases(dataSource)),
-				this.dispatcher, this::settled, settings.drainer(), observer);
+				this.dispatcher, this::settled, settings.drainer(), observer, threads);
 		this.reconciliation = new EffectReconciliation(new ReconcileRounds(dataSource), registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE),
 				observations);
-		this.notifier = new CommitNotifier(this.recorder, this.drainer.instanceId(), notifyMode(settings));
+		this.notifier = new CommitNotifier(this.recorder, this.drainer.instanceId(), notifyMode(settings), threads);
 		this.writer = new EffectWriter(dataSource, this.recorder, payloads, this.notifier, this.drainer::wakeUp,
 				settings.dispatchAtCommit() ? this::reserveAtCommit : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.recorder, this.reads,
