@@ -30,12 +30,13 @@ import io.ductor.worker.internal.DuctorThreads.Deadline;
  * begins from nothing, and an attempt the last run left behind can never be mistaken for
  * one of the new run's claims.
  * <p>
- * Three threads and a pool: the claim thread claims batches and hands them to the pool,
- * and waits on its {@link Waiter} between claims; the pool runs the effects; the
- * {@link CompletionBatcher}'s thread records outcomes in batches; and the
- * {@link LeaseHeartbeat} extends the leases of the claims held, on a schedule of its own
- * (a third of the lease), whatever the claims are doing; a claim it finds lost is held no
- * more.
+ * Two threads, a pool and a beat, all from {@link DuctorThreads}: the claim thread claims
+ * batches and hands them to the pool, and waits on its {@link Waiter} between claims; the
+ * pool runs the effects (on virtual threads when they are on, never more than the
+ * concurrency at once); the {@link CompletionBatcher}'s thread records outcomes in
+ * batches; and the {@link LeaseHeartbeat} extends the leases of the claims held, on
+ * Ductor's scheduler (a third of the lease), whatever the claims are doing; a claim it
+ * finds lost is held no more.
  */
 public final class DrainSession {
 
@@ -80,6 +81,14 @@ public final class DrainSession {
 	private final Waiter waiter = new Waiter();
 
 	private volatile boolean stopping;
+
+	/**
+	 * Set at the shutdown deadline, before the effects still running are interrupted:
+	 * their outcomes are not recorded (an interrupted attempt's outcome says nothing
+	 * about its receiver); their leases expire and the reconciler takes them over, as
+	 * after a crash.
+	 */
+	private volatile boolean cutOff;
 
 	/**
 	 * Whether intents of effects without a concurrency limit may be due: set by
@@ -146,8 +155,7 @@ public final class DrainSession {
 		deadline.within(CLAIM_STOP_TIMEOUT).joinOrInterrupt(this.claimThread);
 		this.pool.shutdown();
 		Duration share = this.threads.shutdownTimeout().dividedBy(10);
-		if (!deadline.earlier((share.compareTo(OUTCOME_SHARE) < 0) ? share : OUTCOME_SHARE)
-			.awaitOrInterrupt(this.pool)) {
+		if (!awaitEffects(deadline.earlier((share.compareTo(OUTCOME_SHARE) < 0) ? share : OUTCOME_SHARE))) {
 			logger.warn("Ductor's drainer stopped with effects still running at the shutdown deadline ("
 					+ this.threads.shutdownTimeout() + "); they were interrupted, their leases expire and the "
 					+ "reconciler redrives them");
@@ -165,6 +173,25 @@ public final class DrainSession {
 						+ " claimed intent(s); the reconciler redrives them when their leases expire", ex);
 			}
 		}
+	}
+
+	/**
+	 * Waits for the running effects until {@code deadline}, then cuts them off and
+	 * interrupts them.
+	 * @return whether they all finished in time
+	 */
+	private boolean awaitEffects(Deadline deadline) {
+		try {
+			if (this.pool.awaitTermination(deadline.remaining().toNanos(), TimeUnit.NANOSECONDS)) {
+				return true;
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.cutOff = true;
+		this.pool.shutdownNow();
+		return false;
 	}
 
 	/**
@@ -362,7 +389,7 @@ public final class DrainSession {
 			}
 		}
 		finally {
-			if (completion != null) {
+			if (completion != null && !this.cutOff) {
 				this.completions.add(claim, completion);
 			}
 			else {

@@ -67,7 +67,9 @@ public class PeriodicWorker implements SmartLifecycle {
 	/** The thread running this worker's rounds, while it does. */
 	private Thread roundThread;
 
-	private volatile ScheduledFuture<?> timer;
+	private volatile boolean running;
+
+	private ScheduledFuture<?> timer;
 
 	/**
 	 * Create a worker.
@@ -111,12 +113,13 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	@Override
 	public synchronized void start() {
-		if (this.timer != null) {
+		if (this.running) {
 			return;
 		}
 		this.rounds.started();
-		// published before the first round: trigger() and runRounds() do nothing while
-		// there is no timer
+		// set before the first round: trigger() and runRounds() do nothing while the
+		// worker is not running
+		this.running = true;
 		this.timer = this.threads.scheduler()
 			.scheduleWithFixedDelay(this::timerFired, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
 	}
@@ -134,7 +137,7 @@ public class PeriodicWorker implements SmartLifecycle {
 	 * running are merged into one more round.
 	 */
 	public void trigger() {
-		if (this.timer == null) {
+		if (!this.running) {
 			return;
 		}
 		while (true) {
@@ -219,13 +222,13 @@ public class PeriodicWorker implements SmartLifecycle {
 	 */
 	@Override
 	public synchronized void stop() {
-		ScheduledFuture<?> timer = this.timer;
-		if (timer == null) {
+		if (!this.running) {
 			return;
 		}
 		DuctorThreads.Deadline deadline = this.threads.stopDeadline();
+		this.running = false;
+		this.timer.cancel(false);
 		this.timer = null;
-		timer.cancel(false);
 		synchronized (this.roundLock) {
 			while (this.roundThread != null && !deadline.remaining().isZero()) {
 				try {
@@ -246,7 +249,7 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	@Override
 	public boolean isRunning() {
-		return this.timer != null;
+		return this.running;
 	}
 
 	@Override
