@@ -63,6 +63,9 @@ public final class DuctorThreads
 	/** How long an idle round thread is kept for the next round. */
 	private static final long ROUND_THREAD_KEEP_ALIVE_SECONDS = 60;
 
+	/** How long idle threads, interrupted, are given to end. */
+	private static final Duration IDLE_THREAD_END = Duration.ofMillis(100);
+
 	private static final Log logger = LogFactory.getLog(DuctorThreads.class);
 
 	private final boolean virtual;
@@ -275,11 +278,24 @@ public final class DuctorThreads
 		for (ExecutorService executor : new ExecutorService[] { scheduler, rounds }) {
 			if (executor != null) {
 				executor.shutdown();
-				if (!deadline.awaitOrInterrupt(executor)) {
+				// idle threads end at once when interrupted; only a task still running is
+				// worth a warning
+				if (!deadline.awaitOrInterrupt(executor) && !awaitQuietly(executor, IDLE_THREAD_END)) {
 					logger.warn("Ductor's " + ((executor == scheduler) ? "scheduler" : "worker rounds")
-							+ " did not end within the shutdown deadline (" + this.shutdownTimeout + "); interrupted");
+							+ " did not end within the shutdown deadline (" + this.shutdownTimeout
+							+ ") and were interrupted");
 				}
 			}
+		}
+	}
+
+	private static boolean awaitQuietly(ExecutorService executor, Duration timeout) {
+		try {
+			return executor.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
 		}
 	}
 
