@@ -22,6 +22,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectResolution;
@@ -29,8 +30,8 @@ import io.ductor.idempotency.Fingerprints;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.reliability.workload.Receivers;
-import io.ductor.reliability.workload.TickLoop;
 import io.ductor.reliability.workload.TickLoop.Counter;
+import io.ductor.reliability.workload.TickLoop;
 import io.ductor.reliability.workload.WorkloadApplication;
 import io.ductor.reliability.workload.WorkloadSchema;
 import io.ductor.run.TickService;
@@ -99,6 +100,10 @@ class HostileInputTest {
 
 	static EffectOutbox outbox() {
 		return app.getBean(EffectOutbox.class);
+	}
+
+	static EffectOperations operations() {
+		return app.getBean(EffectOperations.class);
 	}
 
 	static IdempotencyService idempotency() {
@@ -327,13 +332,14 @@ class HostileInputTest {
 					insertIntent("Receivers.probe", "object-1", "{\"not\": \"an array\"}");
 					return intentAfterDispatch("object-1");
 				});
-		check(area, "EffectOutbox.resolve of an intent that does not exist", "Exception", "",
-				() -> outbox().resolve(987654321L, EffectResolution.RETRY));
+		check(area, "EffectOperations.resolve of an intent that does not exist", "Exception", "",
+				() -> operations().resolve(987654321L, EffectResolution.RETRY));
 		long completed = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = 'reuse'")
 			.query(Long.class)
 			.single();
 		intentAfterDispatch("reuse");
-		check(area, "EffectOutbox.cancel of a completed intent", "Exception", "", () -> outbox().cancel(completed));
+		check(area, "EffectOperations.cancel of a completed intent", "Exception", "",
+				() -> operations().cancel(completed));
 
 		area = "IdempotencyService";
 		IdempotencyService service = idempotency();

@@ -37,11 +37,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import io.ductor.IdempotencyKeyReuseException;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyKeyInFlightException;
-import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
-import io.ductor.idempotency.internal.IdempotencySettings;
-import io.ductor.idempotency.internal.IdempotencySweeper;
-import io.ductor.idempotency.internal.LockKeys;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;
 import io.ductor.idempotency.Reservation;
@@ -49,8 +45,13 @@ import io.ductor.idempotency.ReservationLostException;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredDecision;
 import io.ductor.idempotency.StoredResponse;
-import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.internal.LockKeys;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -169,9 +170,9 @@ class ReservationStateMachineTest {
 				Duration.ofMinutes(COMPLETED_TTL_MINUTES), DuplicatePolicy.REJECT, Duration.ofSeconds(1),
 				Duration.ofSeconds(1))
 			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
-		service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		service = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null);
-		otherInstance = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		otherInstance = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null);
 		sweeper = new IdempotencySweeper(dataSource, 100);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));

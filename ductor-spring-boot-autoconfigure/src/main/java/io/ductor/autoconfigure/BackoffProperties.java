@@ -2,8 +2,9 @@ package io.ductor.autoconfigure;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import io.ductor.autoconfigure.internal.PropertyChecks;
-import io.ductor.worker.internal.Backoff;
 
 /**
  * An exponential backoff: the n-th wait is a random time between half and all of
@@ -15,7 +16,7 @@ import io.ductor.worker.internal.Backoff;
  * @param max Longest wait. Not shorter than the initial wait.
  * @param multiplier How much the longest wait grows per step. At least 1.
  */
-public record BackoffProperties(Duration initial, Duration max, Double multiplier) {
+public record BackoffProperties(@Nullable Duration initial, @Nullable Duration max, @Nullable Double multiplier) {
 
 	/**
 	 * Returns {@code backoff} (which may be {@code null}, or leave values unset)
@@ -25,7 +26,8 @@ public record BackoffProperties(Duration initial, Duration max, Double multiplie
 	 * @param prefix the property prefix, for the messages of bad values
 	 * @return the complete, checked backoff
 	 */
-	public static BackoffProperties orDefaults(BackoffProperties backoff, BackoffProperties defaults, String prefix) {
+	public static BackoffProperties orDefaults(@Nullable BackoffProperties backoff, BackoffProperties defaults,
+			String prefix) {
 		BackoffProperties complete = (backoff != null)
 				? new BackoffProperties((backoff.initial != null) ? backoff.initial : defaults.initial,
 						(backoff.max != null) ? backoff.max : defaults.max,
@@ -45,14 +47,6 @@ public record BackoffProperties(Duration initial, Duration max, Double multiplie
 		if (!(this.multiplier >= 1.0) || Double.isInfinite(this.multiplier)) {
 			throw new IllegalArgumentException(prefix + ".multiplier must be at least 1 but was " + this.multiplier);
 		}
-	}
-
-	/**
-	 * This backoff for Ductor's workers; only for a complete one (see
-	 * {@link #orDefaults}).
-	 */
-	public Backoff toBackoff() {
-		return new Backoff(this.initial, this.max, this.multiplier);
 	}
 
 }

@@ -30,15 +30,18 @@ import org.springframework.transaction.PlatformTransactionManager;
 
 import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
-import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
+import io.ductor.run.internal.DefaultTickService;
+import io.ductor.run.internal.RunFailureHandler;
+import io.ductor.worker.internal.Backoff;
 import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.DuctorWorkers;
 import io.ductor.worker.internal.PeriodicWorker;
@@ -125,11 +128,13 @@ public final class DuctorAutoConfiguration {
 	@DependsOnDatabaseInitialization
 	TickService tickService(DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager,
 			JsonCodec json, ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			DuctorProperties properties) {
-		return new TickService(dataSource, DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource),
-				json, properties.ticks().maxAttempts(), properties.ticks().backoff().toBackoff(),
+			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
+		return new DefaultTickService(dataSource,
+				DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource), json,
+				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
+				observations.getIfUnique(() -> DuctorObservations.NOOP),
+				() -> failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
 	}
 
 	@Bean
@@ -178,6 +183,10 @@ public final class DuctorAutoConfiguration {
 			return new PostgresNotificationListener(dataSource, threads);
 		}
 
+	}
+
+	private static Backoff backoff(BackoffProperties backoff) {
+		return new Backoff(backoff.initial(), backoff.max(), backoff.multiplier());
 	}
 
 }

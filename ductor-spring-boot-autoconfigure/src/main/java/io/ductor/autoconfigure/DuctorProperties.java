@@ -47,7 +47,7 @@ public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	 * {@code ductor_now() ± interval} in PostgreSQL and {@link Duration#toNanos()} can
 	 * hold.
 	 */
-	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+	public static final Duration MAX_DURATION = PropertyChecks.MAX_DURATION;
 
 	/**
 	 * How Ductor's tables are managed.

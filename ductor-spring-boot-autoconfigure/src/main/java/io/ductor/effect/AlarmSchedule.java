@@ -7,6 +7,8 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.scheduling.support.CronExpression;
 
 /**
@@ -35,11 +37,11 @@ public final class AlarmSchedule {
 	 */
 	public static final Duration DEFAULT_GRACE = Duration.ofMinutes(1);
 
-	private final String cron;
+	private final @Nullable String cron;
 
-	private final CronExpression expression;
+	private final @Nullable CronExpression expression;
 
-	private final Duration every;
+	private final @Nullable Duration every;
 
 	private final ZoneId zone;
 
@@ -47,7 +49,8 @@ public final class AlarmSchedule {
 
 	private final Duration grace;
 
-	private AlarmSchedule(String cron, Duration every, ZoneId zone, MissedOccurrences missed, Duration grace) {
+	private AlarmSchedule(@Nullable String cron, @Nullable Duration every, ZoneId zone, MissedOccurrences missed,
+			Duration grace) {
 		this.cron = cron;
 		this.expression = (cron != null) ? CronExpression.parse(cron) : null;
 		this.every = every;
@@ -117,7 +120,7 @@ public final class AlarmSchedule {
 	 * @return the first occurrence strictly after it, or {@code null} when the cron
 	 * expression never matches again
 	 */
-	public Instant next(Instant after) {
+	public @Nullable Instant next(Instant after) {
 		if (this.every != null) {
 			long period = this.every.toMillis();
 			long millis = after.toEpochMilli();
@@ -131,14 +134,14 @@ public final class AlarmSchedule {
 	/**
 	 * @return the cron expression, or {@code null} for a period
 	 */
-	public String cronExpression() {
+	public @Nullable String cronExpression() {
 		return this.cron;
 	}
 
 	/**
 	 * @return the period, or {@code null} for a cron expression
 	 */
-	public Duration period() {
+	public @Nullable Duration period() {
 		return this.every;
 	}
 

@@ -2,6 +2,8 @@ package io.ductor.effect;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import io.ductor.run.RunCompensation;
 
 /**
@@ -25,8 +27,8 @@ public record CompensationChain(String runId, RunCompensation compensation, List
 	 * ({@code "compensate:" + originalKey}), or {@code null} while the run has not
 	 * failed, or when the original never ran
 	 */
-	public record Link(long seq, String originalKey, String effectName, EffectIntent original,
-			EffectIntent compensation) {
+	public record Link(long seq, String originalKey, String effectName, @Nullable EffectIntent original,
+			@Nullable EffectIntent compensation) {
 	}
 
 }

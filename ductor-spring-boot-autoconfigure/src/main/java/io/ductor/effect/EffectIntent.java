@@ -2,6 +2,8 @@ package io.ductor.effect;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An effect intent as stored in {@code eec_effect_intent}.
  *
@@ -33,8 +35,9 @@ import java.time.OffsetDateTime;
  * {@code null} when it was recorded without a tracer
  */
 public record EffectIntent(long id, String effectName, String idempotencyKey, EffectStatus status, Receiver receiver,
-		int attempts, int maxAttempts, OffsetDateTime nextAttemptAt, String leaseOwner, OffsetDateTime leaseExpiresAt,
-		String orderingKey, String alarmName, String runId, String lastError, String payloadJson,
-		OffsetDateTime createdAt, OffsetDateTime updatedAt, OffsetDateTime finishedAt, int reconcileRounds,
-		String reconcileOutcome, String traceContext) {
+		int attempts, int maxAttempts, OffsetDateTime nextAttemptAt, @Nullable String leaseOwner,
+		@Nullable OffsetDateTime leaseExpiresAt, @Nullable String orderingKey, @Nullable String alarmName,
+		@Nullable String runId, @Nullable String lastError, String payloadJson, OffsetDateTime createdAt,
+		OffsetDateTime updatedAt, @Nullable OffsetDateTime finishedAt, int reconcileRounds,
+		@Nullable String reconcileOutcome, @Nullable String traceContext) {
 }

@@ -5,6 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A programmatic call of a durable effect, for
  * {@link EffectOutbox#schedule(EffectRequest)}. Unset options fall back to the effect's
@@ -18,8 +20,8 @@ import java.util.Objects;
  * @param compensation the effect that undoes this one if the run fails, or {@code null}
  * for the effect's declared {@link DurableEffect#compensation()}, if any
  */
-public record EffectRequest(String effectName, List<Object> args, String key, String orderingKey, Duration delay,
-		EffectRequest compensation) {
+public record EffectRequest(String effectName, List<@Nullable Object> args, @Nullable String key,
+		@Nullable String orderingKey, @Nullable Duration delay, @Nullable EffectRequest compensation) {
 
 	/**
 	 * A request without a compensation of its own.
@@ -47,7 +49,7 @@ public record EffectRequest(String effectName, List<Object> args, String key, St
 	 * @param args the arguments; {@code null} elements are allowed
 	 * @return the request
 	 */
-	public static EffectRequest of(String effectName, Object... args) {
+	public static EffectRequest of(String effectName, @Nullable Object... args) {
 		return new EffectRequest(effectName, Arrays.asList(args), null, null, null);
 	}
 

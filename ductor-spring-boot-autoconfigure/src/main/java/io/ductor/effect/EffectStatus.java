@@ -1,7 +1,5 @@
 package io.ductor.effect;
 
-import java.util.Locale;
-
 /**
  * The life of an effect intent.
  */
@@ -33,20 +31,5 @@ public enum EffectStatus {
 
 	/** Cancelled before it ran. */
 	CANCELLED;
-
-	/**
-	 * @return the value stored in {@code eec_effect_intent.status}
-	 */
-	public String dbValue() {
-		return name().toLowerCase(Locale.ROOT);
-	}
-
-	/**
-	 * @param value a stored status
-	 * @return the status
-	 */
-	public static EffectStatus fromDb(String value) {
-		return valueOf(value.toUpperCase(Locale.ROOT));
-	}
 
 }

@@ -12,45 +12,18 @@ public enum MissedOccurrences {
 	 * The missed occurrences run once, as one occurrence keyed by the first missed
 	 * instant (the default).
 	 */
-	RUN_ONCE("run_once"),
+	RUN_ONCE,
 
 	/**
 	 * Every missed occurrence runs, each with its own key, oldest first, up to the newest
 	 * 1,000 missed occurrences of the alarm: older ones are skipped, with a warning that
 	 * names the alarm and how many it skipped.
 	 */
-	RUN_EACH("run_each"),
+	RUN_EACH,
 
 	/**
 	 * Missed occurrences are not recorded; the alarm goes on with its next occurrence.
 	 */
-	SKIP("skip");
-
-	private final String dbValue;
-
-	MissedOccurrences(String dbValue) {
-		this.dbValue = dbValue;
-	}
-
-	/**
-	 * @return the value stored in {@code eec_recurring_alarm.missed}
-	 */
-	public String dbValue() {
-		return this.dbValue;
-	}
-
-	/**
-	 * The policy stored as {@code value}.
-	 * @param value a {@link #dbValue()}
-	 * @return the policy
-	 */
-	public static MissedOccurrences fromDb(String value) {
-		for (MissedOccurrences policy : values()) {
-			if (policy.dbValue.equals(value)) {
-				return policy;
-			}
-		}
-		throw new IllegalArgumentException("Unknown missed-occurrence policy '" + value + "'");
-	}
+	SKIP
 
 }

@@ -2,6 +2,8 @@ package io.ductor.effect;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A recurring alarm as stored: its schedule, its next occurrence and its last one.
  *
@@ -18,7 +20,8 @@ import java.time.OffsetDateTime;
  * none (none recorded yet, or purged by retention)
  */
 public record RecurringAlarm(String name, String effectName, AlarmSchedule schedule, String declaredIn, boolean paused,
-		OffsetDateTime nextAt, OffsetDateTime lastOccurrenceAt, String lastKey, EffectStatus lastStatus) {
+		OffsetDateTime nextAt, @Nullable OffsetDateTime lastOccurrenceAt, @Nullable String lastKey,
+		@Nullable EffectStatus lastStatus) {
 
 	/**
 	 * The idempotency key of an occurrence: the alarm's name and the occurrence's instant

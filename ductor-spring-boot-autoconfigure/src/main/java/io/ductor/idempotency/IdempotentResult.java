@@ -1,5 +1,7 @@
 package io.ductor.idempotency;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What {@link IdempotencyService#execute} returned.
  *
@@ -8,5 +10,5 @@ package io.ductor.idempotency;
  * @param decisionId the decision's id ({@code null} when opted out)
  * @param <T> the result type
  */
-public record IdempotentResult<T>(T value, boolean replayed, String decisionId) {
+public record IdempotentResult<T>(T value, boolean replayed, @Nullable String decisionId) {
 }

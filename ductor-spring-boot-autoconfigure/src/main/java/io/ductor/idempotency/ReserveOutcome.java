@@ -2,6 +2,8 @@ package io.ductor.idempotency;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import io.ductor.IdempotencyKeyReuseException;
 
 /**
@@ -50,7 +52,7 @@ public sealed interface ReserveOutcome {
 		 * @param waited how long it waited, or {@code null} when it was rejected at once
 		 * @return the exception, to throw
 		 */
-		public IdempotencyKeyInFlightException exception(Duration waited) {
+		public IdempotencyKeyInFlightException exception(@Nullable Duration waited) {
 			return new IdempotencyKeyInFlightException((waited != null)
 					? this.request.describe() + " was still being processed by an earlier request after waiting "
 							+ waited + " (ductor.idempotency.wait-timeout); retry later with the same key"

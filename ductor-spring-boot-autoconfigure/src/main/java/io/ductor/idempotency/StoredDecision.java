@@ -2,6 +2,8 @@ package io.ductor.idempotency;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A completed decision, as stored.
  *
@@ -11,6 +13,6 @@ import java.time.OffsetDateTime;
  * @param expiresAt until when it is replayed (database time); afterwards the key runs
  * again
  */
-public record StoredDecision(String decisionId, StoredResponse response, OffsetDateTime completedAt,
+public record StoredDecision(@Nullable String decisionId, @Nullable StoredResponse response, OffsetDateTime completedAt,
 		OffsetDateTime expiresAt) {
 }

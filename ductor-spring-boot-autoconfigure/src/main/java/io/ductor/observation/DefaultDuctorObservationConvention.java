@@ -1,11 +1,13 @@
 package io.ductor.observation;
 
+import org.jspecify.annotations.Nullable;
+
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 
-import io.ductor.observation.internal.DuctorObservationDocumentation.HighKeys;
-import io.ductor.observation.internal.DuctorObservationDocumentation.LowKeys;
+import io.ductor.observation.DuctorObservationDocumentation.HighKeys;
+import io.ductor.observation.DuctorObservationDocumentation.LowKeys;
 
 /**
  * The default names and key values of Ductor's observations, as
@@ -22,7 +24,7 @@ public class DefaultDuctorObservationConvention implements DuctorObservationConv
 	 * @return {@code null}: every context carries its observation's name
 	 */
 	@Override
-	public String getName() {
+	public @Nullable String getName() {
 		return null;
 	}
 

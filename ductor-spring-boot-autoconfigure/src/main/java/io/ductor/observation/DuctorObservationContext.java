@@ -1,6 +1,6 @@
 package io.ductor.observation;
 
-import io.ductor.observation.internal.DuctorObservationDocumentation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the {@link DuctorObservationConvention} reads from the context of one of Ductor's
@@ -17,13 +17,13 @@ public interface DuctorObservationContext {
 	/**
 	 * @return the effect name, or {@code null}
 	 */
-	String effect();
+	@Nullable String effect();
 
 	/**
 	 * @return the receiver kind ({@code IDEMPOTENT} or {@code NOT_IDEMPOTENT}), or
 	 * {@code null}
 	 */
-	String receiver();
+	@Nullable String receiver();
 
 	/**
 	 * @return the intent id, or {@code 0} when not known
@@ -33,7 +33,7 @@ public interface DuctorObservationContext {
 	/**
 	 * @return the idempotency key, or {@code null}
 	 */
-	String key();
+	@Nullable String key();
 
 	/**
 	 * @return the attempt number, or {@code 0}
@@ -50,16 +50,16 @@ public interface DuctorObservationContext {
 	/**
 	 * @return the run id, or {@code null}
 	 */
-	String runId();
+	@Nullable String runId();
 
 	/**
 	 * @return the worker name, or {@code null}
 	 */
-	String worker();
+	@Nullable String worker();
 
 	/**
 	 * @return how the work ended, or {@code null} while it runs
 	 */
-	String outcome();
+	@Nullable String outcome();
 
 }

@@ -2,6 +2,8 @@ package io.ductor.run;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A run as stored in {@code eec_run}.
  *
@@ -21,5 +23,6 @@ import java.time.OffsetDateTime;
  * @param <S> the state type
  */
 public record Run<S>(String id, String type, RunStatus status, S state, long recordVersion, long lastTransitionSeq,
-		String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt, RunCompensation compensation) {
+		@Nullable String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt,
+		RunCompensation compensation) {
 }

@@ -1,7 +1,5 @@
 package io.ductor.run;
 
-import java.util.Locale;
-
 /**
  * How far the undo of a failed run got, as stored in {@code eec_run.compensation}. A run
  * whose ticks registered compensations for effects that may have reached their receivers
@@ -26,14 +24,5 @@ public enum RunCompensation {
 	 * it).
 	 */
 	COMPENSATED;
-
-	/**
-	 * The compensation state stored as {@code value}.
-	 * @param value the stored value, {@code null} for none
-	 * @return the state
-	 */
-	public static RunCompensation fromDb(String value) {
-		return (value != null) ? valueOf(value.toUpperCase(Locale.ROOT)) : NONE;
-	}
 
 }

@@ -1,7 +1,5 @@
 package io.ductor.run;
 
-import java.util.Locale;
-
 /**
  * Where a run is in its life. Only {@link #ACTIVE} runs accept ticks.
  */
@@ -22,22 +20,6 @@ public enum RunStatus {
 	 */
 	public boolean isTerminal() {
 		return this != ACTIVE;
-	}
-
-	/**
-	 * @return the status as stored in the runs table
-	 */
-	public String dbValue() {
-		return name().toLowerCase(Locale.ROOT);
-	}
-
-	/**
-	 * The status stored as {@code value}.
-	 * @param value a {@link #dbValue()}
-	 * @return the status
-	 */
-	public static RunStatus fromDb(String value) {
-		return valueOf(value.toUpperCase(Locale.ROOT));
 	}
 
 }

@@ -2,6 +2,8 @@ package io.ductor.run;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One applied tick, as stored in {@code eec_run_transition}.
  *
@@ -13,6 +15,6 @@ import java.time.OffsetDateTime;
  * @param runStatus the run's status after the tick
  * @param createdAt when the tick committed (database clock)
  */
-public record RunTransition(String runId, long seq, String stamp, String inputJson, long recordVersion,
+public record RunTransition(String runId, long seq, String stamp, @Nullable String inputJson, long recordVersion,
 		RunStatus runStatus, OffsetDateTime createdAt) {
 }

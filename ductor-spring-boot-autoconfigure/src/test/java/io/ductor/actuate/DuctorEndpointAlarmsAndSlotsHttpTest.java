@@ -36,6 +36,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.EffectRequest;
 import io.ductor.test.PostgresExtension;
 
@@ -62,6 +63,8 @@ class DuctorEndpointAlarmsAndSlotsHttpTest {
 
 	static EffectOutbox outbox;
 
+	static RecurringAlarms alarms;
+
 	static TransactionTemplate transactions;
 
 	static final JsonMapper json = JsonMapper.builder().build();
@@ -80,6 +83,7 @@ class DuctorEndpointAlarmsAndSlotsHttpTest {
 		http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 		jdbc = JdbcClient.create(app.getBean(DataSource.class));
 		outbox = app.getBean(EffectOutbox.class);
+		alarms = app.getBean(RecurringAlarms.class);
 		transactions = new TransactionTemplate(app.getBean(PlatformTransactionManager.class));
 	}
 
@@ -100,7 +104,7 @@ class DuctorEndpointAlarmsAndSlotsHttpTest {
 	@Test
 	void recurringAlarmsArePagedByNameWithTheirNextAndLastOccurrenceAndItsIntent() throws Exception {
 		for (String name : List.of("report:acme", "report:globex", "report:initech", "heartbeat")) {
-			transactions.executeWithoutResult((status) -> outbox.scheduleRecurring(name,
+			transactions.executeWithoutResult((status) -> alarms.scheduleRecurring(name,
 					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("report.send", name)));
 		}
 		// the last occurrence of report:globex ran and completed; report:initech's was

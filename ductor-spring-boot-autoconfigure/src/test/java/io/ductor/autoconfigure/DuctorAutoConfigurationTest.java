@@ -33,6 +33,7 @@ import io.ductor.jdbc.SchemaMode;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.StartOutcome;
 import io.ductor.run.TickService;
+import io.ductor.run.internal.DefaultTickService;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -294,7 +295,7 @@ class DuctorAutoConfigurationTest {
 
 		@Bean
 		TickService userTicks(DataSource dataSource, JsonCodec json) {
-			return new TickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
+			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
 					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2));
 		}
 

@@ -18,16 +18,16 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 
+import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
-import io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
+import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.metrics.internal.DuctorMetrics;
 import io.ductor.metrics.internal.DuctorObserver;
-import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -124,7 +124,8 @@ class DuctorObservabilityAutoConfigurationTest {
 			.withClassLoader(new FilteredClassLoader(Endpoint.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
-			.withBean("myEndpoint", DuctorEndpoint.class, () -> new DuctorEndpoint(null, null, java.util.List.of()))
+			.withBean("myEndpoint", DuctorEndpoint.class,
+					() -> new DuctorEndpoint(null, null, null, java.util.List.of()))
 			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class).hasBean("myEndpoint"));
 		this.runner
 			.withPropertyValues("management.endpoints.web.exposure.include=ductor",

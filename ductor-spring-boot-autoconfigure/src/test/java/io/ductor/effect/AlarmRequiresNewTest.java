@@ -5,7 +5,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -56,8 +55,8 @@ class AlarmRequiresNewTest {
 	void aRequiresNewTransactionReschedulingTheAlarmItsSuspendedTransactionScheduledFailsNamingIt() throws Exception {
 		String alarm = "alarm-" + UUID.randomUUID();
 		Throwable outcome = outerThenInner(
-				(outbox) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "outer")),
-				(outbox) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "inner")));
+				() -> outbox().scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "outer")),
+				() -> outbox().scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "inner")));
 		assertRefused(outcome, alarm);
 		assertThat(occurrences(alarm)).as("the outer transaction's occurrence").isOne();
 	}
@@ -66,8 +65,8 @@ class AlarmRequiresNewTest {
 	void aRequiresNewTransactionCancellingTheAlarmItsSuspendedTransactionScheduledFailsNamingIt() throws Exception {
 		String alarm = "alarm-" + UUID.randomUUID();
 		Throwable outcome = outerThenInner(
-				(outbox) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "outer")),
-				(outbox) -> outbox.cancelAlarm(alarm));
+				() -> outbox().scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "outer")),
+				() -> outbox().cancelAlarm(alarm));
 		assertRefused(outcome, alarm);
 		assertThat(occurrences(alarm)).isOne();
 	}
@@ -77,9 +76,9 @@ class AlarmRequiresNewTest {
 			throws Exception {
 		String alarm = "recurring-" + UUID.randomUUID();
 		Throwable outcome = outerThenInner(
-				(outbox) -> outbox.scheduleRecurring(alarm, AlarmSchedule.every(Duration.ofHours(1)),
+				() -> alarms().scheduleRecurring(alarm, AlarmSchedule.every(Duration.ofHours(1)),
 						EffectRequest.of("notify", "outer")),
-				(outbox) -> outbox.scheduleRecurring(alarm, AlarmSchedule.every(Duration.ofHours(2)),
+				() -> alarms().scheduleRecurring(alarm, AlarmSchedule.every(Duration.ofHours(2)),
 						EffectRequest.of("notify", "inner")));
 		assertRefused(outcome, alarm);
 		assertThat(recurring(alarm)).as("the outer transaction's declaration").isOne();
@@ -88,10 +87,9 @@ class AlarmRequiresNewTest {
 	@Test
 	void aRequiresNewTransactionPausingTheRecurringAlarmItsSuspendedTransactionChangedFailsNamingIt() throws Exception {
 		String alarm = "recurring-" + UUID.randomUUID();
-		tx().executeWithoutResult((status) -> outbox().scheduleRecurring(alarm,
+		tx().executeWithoutResult((status) -> alarms().scheduleRecurring(alarm,
 				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("notify", "first")));
-		Throwable outcome = outerThenInner((outbox) -> outbox.pauseRecurring(alarm),
-				(outbox) -> outbox.cancelRecurring(alarm));
+		Throwable outcome = outerThenInner(() -> alarms().pauseRecurring(alarm), () -> alarms().cancelRecurring(alarm));
 		assertRefused(outcome, alarm);
 		assertThat(recurring(alarm)).isOne();
 	}
@@ -99,8 +97,8 @@ class AlarmRequiresNewTest {
 	@Test
 	void aRequiresNewTransactionRecordingTheKeyItsSuspendedTransactionRecordedFailsNamingIt() throws Exception {
 		String key = "key-" + UUID.randomUUID();
-		Throwable outcome = outerThenInner((outbox) -> outbox.schedule(EffectRequest.of("later", key)),
-				(outbox) -> outbox.schedule(EffectRequest.of("later", key)));
+		Throwable outcome = outerThenInner(() -> outbox().schedule(EffectRequest.of("later", key)),
+				() -> outbox().schedule(EffectRequest.of("later", key)));
 		assertRefused(outcome, key);
 		assertThat(JdbcClient.create(context.getBean(DataSource.class))
 			.sql("SELECT count(*) FROM eec_effect_intent WHERE idempotency_key = ?")
@@ -137,16 +135,15 @@ class AlarmRequiresNewTest {
 	 * threw.
 	 * @return what the inner call threw, or {@code null}
 	 */
-	private static Throwable outerThenInner(Consumer<EffectOutbox> outer, Consumer<EffectOutbox> inner)
-			throws Exception {
+	private static Throwable outerThenInner(Runnable outer, Runnable inner) throws Exception {
 		TransactionTemplate requiresNew = tx();
 		requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		CompletableFuture<Throwable> ended = CompletableFuture.supplyAsync(() -> {
 			Throwable[] thrown = new Throwable[1];
 			tx().executeWithoutResult((status) -> {
-				outer.accept(outbox());
+				outer.run();
 				try {
-					requiresNew.executeWithoutResult((status2) -> inner.accept(outbox()));
+					requiresNew.executeWithoutResult((status2) -> inner.run());
 				}
 				catch (RuntimeException ex) {
 					thrown[0] = ex;
@@ -192,6 +189,10 @@ class AlarmRequiresNewTest {
 
 	private static EffectOutbox outbox() {
 		return context.getBean(EffectOutbox.class);
+	}
+
+	private static RecurringAlarms alarms() {
+		return context.getBean(RecurringAlarms.class);
 	}
 
 	private static TransactionTemplate tx() {

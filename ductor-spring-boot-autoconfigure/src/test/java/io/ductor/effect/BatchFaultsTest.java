@@ -49,6 +49,8 @@ class BatchFaultsTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static TestEffects effects;
 
 	static TransactionTemplate tx;
@@ -68,6 +70,7 @@ class BatchFaultsTest {
 				"ductor.effects.backoff.max=100ms", "ductor.effects.reconciler.interval=1h",
 				"ductor.retention.enabled=false");
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		effects = context.getBean(TestEffects.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		DataSource dataSource = context.getBean(DataSource.class);
@@ -84,7 +87,7 @@ class BatchFaultsTest {
 
 	static EffectIntent awaitStatus(String key, EffectStatus status) {
 		return await().atMost(Duration.ofSeconds(20))
-			.until(() -> outbox.findByKey(key).orElseThrow(), (intent) -> intent.status() == status);
+			.until(() -> operations.findByKey(key).orElseThrow(), (intent) -> intent.status() == status);
 	}
 
 	/** An intent row as a crashed, raced or older instance may have left it. */
@@ -125,7 +128,7 @@ class BatchFaultsTest {
 		assertThat(superseded.lastError()).contains("superseded by a rescheduled occurrence")
 			.contains("receiver timed out");
 		assertThat(superseded.finishedAt()).isNotNull();
-		assertThat(outbox.findByKey(second).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
+		assertThat(operations.findByKey(second).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
 		// and the drainer keeps recording outcomes
 		String unrelated = "after-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.scripted(unrelated));
@@ -164,11 +167,11 @@ class BatchFaultsTest {
 		// the reschedule
 		gate.countDown();
 		Thread.sleep(500);
-		assertThat(outbox.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
+		assertThat(operations.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
 		commit.countDown();
 		String newer = second.get(20, TimeUnit.SECONDS);
 		assertThat(awaitStatus(first, EffectStatus.CANCELLED).lastError()).contains("superseded");
-		assertThat(outbox.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
+		assertThat(operations.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
 	}
 
 	@Test
@@ -206,7 +209,7 @@ class BatchFaultsTest {
 				.param(alarm)
 				.query(Long.class)
 				.single();
-			long free = outbox.findByKey(other).orElseThrow().id();
+			long free = operations.findByKey(other).orElseThrow().id();
 			java.util.concurrent.CompletableFuture<java.util.Map<Long, LeaseBeat>> heartbeat = java.util.concurrent.CompletableFuture
 				.supplyAsync(
 						() -> leases.extendLeases(owner, Duration.ofMinutes(5), java.util.Map.of(locked, 1, free, 1)));
@@ -215,7 +218,7 @@ class BatchFaultsTest {
 			// is extended
 			assertThat(heartbeat.get(5, TimeUnit.SECONDS)).containsEntry(free, LeaseBeat.EXTENDED)
 				.containsEntry(locked, LeaseBeat.SKIPPED);
-			assertThat(outbox.findByKey(other).orElseThrow().leaseExpiresAt())
+			assertThat(operations.findByKey(other).orElseThrow().leaseExpiresAt())
 				.isAfter(java.time.OffsetDateTime.now().plusMinutes(4));
 		}
 		finally {
@@ -279,9 +282,9 @@ class BatchFaultsTest {
 						new Completion(offender, 1, EffectStatus.PENDING, "boom", Duration.ofMillis(10)),
 						new Completion(again, 1, EffectStatus.PENDING, "retry me", Duration.ofHours(1))));
 		assertThat(settled).extracting(Settled::id).containsExactlyInAnyOrder(done, offender, again);
-		assertThat(outbox.find(done).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
-		assertThat(outbox.find(again).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
-		EffectIntent failed = outbox.find(offender).orElseThrow();
+		assertThat(operations.find(done).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
+		assertThat(operations.find(again).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
+		EffectIntent failed = operations.find(offender).orElseThrow();
 		assertThat(failed.status()).isEqualTo(EffectStatus.FAILED);
 		assertThat(failed.lastError()).contains("could not record the outcome of attempt 1 (pending)")
 			.contains("eec_effect_intent_alarm_idx")
@@ -305,13 +308,13 @@ class BatchFaultsTest {
 			.update();
 		context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
 		// the redrive makes them due at once; the drainer may already be running them
-		assertThat(outbox.find(first).orElseThrow().lastError()).contains("Lease of test-owner expired");
-		assertThat(outbox.find(second).orElseThrow().lastError()).contains("Lease of test-owner expired");
-		assertThat(outbox.find(superseded).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.find(first).orElseThrow().lastError()).contains("Lease of test-owner expired");
+		assertThat(operations.find(second).orElseThrow().lastError()).contains("Lease of test-owner expired");
+		assertThat(operations.find(superseded).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.CANCELLED);
 			assertThat(intent.lastError()).contains("superseded by a rescheduled occurrence");
 		});
-		assertThat(outbox.find(offender).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.find(offender).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.FAILED);
 			assertThat(intent.lastError()).contains("could not redrive").contains("eec_effect_intent_alarm_idx");
 		});
@@ -329,16 +332,16 @@ class BatchFaultsTest {
 		int handedBack = outcomes.handBack("test-owner",
 				List.of(claimed(offender), claimed(superseded), claimed(unstarted)));
 		assertThat(handedBack).isEqualTo(2);
-		assertThat(outbox.find(unstarted).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.find(unstarted).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.PENDING);
 			assertThat(intent.attempts()).isZero();
 		});
-		assertThat(outbox.find(superseded).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.find(superseded).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.CANCELLED);
 			assertThat(intent.attempts()).isZero();
 			assertThat(intent.lastError()).contains("superseded by a rescheduled occurrence");
 		});
-		assertThat(outbox.find(offender).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.find(offender).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.FAILED);
 			assertThat(intent.lastError()).contains("could not hand back attempt 1")
 				.contains("eec_effect_intent_alarm_idx");
@@ -360,21 +363,21 @@ class BatchFaultsTest {
 		long other = insert(effect, "other-" + tag, "failed", null);
 		long another = insert(effect, "another-" + tag, "failed", null);
 
-		assertThatThrownBy(() -> outbox.retry(offender)).isInstanceOf(EffectIntentStateException.class)
+		assertThatThrownBy(() -> operations.retry(offender)).isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("Intent " + offender + " is an occurrence of alarm '" + alarm + "'")
 			.hasMessageContaining("intent " + newer + " (key 'newer-" + tag + "') is its pending occurrence");
 		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(
-				new DuctorEndpoint(outbox, null, List.of()));
+				new DuctorEndpoint(operations, null, null, List.of()));
 		assertThat(endpoint.act(offender, "retry", null)).satisfies((response) -> {
 			assertThat(response.getStatus()).isEqualTo(409);
 			assertThat(response.getBody()).asString().contains("intent " + newer);
 		});
-		assertThat(outbox.find(offender).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
+		assertThat(operations.find(offender).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
 
-		assertThat(outbox.retryAll(effect, EffectStatus.FAILED)).isEqualTo(2);
-		assertThat(outbox.find(other).orElseThrow().status()).isNotEqualTo(EffectStatus.FAILED);
-		assertThat(outbox.find(another).orElseThrow().status()).isNotEqualTo(EffectStatus.FAILED);
-		assertThat(outbox.find(offender).orElseThrow()).satisfies((intent) -> {
+		assertThat(operations.retryAll(effect, EffectStatus.FAILED)).isEqualTo(2);
+		assertThat(operations.find(other).orElseThrow().status()).isNotEqualTo(EffectStatus.FAILED);
+		assertThat(operations.find(another).orElseThrow().status()).isNotEqualTo(EffectStatus.FAILED);
+		assertThat(operations.find(offender).orElseThrow()).satisfies((intent) -> {
 			assertThat(intent.status()).isEqualTo(EffectStatus.FAILED);
 			assertThat(intent.lastError()).contains("not retried in bulk").contains("eec_effect_intent_alarm_idx");
 		});
@@ -401,15 +404,15 @@ class BatchFaultsTest {
 			}));
 		assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
 		java.util.concurrent.CompletableFuture<EffectIntent> retry = java.util.concurrent.CompletableFuture
-			.supplyAsync(() -> outbox.retry(failed));
+			.supplyAsync(() -> operations.retry(failed));
 		Thread.sleep(300);
 		assertThat(retry).isNotDone();
 		commit.countDown();
 		String newer = reschedule.get(20, TimeUnit.SECONDS);
 		assertThatThrownBy(() -> retry.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("(key '" + newer + "') is its pending occurrence");
-		assertThat(outbox.find(failed).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
-		assertThat(outbox.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
+		assertThat(operations.find(failed).orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
+		assertThat(operations.findByKey(newer).orElseThrow().status()).isEqualTo(EffectStatus.PENDING);
 	}
 
 	@Test
@@ -425,9 +428,9 @@ class BatchFaultsTest {
 		jdbc.sql("INSERT INTO test_intent_reference VALUES (?)").param(referenced).update();
 		int deleted = retention.purge(Duration.ofDays(1), 1000);
 		assertThat(deleted).isGreaterThanOrEqualTo(2);
-		assertThat(outbox.find(first)).isEmpty();
-		assertThat(outbox.find(second)).isEmpty();
-		EffectIntent kept = outbox.find(referenced).orElseThrow();
+		assertThat(operations.find(first)).isEmpty();
+		assertThat(operations.find(second)).isEmpty();
+		EffectIntent kept = operations.find(referenced).orElseThrow();
 		assertThat(kept.lastError()).contains("kept by retention").contains("test_intent_reference");
 		assertThat(kept.finishedAt()).isAfter(java.time.OffsetDateTime.now().minusDays(1));
 		assertThat(retention.purge(Duration.ofDays(1), 1000)).isZero();

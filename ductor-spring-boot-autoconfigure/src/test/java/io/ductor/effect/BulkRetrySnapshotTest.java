@@ -63,7 +63,7 @@ class BulkRetrySnapshotTest {
 				FROM generate_series(1, ?) AS n""").param(PARKED).update();
 		jdbc.sql("ANALYZE eec_effect_intent").update();
 
-		int retried = context.getBean(EffectOutbox.class).retryAll("unknownOutcome", EffectStatus.NEEDS_DECISION);
+		int retried = context.getBean(EffectOperations.class).retryAll("unknownOutcome", EffectStatus.NEEDS_DECISION);
 
 		await().atMost(Duration.ofMinutes(3))
 			.pollInterval(Duration.ofMillis(200))

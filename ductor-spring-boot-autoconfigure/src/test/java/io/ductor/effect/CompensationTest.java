@@ -44,6 +44,8 @@ class CompensationTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static RecordingReceiver receiver;
 
 	static JdbcClient jdbc;
@@ -55,6 +57,7 @@ class CompensationTest {
 		ticks = context.getBean(TickService.class);
 		saga = context.getBean(SagaEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		receiver = context.getBean(RecordingReceiver.class);
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
 	}
@@ -115,8 +118,8 @@ class CompensationTest {
 		String run = reservedAndCharged();
 		fail(run);
 		// recorded by the failing tick itself, before any drainer saw them
-		EffectIntent refund = outbox.findByKey("compensate:charge:" + run).orElseThrow();
-		EffectIntent release = outbox.findByKey("compensate:reserve:" + run).orElseThrow();
+		EffectIntent refund = operations.findByKey("compensate:charge:" + run).orElseThrow();
+		EffectIntent release = operations.findByKey("compensate:reserve:" + run).orElseThrow();
 		assertThat(refund.id()).isLessThan(release.id());
 		assertThat(List.of(refund.effectName(), release.effectName())).containsExactly("saga.refund", "saga.release");
 		assertThat(refund.orderingKey()).isEqualTo("compensate:" + run).isEqualTo(release.orderingKey());
@@ -133,7 +136,7 @@ class CompensationTest {
 			.query(String.class)
 			.list();
 		assertThat(calls).containsExactly("compensate:charge:" + run, "compensate:reserve:" + run);
-		CompensationChain chain = outbox.compensations(run);
+		CompensationChain chain = operations.compensations(run);
 		assertThat(chain.compensation()).isEqualTo(RunCompensation.COMPENSATED);
 		assertThat(chain.links()).extracting(CompensationChain.Link::originalKey)
 			.containsExactly("charge:" + run, "reserve:" + run);
@@ -152,7 +155,7 @@ class CompensationTest {
 			tick.fail("out of stock at shipping");
 			throw new IllegalStateException("the step breaks after failing the run");
 		})).hasMessage("the step breaks after failing the run");
-		assertThat(outbox.findByRun(run)).hasSize(2);
+		assertThat(operations.findByRun(run)).hasSize(2);
 		// a tick that fails the run in a caller's transaction that rolls back after the
 		// tick
 		String other = reservedAndCharged();
@@ -160,16 +163,16 @@ class CompensationTest {
 		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> {
 			fail(other);
 			// read in the same transaction: the failing tick recorded them there
-			assertThat(outbox.findByKey("compensate:charge:" + other)).isPresent();
+			assertThat(operations.findByKey("compensate:charge:" + other)).isPresent();
 			throw new IllegalStateException("the caller's work fails after the tick");
 		})).hasMessage("the caller's work fails after the tick");
-		assertThat(outbox.findByKey("compensate:charge:" + other)).isEmpty();
-		assertThat(outbox.findByKey("compensate:reserve:" + other)).isEmpty();
+		assertThat(operations.findByKey("compensate:charge:" + other)).isEmpty();
+		assertThat(operations.findByKey("compensate:reserve:" + other)).isEmpty();
 		assertThat(ticks.find(other, Integer.class).orElseThrow()).satisfies((r) -> {
 			assertThat(r.status()).isEqualTo(RunStatus.ACTIVE);
 			assertThat(r.compensation()).isEqualTo(RunCompensation.NONE);
 		});
-		assertThat(outbox.findByRun(other)).hasSize(2);
+		assertThat(operations.findByRun(other)).hasSize(2);
 	}
 
 	@Test
@@ -179,7 +182,7 @@ class CompensationTest {
 		awaitCompensated(run);
 		assertThat(ticks.compensateFailedRun(run)).isZero();
 		fail(run);
-		assertThat(outbox.findByRun(run)).hasSize(4);
+		assertThat(operations.findByRun(run)).hasSize(4);
 		assertThat(ticks.find(run, Integer.class).orElseThrow().compensation()).isEqualTo(RunCompensation.COMPENSATED);
 		assertThat(jdbc.sql("SELECT count(*) FROM test_call_log WHERE idempotency_key LIKE ?")
 			.param("compensate:%" + run)
@@ -196,7 +199,7 @@ class CompensationTest {
 			fail(run);
 			awaitStatus("compensate:charge:" + run, EffectStatus.IN_FLIGHT);
 			Thread.sleep(1000);
-			EffectIntent release = outbox.findByKey("compensate:reserve:" + run).orElseThrow();
+			EffectIntent release = operations.findByKey("compensate:reserve:" + run).orElseThrow();
 			assertThat(release.status()).isEqualTo(EffectStatus.PENDING);
 			assertThat(release.attempts()).isZero();
 			assertThat(ticks.find(run, Integer.class).orElseThrow().compensation())
@@ -206,7 +209,7 @@ class CompensationTest {
 			gate.countDown();
 		}
 		awaitCompensated(run);
-		EffectIntent refund = outbox.findByKey("compensate:charge:" + run).orElseThrow();
+		EffectIntent refund = operations.findByKey("compensate:charge:" + run).orElseThrow();
 		Map<String, Object> releaseCall = receiver.log("saga.release")
 			.stream()
 			.filter((row) -> row.get("idempotency_key").equals("compensate:reserve:" + run))
@@ -223,14 +226,14 @@ class CompensationTest {
 		fail(run);
 		awaitStatus("compensate:charge:" + run, EffectStatus.FAILED);
 		Thread.sleep(800);
-		assertThat(outbox.findByKey("compensate:reserve:" + run).orElseThrow()).satisfies((release) -> {
+		assertThat(operations.findByKey("compensate:reserve:" + run).orElseThrow()).satisfies((release) -> {
 			assertThat(release.status()).isEqualTo(EffectStatus.PENDING);
 			assertThat(release.attempts()).isZero();
 		});
 		assertThat(ticks.find(run, Integer.class).orElseThrow().compensation()).isEqualTo(RunCompensation.COMPENSATING);
-		outbox.retry(outbox.findByKey("compensate:charge:" + run).orElseThrow().id());
+		operations.retry(operations.findByKey("compensate:charge:" + run).orElseThrow().id());
 		awaitCompensated(run);
-		assertThat(outbox.findByKey("compensate:reserve:" + run).orElseThrow().status())
+		assertThat(operations.findByKey("compensate:reserve:" + run).orElseThrow().status())
 			.isEqualTo(EffectStatus.COMPLETED);
 	}
 
@@ -242,12 +245,12 @@ class CompensationTest {
 			return state;
 		});
 		fail(run);
-		assertThat(outbox.findByKey("later:" + run).orElseThrow()).satisfies((later) -> {
+		assertThat(operations.findByKey("later:" + run).orElseThrow()).satisfies((later) -> {
 			assertThat(later.status()).isEqualTo(EffectStatus.CANCELLED);
 			assertThat(later.lastError()).contains("before its first attempt");
 		});
-		assertThat(outbox.findByKey("compensate:later:" + run)).isEmpty();
-		assertThat(outbox.compensations(run).links()).extracting(CompensationChain.Link::originalKey)
+		assertThat(operations.findByKey("compensate:later:" + run)).isEmpty();
+		assertThat(operations.compensations(run).links()).extracting(CompensationChain.Link::originalKey)
 			.containsExactly("later:" + run, "charge:" + run, "reserve:" + run);
 		awaitCompensated(run);
 	}
@@ -266,7 +269,7 @@ class CompensationTest {
 			awaitStatus("charge:" + run, EffectStatus.IN_FLIGHT);
 			fail(run);
 			Thread.sleep(800);
-			assertThat(outbox.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
+			assertThat(operations.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
 		}
 		finally {
 			gate.countDown();
@@ -289,7 +292,7 @@ class CompensationTest {
 			return state;
 		});
 		EffectIntent mail = awaitStatus("mail:" + run, EffectStatus.NEEDS_DECISION);
-		EffectIntent resolved = outbox.resolve(mail.id(), EffectResolution.COMPENSATE);
+		EffectIntent resolved = operations.resolve(mail.id(), EffectResolution.COMPENSATE);
 		assertThat(resolved.status()).isEqualTo(EffectStatus.CANCELLED);
 		assertThat(ticks.find(run, Integer.class).orElseThrow()).satisfies((r) -> {
 			assertThat(r.status()).isEqualTo(RunStatus.FAILED);
@@ -303,7 +306,7 @@ class CompensationTest {
 			.list();
 		assertThat(calls).containsExactly("compensate:mail:" + run, "compensate:charge:" + run,
 				"compensate:reserve:" + run);
-		assertThatThrownBy(() -> outbox.resolve(mail.id(), EffectResolution.COMPENSATE))
+		assertThatThrownBy(() -> operations.resolve(mail.id(), EffectResolution.COMPENSATE))
 			.isInstanceOf(EffectIntentStateException.class);
 	}
 
@@ -319,12 +322,13 @@ class CompensationTest {
 		fail(run);
 		// the mail may have gone out, so its retraction is recorded, but it waits for the
 		// decision
-		assertThat(outbox.findByRun(run)).hasSize(6);
+		assertThat(operations.findByRun(run)).hasSize(6);
 		Thread.sleep(800);
-		assertThat(outbox.findByKey("compensate:mail:" + run).orElseThrow().attempts()).isZero();
-		assertThat(outbox.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
-		assertThat(outbox.resolve(mail.id(), EffectResolution.COMPENSATE).status()).isEqualTo(EffectStatus.CANCELLED);
-		assertThat(outbox.findByRun(run)).hasSize(6);
+		assertThat(operations.findByKey("compensate:mail:" + run).orElseThrow().attempts()).isZero();
+		assertThat(operations.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
+		assertThat(operations.resolve(mail.id(), EffectResolution.COMPENSATE).status())
+			.isEqualTo(EffectStatus.CANCELLED);
+		assertThat(operations.findByRun(run)).hasSize(6);
 		awaitCompensated(run);
 		List<String> calls = jdbc
 			.sql("SELECT idempotency_key FROM test_call_log WHERE idempotency_key LIKE ? ORDER BY seq")
@@ -347,7 +351,7 @@ class CompensationTest {
 		});
 		awaitStatus("note:" + run, EffectStatus.COMPLETED);
 		fail(run);
-		EffectIntent undo = outbox.findByKey("compensate:note:" + run).orElseThrow();
+		EffectIntent undo = operations.findByKey("compensate:note:" + run).orElseThrow();
 		assertThat(undo.payloadJson()).contains("sorry");
 		awaitCompensated(run);
 		TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
@@ -359,8 +363,8 @@ class CompensationTest {
 
 	static EffectIntent awaitStatus(String key, EffectStatus status) {
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> outbox.findByKey(key).map(EffectIntent::status).orElse(null) == status);
-		return outbox.findByKey(key).orElseThrow();
+			.until(() -> operations.findByKey(key).map(EffectIntent::status).orElse(null) == status);
+		return operations.findByKey(key).orElseThrow();
 	}
 
 	static void awaitCompensated(String run) {

@@ -60,6 +60,7 @@ class ConcurrencyLimitTest {
 					"ductor.effects.drainer.enabled=false"));
 			TransactionTemplate tx = tx(instances.get(0));
 			EffectOutbox outbox = instances.get(0).getBean(EffectOutbox.class);
+			EffectOperations operations = instances.get(0).getBean(EffectOperations.class);
 			tx.executeWithoutResult((status) -> {
 				for (int i = 0; i < 30; i++) {
 					outbox.schedule(EffectRequest.of("slow", "s" + i).withKey("slow:" + i));
@@ -87,7 +88,7 @@ class ConcurrencyLimitTest {
 			// 30 slow calls of 400ms, 3 at a time, take 4s at least; the quick ones did
 			// not wait for them
 			assertThat(slowDoneWhenQuickDone).as("slow calls done when the quick ones were").isLessThan(30);
-			assertThat(outbox.concurrency()).contains(new EffectConcurrency("slow", 3, 0));
+			assertThat(operations.concurrency()).contains(new EffectConcurrency("slow", 3, 0));
 			// every attempt took a slot: no slow intent ran twice
 			assertThat(Limited.slowCalls.get()).isEqualTo(30);
 		}
@@ -104,14 +105,15 @@ class ConcurrencyLimitTest {
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Limited.Config.class,
 				"ductor.effects.drainer.enabled=false", "ductor.effects.reconciler.enabled=false")) {
 			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			TransactionTemplate tx = tx(context);
 			tx.executeWithoutResult(
 					(status) -> outbox.schedule(EffectRequest.of("single", "crashed").withKey("single:1")));
-			long crashed = outbox.findByKey("single:1").orElseThrow().id();
+			long crashed = operations.findByKey("single:1").orElseThrow().id();
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 			// what a claim by an instance that then died leaves: the intent in flight
 			// under a lease, and its slot
-			outbox.concurrency();
+			operations.concurrency();
 			jdbc.sql("""
 					UPDATE eec_effect_intent SET status = 'in_flight', attempts = 1, lease_owner = 'dead-instance',
 					    lease_expires_at = now() + interval '5 seconds' WHERE id = ?""").param(crashed).update();
@@ -120,7 +122,7 @@ class ConcurrencyLimitTest {
 				.update();
 			tx.executeWithoutResult(
 					(status) -> outbox.schedule(EffectRequest.of("single", "next").withKey("single:2")));
-			assertThat(outbox.concurrency()).contains(new EffectConcurrency("single", 1, 1));
+			assertThat(operations.concurrency()).contains(new EffectConcurrency("single", 1, 1));
 			// no reconciler at all: however slowly this instance starts, only the expired
 			// lease frees the slot
 			String[] drainerOnly = Stream.concat(Stream.of(FAST), Stream.of("ductor.effects.reconciler.enabled=false"))
@@ -128,11 +130,11 @@ class ConcurrencyLimitTest {
 			try (ConfigurableApplicationContext drainer = EffectInstances.start(postgres.database(),
 					Limited.Config.class, drainerOnly)) {
 				await().atMost(Duration.ofSeconds(15))
-					.until(() -> outbox.findByKey("single:2").orElseThrow().status() == EffectStatus.COMPLETED);
+					.until(() -> operations.findByKey("single:2").orElseThrow().status() == EffectStatus.COMPLETED);
 				// it ran only once the crashed holder's lease had expired
-				EffectIntent holder = outbox.findByKey("single:1").orElseThrow();
+				EffectIntent holder = operations.findByKey("single:1").orElseThrow();
 				assertThat(holder.status()).isEqualTo(EffectStatus.IN_FLIGHT);
-				assertThat(outbox.findByKey("single:2").orElseThrow().updatedAt()).isAfter(holder.leaseExpiresAt());
+				assertThat(operations.findByKey("single:2").orElseThrow().updatedAt()).isAfter(holder.leaseExpiresAt());
 			}
 		}
 	}
@@ -176,6 +178,7 @@ class ConcurrencyLimitTest {
 				AutoCloseable release = Gated::releaseAll) {
 			sampler.start();
 			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			Gated.Rounds rounds = context.getBean(Gated.Rounds.class);
 			TransactionTemplate tx = tx(context);
 			tx.executeWithoutResult((status) -> outbox.scheduleAlarm("slot-holder", Duration.ZERO,
@@ -219,7 +222,7 @@ class ConcurrencyLimitTest {
 			assertThat(rounds.lost.get()).as("leases found lost").isGreaterThanOrEqualTo(1);
 			assertThat(Gated.maxOverlap.get()).as("calls at once, beyond those whose lease was lost")
 				.isLessThanOrEqualTo(1 + rounds.lost.get());
-			assertThat(outbox.concurrency()).contains(new EffectConcurrency("one-at-a-time", 1, 1));
+			assertThat(operations.concurrency()).contains(new EffectConcurrency("one-at-a-time", 1, 1));
 			Gated.releaseAll();
 			await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.sql("""
 					SELECT status FROM eec_effect_intent WHERE effect_name = 'one-at-a-time'
@@ -254,6 +257,7 @@ class ConcurrencyLimitTest {
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, Gated.Config.class, settings);
 				AutoCloseable release = Gated::releaseAll) {
 			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			Gated.Rounds rounds = context.getBean(Gated.Rounds.class);
 			TransactionTemplate tx = tx(context);
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
@@ -263,7 +267,7 @@ class ConcurrencyLimitTest {
 			tx.executeWithoutResult(
 					(status) -> outbox.schedule(EffectRequest.of("one-at-a-time", "holder").withKey("holder")));
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> outbox.findByKey("holder").orElseThrow().status() == EffectStatus.IN_FLIGHT);
+				.until(() -> operations.findByKey("holder").orElseThrow().status() == EffectStatus.IN_FLIGHT);
 			// what a pause of the instance longer than the lease leaves behind
 			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = clock_timestamp() - interval '1 second' "
 					+ "WHERE idempotency_key = 'holder'")
@@ -274,7 +278,7 @@ class ConcurrencyLimitTest {
 				.isEqualTo(1);
 			assertThat(rounds.lost.get()).as("leases found lost").isEqualTo(1);
 			// left to the reconciler, which puts it back to pending
-			assertThat(outbox.findByKey("holder").orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
+			assertThat(operations.findByKey("holder").orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
 		}
 		finally {
 			TestDatabases.drop(database);

@@ -77,7 +77,7 @@ class DottedKeysTest {
 	void everyDocumentedFormLimitsTheEffectWhoseNameHasADot(Snippet form) {
 		this.runner.withInitializer(form::addTo).run((context) -> {
 			assertThat(context).hasNotFailed();
-			assertThat(context.getBean(EffectOutbox.class).concurrency())
+			assertThat(context.getBean(EffectOperations.class).concurrency())
 				.containsExactly(new EffectConcurrency("billing.charge", 1, 0));
 		});
 	}
@@ -89,7 +89,7 @@ class DottedKeysTest {
 					new Snippet("shell", "DUCTOR_EFFECTS_OVERRIDES_ORDERSERVICE_CHARGE_MAXCONCURRENCY=3\n")::addTo)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(EffectOutbox.class).concurrency())
+				assertThat(context.getBean(EffectOperations.class).concurrency())
 					.containsExactly(new EffectConcurrency("OrderService.charge", 3, 0));
 			});
 	}
@@ -119,7 +119,7 @@ class DottedKeysTest {
 					""")::addTo)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(EffectOutbox.class).concurrency()).containsExactlyInAnyOrder(
+				assertThat(context.getBean(EffectOperations.class).concurrency()).containsExactlyInAnyOrder(
 						new EffectConcurrency("OrderService.charge", 4, 0),
 						new EffectConcurrency("billing.charge", 2, 0));
 			});
@@ -130,7 +130,7 @@ class DottedKeysTest {
 	void everyFormDeclaresTheAlarmWhoseNameHasADot(Snippet form) {
 		this.runner.withInitializer(form::addTo).run((context) -> {
 			assertThat(context).hasNotFailed();
-			List<RecurringAlarm> alarms = context.getBean(EffectOutbox.class).recurringAlarms();
+			List<RecurringAlarm> alarms = context.getBean(RecurringAlarms.class).recurringAlarms();
 			assertThat(alarms).extracting(RecurringAlarm::name).containsExactly("billing.nightly");
 			assertThat(alarms.get(0).effectName()).isEqualTo("billing.charge");
 		});

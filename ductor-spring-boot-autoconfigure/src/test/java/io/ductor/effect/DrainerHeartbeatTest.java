@@ -85,7 +85,7 @@ class DrainerHeartbeatTest {
 					WHERE idempotency_key = ?""").param(slow).query(Boolean.class).single()).isTrue();
 			gate.countDown();
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> context.getBean(EffectOutbox.class)
+				.until(() -> context.getBean(EffectOperations.class)
 					.findByKey(slow)
 					.orElseThrow()
 					.status() == EffectStatus.COMPLETED);
@@ -142,7 +142,7 @@ class DrainerHeartbeatTest {
 				.single()).isEqualTo("in_flight another-drainer");
 			keeperGate.countDown();
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> context.getBean(EffectOutbox.class)
+				.until(() -> context.getBean(EffectOperations.class)
 					.findByKey(keeper)
 					.orElseThrow()
 					.status() == EffectStatus.COMPLETED);

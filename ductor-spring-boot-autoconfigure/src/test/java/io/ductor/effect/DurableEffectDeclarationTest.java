@@ -1,7 +1,16 @@
 package io.ductor.effect;
 
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -71,6 +80,51 @@ class DurableEffectDeclarationTest {
 	void invalidKeyExpressionsAndDelaysFailStartUp() {
 		assertFails(BadKey.class, "key '#id +' is not a valid SpEL expression");
 		assertFails(BadDelay.class, "delay 'ten minutes' is not an ISO-8601 duration");
+	}
+
+	@Test
+	void keysNamingNoParameterFailStartUp() {
+		assertFails(UnknownVariable.class,
+				"key ''ship:' + #orderId' names #orderId, which is not a parameter of the method (its parameters: id)");
+		assertFails(UnknownOrderingVariable.class, "orderingKey '#p1' names #p1, which is not a parameter");
+		this.runner.withBean(Positional.class).run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	/**
+	 * Compiled without {@code -parameters}, a method's parameter names are unknown: a key
+	 * by name would be {@code null} for every call, so start-up fails and says how to
+	 * keep the names.
+	 */
+	@Test
+	void keysByNameOfAClassCompiledWithoutParameterNamesFailStartUp(@TempDir Path classes) throws Exception {
+		Class<?> compiled = compileWithoutParameterNames(classes, "billing.Charges", """
+				package billing;
+
+				public class Charges {
+				    @io.ductor.effect.DurableEffect(name = "charges.charge", key = "'charge:' + #subscriptionId")
+				    public void charge(String subscriptionId) {
+				    }
+				}
+				""");
+		assertThat(compiled.getMethod("charge", String.class).getParameters()[0].isNamePresent()).isFalse();
+		this.runner.withClassLoader(compiled.getClassLoader()).withBean(compiled).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context)).contains("names #subscriptionId, which is not a parameter of the method")
+				.contains("Compile with -parameters")
+				.contains("#p0");
+		});
+	}
+
+	private static Class<?> compileWithoutParameterNames(Path classes, String name, String source) throws Exception {
+		Path file = classes.resolve(name.substring(name.lastIndexOf('.') + 1) + ".java");
+		Files.writeString(file, source);
+		JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+		int status = compiler.run(null, null, null, "-proc:none", "-classpath", System.getProperty("java.class.path"),
+				"-d", classes.toString(), file.toString());
+		assertThat(status).as("javac's exit status").isZero();
+		URLClassLoader loader = new URLClassLoader(new URL[] { classes.toUri().toURL() },
+				DurableEffectDeclarationTest.class.getClassLoader());
+		return loader.loadClass(name);
 	}
 
 	@Test
@@ -181,6 +235,30 @@ class DurableEffectDeclarationTest {
 
 		@DurableEffect(key = "#id +")
 		public void send(String id) {
+		}
+
+	}
+
+	public static class UnknownVariable {
+
+		@DurableEffect(key = "'ship:' + #orderId")
+		public void send(String id) {
+		}
+
+	}
+
+	public static class UnknownOrderingVariable {
+
+		@DurableEffect(orderingKey = "#p1")
+		public void send(String id) {
+		}
+
+	}
+
+	public static class Positional {
+
+		@DurableEffect(key = "#p0 + ':' + #a1 + ':' + #id", orderingKey = "#root == null ? #this : #id")
+		public void send(String id, int amount) {
 		}
 
 	}

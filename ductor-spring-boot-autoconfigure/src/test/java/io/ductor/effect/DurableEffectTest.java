@@ -43,6 +43,8 @@ class DurableEffectTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static RecordingReceiver receiver;
 
 	static TransactionTemplate tx;
@@ -61,6 +63,7 @@ class DurableEffectTest {
 				ApplicationListener.forPayload((EffectNeedsDecisionEvent event) -> decisions.add(event)));
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		receiver = context.getBean(RecordingReceiver.class);
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
@@ -73,7 +76,7 @@ class DurableEffectTest {
 
 	static EffectIntent awaitStatus(String key, EffectStatus status) {
 		return await().atMost(Duration.ofSeconds(20))
-			.until(() -> outbox.findByKey(key).orElseThrow(), (intent) -> intent.status() == status);
+			.until(() -> operations.findByKey(key).orElseThrow(), (intent) -> intent.status() == status);
 	}
 
 	static long intents(String key) {
@@ -206,7 +209,7 @@ class DurableEffectTest {
 			}
 			return "failed".equals(row.get("status"));
 		});
-		EffectIntent failed = outbox.findByKey(key).orElseThrow();
+		EffectIntent failed = operations.findByKey(key).orElseThrow();
 		assertThat(failed.attempts()).isEqualTo(3);
 		assertThat(failed.lastError())
 			.startsWith("Gave up after 3 attempt(s): java.lang.IllegalStateException: receiver down");
@@ -253,7 +256,7 @@ class DurableEffectTest {
 				assertThat(event.effectName()).isEqualTo("mailer");
 			});
 
-		EffectIntent retried = outbox.resolve(parked.id(), EffectResolution.RETRY);
+		EffectIntent retried = operations.resolve(parked.id(), EffectResolution.RETRY);
 		assertThat(retried.status()).isEqualTo(EffectStatus.PENDING);
 		assertThat(awaitStatus(key, EffectStatus.COMPLETED).attempts()).isEqualTo(2);
 		assertThat(receiver.log("mailer")).filteredOn((row) -> row.get("idempotency_key").equals(key)).hasSize(1);
@@ -279,12 +282,12 @@ class DurableEffectTest {
 		});
 		long doneId = awaitStatus(done, EffectStatus.NEEDS_DECISION).id();
 		long failedId = awaitStatus(failed, EffectStatus.NEEDS_DECISION).id();
-		assertThat(outbox.resolve(doneId, EffectResolution.MARK_DONE).status()).isEqualTo(EffectStatus.COMPLETED);
-		assertThat(outbox.resolve(failedId, EffectResolution.MARK_FAILED).status()).isEqualTo(EffectStatus.FAILED);
-		assertThatThrownBy(() -> outbox.resolve(doneId, EffectResolution.RETRY))
+		assertThat(operations.resolve(doneId, EffectResolution.MARK_DONE).status()).isEqualTo(EffectStatus.COMPLETED);
+		assertThat(operations.resolve(failedId, EffectResolution.MARK_FAILED).status()).isEqualTo(EffectStatus.FAILED);
+		assertThatThrownBy(() -> operations.resolve(doneId, EffectResolution.RETRY))
 			.isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("is completed");
-		assertThat(outbox.find(doneId).orElseThrow().attempts()).isOne();
+		assertThat(operations.find(doneId).orElseThrow().attempts()).isOne();
 		assertThat(receiver.log("mailer"))
 			.noneMatch((row) -> row.get("idempotency_key").equals(done) || row.get("idempotency_key").equals(failed));
 	}
@@ -295,7 +298,7 @@ class DurableEffectTest {
 		TestEffects.failNext(key, 3, new IllegalStateException("down"));
 		tx.executeWithoutResult((status) -> effects.scripted(key));
 		EffectIntent failed = awaitStatus(key, EffectStatus.FAILED);
-		assertThat(outbox.retry(failed.id()).maxAttempts()).isEqualTo(6);
+		assertThat(operations.retry(failed.id()).maxAttempts()).isEqualTo(6);
 		assertThat(awaitStatus(key, EffectStatus.COMPLETED).attempts()).isEqualTo(4);
 	}
 
@@ -303,13 +306,13 @@ class DurableEffectTest {
 	void aCancelledIntentNeverRuns() {
 		String key = "cancel-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.later(key));
-		EffectIntent pending = outbox.findByKey(key).orElseThrow();
+		EffectIntent pending = operations.findByKey(key).orElseThrow();
 		assertThat(pending.status()).isEqualTo(EffectStatus.PENDING);
 		assertThat(pending.nextAttemptAt()).isAfter(pending.createdAt().plusMinutes(59));
-		assertThat(outbox.cancel(pending.id()).status()).isEqualTo(EffectStatus.CANCELLED);
-		assertThatThrownBy(() -> outbox.cancel(pending.id())).isInstanceOf(EffectIntentStateException.class);
+		assertThat(operations.cancel(pending.id()).status()).isEqualTo(EffectStatus.CANCELLED);
+		assertThatThrownBy(() -> operations.cancel(pending.id())).isInstanceOf(EffectIntentStateException.class);
 		jdbc.sql("UPDATE eec_effect_intent SET next_attempt_at = now() WHERE id = ?").param(pending.id()).update();
-		assertThatThrownBy(() -> outbox.cancel(Long.MAX_VALUE)).isInstanceOf(EffectIntentStateException.class)
+		assertThatThrownBy(() -> operations.cancel(Long.MAX_VALUE)).isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("No effect intent with id");
 	}
 
@@ -321,13 +324,13 @@ class DurableEffectTest {
 		String second = tx
 			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ZERO, EffectRequest.of("notify", "second")));
 		assertThat(first).isNotEqualTo(second).startsWith("alarm:" + alarm + ":");
-		assertThat(outbox.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
+		assertThat(operations.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
 		assertThat(awaitStatus(second, EffectStatus.COMPLETED).alarmName()).isEqualTo(alarm);
 		String third = tx
 			.execute((status) -> outbox.scheduleAlarm(alarm, Duration.ofHours(1), EffectRequest.of("notify", "third")));
 		Boolean cancelled = tx.execute((status) -> outbox.cancelAlarm(alarm));
 		assertThat(cancelled).isEqualTo(Boolean.TRUE);
-		assertThat(outbox.findByKey(third).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
+		assertThat(operations.findByKey(third).orElseThrow().status()).isEqualTo(EffectStatus.CANCELLED);
 		Boolean again = tx.execute((status) -> outbox.cancelAlarm(alarm));
 		assertThat(again).isEqualTo(Boolean.FALSE);
 	}
@@ -338,7 +341,7 @@ class DurableEffectTest {
 		jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts)
 				VALUES ('RemovedService.send', ?, '["x"]', 'f', 5)""").param(key).update();
-		outbox.findByKey(key).ifPresent((intent) -> context.getBean(EffectDrainer.class).wakeUp());
+		operations.findByKey(key).ifPresent((intent) -> context.getBean(EffectDrainer.class).wakeUp());
 		EffectIntent failed = awaitStatus(key, EffectStatus.FAILED);
 		assertThat(failed.lastError()).contains("Effect 'RemovedService.send' does not exist in this application");
 	}
@@ -377,7 +380,7 @@ class DurableEffectTest {
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> receiver.log("scripted").stream().anyMatch((row) -> row.get("idempotency_key").equals(key)));
 		Thread.sleep(500);
-		EffectIntent after = outbox.findByKey(key).orElseThrow();
+		EffectIntent after = operations.findByKey(key).orElseThrow();
 		assertThat(after.status()).isEqualTo(EffectStatus.COMPLETED);
 		assertThat(after.attempts()).isEqualTo(2);
 		assertThat(after.lastError()).contains("Lease of").doesNotContain("fails late");
@@ -395,7 +398,7 @@ class DurableEffectTest {
 			.query(Long.class)
 			.single();
 		context.getBean("ductorReconcilerWorker", PeriodicWorker.class).runRound();
-		EffectIntent parked = outbox.find(id).orElseThrow();
+		EffectIntent parked = operations.find(id).orElseThrow();
 		assertThat(parked.status()).isEqualTo(EffectStatus.NEEDS_DECISION);
 		assertThat(parked.lastError()).contains("Lease of crashed-instance expired during attempt 1");
 		assertThat(parked.leaseOwner()).isNull();

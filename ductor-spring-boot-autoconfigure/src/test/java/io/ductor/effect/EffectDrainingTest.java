@@ -50,9 +50,9 @@ class EffectDrainingTest {
 			sleep(300);
 			String order = UUID.randomUUID().toString();
 			tx(context).executeWithoutResult((status) -> context.getBean(TestEffects.class).ship(order, List.of()));
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> outbox.findByKey("ship:" + order).orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey("ship:" + order).orElseThrow().status() == EffectStatus.COMPLETED);
 		}
 	}
 
@@ -70,13 +70,14 @@ class EffectDrainingTest {
 			assertThat(drainer.getBean(EffectDrainer.class).isRunning()).isTrue();
 			sleep(300);
 			EffectOutbox outbox = writer.getBean(EffectOutbox.class);
+			EffectOperations operations = writer.getBean(EffectOperations.class);
 			String first = "ship:" + UUID.randomUUID();
 			tx(writer).executeWithoutResult(
 					(status) -> outbox.schedule(EffectRequest.of("ship", first, List.of()).withKey(first)));
 			// well within the drainer's heartbeat (a third of its 30s lease): only a
 			// notification wakes it
 			await().atMost(Duration.ofSeconds(5))
-				.until(() -> outbox.findByKey(first).orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey(first).orElseThrow().status() == EffectStatus.COMPLETED);
 
 			// the drainer instance loses every connection, its listener's included
 			assertThat(TestDatabases.terminateConnections(database, "drainer-instance")).isPositive();
@@ -84,7 +85,7 @@ class EffectDrainingTest {
 			tx(writer).executeWithoutResult(
 					(status) -> outbox.schedule(EffectRequest.of("ship", second, List.of()).withKey(second)));
 			await().atMost(Duration.ofSeconds(8))
-				.until(() -> outbox.findByKey(second).orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey(second).orElseThrow().status() == EffectStatus.COMPLETED);
 		}
 		finally {
 			TestDatabases.drop(database);
@@ -140,7 +141,7 @@ class EffectDrainingTest {
 		TestDatabase database = TestDatabases.create();
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class, FAST)) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			// the head of stream "blocked" is an intent whose effect fails for good
 			jdbc.sql(
 					"""
@@ -154,10 +155,10 @@ class EffectDrainingTest {
 				}
 			});
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "free", "completed") == 3);
-			assertThat(outbox.findByKey("head").orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
+			assertThat(operations.findByKey("head").orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
 			sleep(300);
 			assertThat(count(jdbc, "blocked", "pending")).isEqualTo(3);
-			outbox.cancel(outbox.findByKey("head").orElseThrow().id());
+			operations.cancel(operations.findByKey("head").orElseThrow().id());
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "blocked", "completed") == 3);
 		}
 		finally {

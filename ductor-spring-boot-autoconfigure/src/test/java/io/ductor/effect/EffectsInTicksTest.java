@@ -35,6 +35,8 @@ class EffectsInTicksTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), TestEffects.Config.class,
@@ -42,6 +44,7 @@ class EffectsInTicksTest {
 		ticks = context.getBean(TickService.class);
 		effects = context.getBean(TestEffects.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 	}
 
 	@AfterAll
@@ -58,8 +61,8 @@ class EffectsInTicksTest {
 			return state + 1;
 		});
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> outbox.findByKey("ship:" + run).orElseThrow().status() == EffectStatus.COMPLETED);
-		assertThat(outbox.findByRun(run)).singleElement().satisfies((intent) -> {
+			.until(() -> operations.findByKey("ship:" + run).orElseThrow().status() == EffectStatus.COMPLETED);
+		assertThat(operations.findByRun(run)).singleElement().satisfies((intent) -> {
 			assertThat(intent.runId()).isEqualTo(run);
 			assertThat(intent.idempotencyKey()).isEqualTo("ship:" + run);
 		});
@@ -73,8 +76,8 @@ class EffectsInTicksTest {
 			effects.ship(tick.runId(), List.of());
 			throw new IllegalStateException("out of stock");
 		})).hasMessage("out of stock");
-		assertThat(outbox.findByKey("ship:" + run)).isEmpty();
-		assertThat(outbox.findByRun(run)).isEmpty();
+		assertThat(operations.findByKey("ship:" + run)).isEmpty();
+		assertThat(operations.findByRun(run)).isEmpty();
 	}
 
 	@Test
@@ -102,7 +105,7 @@ class EffectsInTicksTest {
 		finally {
 			other.shutdownNow();
 		}
-		assertThat(outbox.findByRun(run)).singleElement()
+		assertThat(operations.findByRun(run)).singleElement()
 			.satisfies((intent) -> assertThat(intent.payloadJson()).contains("at state 10"));
 	}
 

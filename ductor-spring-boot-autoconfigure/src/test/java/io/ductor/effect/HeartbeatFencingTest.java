@@ -101,20 +101,20 @@ class HeartbeatFencingTest {
 				.isEqualTo(false);
 
 			RecordingReceiver receiver = context.getBean(RecordingReceiver.class);
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			PeriodicWorker reconciler = context.getBean("ductorReconcilerWorker", PeriodicWorker.class);
 			// the reconciler redrives it, uncounted, and the busy drainer claims and
 			// sends
 			// it
 			await().atMost(LEASE.multipliedBy(5)).until(() -> {
 				reconciler.runRound();
-				return outbox.findByKey(mail).orElseThrow().status() == EffectStatus.COMPLETED;
+				return operations.findByKey(mail).orElseThrow().status() == EffectStatus.COMPLETED;
 			});
 			assertThat(receiver.calls("mailer")).isOne();
 			assertThat(row(jdbc, mail)).containsEntry("attempts", 1);
 			keeperGate.countDown();
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> outbox.findByKey(keeper).orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey(keeper).orElseThrow().status() == EffectStatus.COMPLETED);
 		}
 		finally {
 			keeperGate.countDown();
@@ -166,11 +166,11 @@ class HeartbeatFencingTest {
 			assertThat(left.get("live")).as("lease of the intent not held, two beats after it expired: " + left)
 				.isEqualTo(false);
 
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			PeriodicWorker reconciler = context.getBean("ductorReconcilerWorker", PeriodicWorker.class);
 			await().atMost(LEASE.multipliedBy(5)).until(() -> {
 				reconciler.runRound();
-				return outbox.findByKey(orphan).orElseThrow().status() == EffectStatus.COMPLETED;
+				return operations.findByKey(orphan).orElseThrow().status() == EffectStatus.COMPLETED;
 			});
 			assertThat(context.getBean(RecordingReceiver.class)
 				.log("scripted")

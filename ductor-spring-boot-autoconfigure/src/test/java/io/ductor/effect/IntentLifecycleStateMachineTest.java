@@ -58,6 +58,7 @@ import io.ductor.effect.internal.IntentRetention;
 import io.ductor.effect.internal.LeaseReconciler;
 import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.effect.internal.Settled;
+import io.ductor.internal.DbValues;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.test.TestDatabase;
@@ -114,6 +115,8 @@ class IntentLifecycleStateMachineTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static IntentClaims claims;
 
 	static IntentOutcomes outcomes;
@@ -167,6 +170,7 @@ class IntentLifecycleStateMachineTest {
 				"ductor.effects.drainer.notify-on-commit=false", "logging.level.io.ductor=error");
 		DataSource dataSource = context.getBean(DataSource.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		claims = new IntentClaims(dataSource);
 		outcomes = new IntentOutcomes(dataSource);
 		leases = new DrainerLeases(dataSource);
@@ -665,7 +669,7 @@ class IntentLifecycleStateMachineTest {
 						|| intent.attempts != claim.completion.attempt()) {
 					continue;
 				}
-				String to = claim.completion.status().dbValue();
+				String to = DbValues.of(claim.completion.status());
 				if (to.equals("pending") && intent.superseded) {
 					to = "cancelled";
 				}
@@ -687,7 +691,7 @@ class IntentLifecycleStateMachineTest {
 			if (faulty) {
 				faultyBatches.incrementAndGet();
 			}
-			assertThat(settled.stream().collect(Collectors.toMap(Settled::id, (s) -> s.status().dbValue())))
+			assertThat(settled.stream().collect(Collectors.toMap(Settled::id, (s) -> DbValues.of(s.status()))))
 				.as("outcomes recorded (fenced by lease owner and attempt), the others of a faulty batch included")
 				.isEqualTo(expected);
 			drainer.claims.removeAll(done);
@@ -852,7 +856,7 @@ class IntentLifecycleStateMachineTest {
 			while (reconciler.runOnce()) {
 				// a full batch: run another round
 			}
-			assertThat(redriven.stream().collect(Collectors.toMap(Settled::id, (s) -> s.status().dbValue())))
+			assertThat(redriven.stream().collect(Collectors.toMap(Settled::id, (s) -> DbValues.of(s.status()))))
 				.as("redriven")
 				.isEqualTo(expected);
 			this.reconciled = true;
@@ -887,10 +891,10 @@ class IntentLifecycleStateMachineTest {
 				return;
 			}
 			if (!PARKED.contains(intent.status) || takenAlarm(intent)) {
-				assertThatThrownBy(() -> outbox.retry(intent.id)).isInstanceOf(EffectIntentStateException.class);
+				assertThatThrownBy(() -> operations.retry(intent.id)).isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.retry(intent.id);
+			operations.retry(intent.id);
 			runAgain(intent, intent.attempts + MAX_ATTEMPTS);
 			supersedeOthers(intent);
 		}
@@ -904,11 +908,11 @@ class IntentLifecycleStateMachineTest {
 			// run to compensate
 			if (!intent.status.equals("needs_decision") || resolution == EffectResolution.COMPENSATE
 					|| (resolution == EffectResolution.RETRY && takenAlarm(intent))) {
-				assertThatThrownBy(() -> outbox.resolve(intent.id, resolution))
+				assertThatThrownBy(() -> operations.resolve(intent.id, resolution))
 					.isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.resolve(intent.id, resolution);
+			operations.resolve(intent.id, resolution);
 			switch (resolution) {
 				case RETRY -> {
 					runAgain(intent, intent.attempts + 1);
@@ -926,10 +930,10 @@ class IntentLifecycleStateMachineTest {
 				return;
 			}
 			if (!List.of("pending", "failed", "needs_decision").contains(intent.status)) {
-				assertThatThrownBy(() -> outbox.cancel(intent.id)).isInstanceOf(EffectIntentStateException.class);
+				assertThatThrownBy(() -> operations.cancel(intent.id)).isInstanceOf(EffectIntentStateException.class);
 				return;
 			}
-			outbox.cancel(intent.id);
+			operations.cancel(intent.id);
 			finish(intent, "cancelled");
 		}
 
@@ -943,13 +947,14 @@ class IntentLifecycleStateMachineTest {
 					taken.add(intent.alarm);
 				}
 			}
-			int retried = outbox.retryAll(mail ? "lc.mail" : "lc.hotel", EffectStatus.fromDb(status));
+			int retried = operations.retryAll(mail ? "lc.mail" : "lc.hotel",
+					DbValues.parse(EffectStatus.class, status));
 			// which of several parked occurrences of one alarm takes its pending place is
 			// the database's choice
 			int expected = 0;
 			List<Intent> left = new ArrayList<>();
 			for (Intent intent : candidates) {
-				String now = reads.find(intent.id).orElseThrow().status().dbValue();
+				String now = DbValues.of(reads.find(intent.id).orElseThrow().status());
 				if (now.equals("pending")) {
 					assertThat(intent.alarm == null || taken.add(intent.alarm))
 						.as(intent + " retried beside a pending occurrence")

@@ -85,7 +85,7 @@ class ReconcilerTest {
 		assertThat(
 				meters.get("ductor.effects.reconciled").tags("effect", "mail", "outcome", "applied").counter().count())
 			.isEqualTo(1.0);
-		assertThat(this.context.getBean(EffectOutbox.class).find(((Number) row.get("id")).longValue()))
+		assertThat(this.context.getBean(EffectOperations.class).find(((Number) row.get("id")).longValue()))
 			.hasValueSatisfying((intent) -> {
 				assertThat(intent.reconcileRounds()).isOne();
 				assertThat(intent.reconcileOutcome()).isEqualTo("APPLIED");
@@ -265,8 +265,8 @@ class ReconcilerTest {
 		Mailer.loseAcknowledgement.add("decided");
 		send("decided");
 		Map<String, Object> row = awaitStatus("decided", "reconciling");
-		EffectOutbox outbox = this.context.getBean(EffectOutbox.class);
-		EffectIntent done = outbox.resolve(((Number) row.get("id")).longValue(), EffectResolution.MARK_DONE);
+		EffectOperations operations = this.context.getBean(EffectOperations.class);
+		EffectIntent done = operations.resolve(((Number) row.get("id")).longValue(), EffectResolution.MARK_DONE);
 		assertThat(done.status()).isEqualTo(EffectStatus.COMPLETED);
 		assertThat(done.leaseOwner()).isNull();
 		assertThat(Mailer.asked.get("decided")).isNull();

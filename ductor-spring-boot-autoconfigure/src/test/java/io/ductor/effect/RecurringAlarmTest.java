@@ -82,7 +82,7 @@ class RecurringAlarmTest {
 			// they stop
 			ConfigurableApplicationContext any = instances.get(2);
 			new TransactionTemplate(any.getBean(PlatformTransactionManager.class))
-				.executeWithoutResult((status) -> any.getBean(EffectOutbox.class).pauseRecurring("beep"));
+				.executeWithoutResult((status) -> any.getBean(RecurringAlarms.class).pauseRecurring("beep"));
 			JdbcClient live = JdbcClient.create(any.getBean(javax.sql.DataSource.class));
 			await().atMost(Duration.ofSeconds(15))
 				.until(() -> live
@@ -133,15 +133,15 @@ class RecurringAlarmTest {
 		Beeps.reset();
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
 				QUIET)) {
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			RecurringAlarms alarms = context.getBean(RecurringAlarms.class);
 			TransactionTemplate tx = tx(context);
 			AlarmSchedule everySecond = AlarmSchedule.every(Duration.ofSeconds(1)).withGrace(Duration.ofSeconds(2));
 			tx.executeWithoutResult((status) -> {
-				outbox.scheduleRecurring("each", everySecond.withMissed(MissedOccurrences.RUN_EACH),
+				alarms.scheduleRecurring("each", everySecond.withMissed(MissedOccurrences.RUN_EACH),
 						EffectRequest.of("beep"));
-				outbox.scheduleRecurring("skip", everySecond.withMissed(MissedOccurrences.SKIP),
+				alarms.scheduleRecurring("skip", everySecond.withMissed(MissedOccurrences.SKIP),
 						EffectRequest.of("beep"));
-				outbox.scheduleRecurring("once", everySecond, EffectRequest.of("beep"));
+				alarms.scheduleRecurring("once", everySecond, EffectRequest.of("beep"));
 			});
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 			// every instance was down for ten seconds: the alarms' next occurrence is ten
@@ -186,8 +186,8 @@ class RecurringAlarmTest {
 		ZoneId berlin = ZoneId.of("Europe/Berlin");
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
 				QUIET)) {
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
-			tx(context).executeWithoutResult((status) -> outbox.scheduleRecurring("dst",
+			RecurringAlarms alarms = context.getBean(RecurringAlarms.class);
+			tx(context).executeWithoutResult((status) -> alarms.scheduleRecurring("dst",
 					AlarmSchedule.cron("0 30 2 * * *", berlin).withMissed(MissedOccurrences.RUN_EACH),
 					EffectRequest.of("beep")));
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
@@ -240,54 +240,54 @@ class RecurringAlarmTest {
 		Beeps.reset();
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(), Beeps.Config.class,
 				QUIET)) {
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			RecurringAlarms alarms = context.getBean(RecurringAlarms.class);
 			TransactionTemplate tx = tx(context);
 			JdbcClient jdbc = JdbcClient.create(postgres.dataSource());
 			// rolled back: nothing declared
 			tx.executeWithoutResult((status) -> {
-				outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep"));
+				alarms.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep"));
 				status.setRollbackOnly();
 			});
-			assertThat(outbox.recurringAlarms()).isEmpty();
+			assertThat(alarms.recurringAlarms()).isEmpty();
 			assertThatIllegalArgumentException()
-				.isThrownBy(() -> tx.executeWithoutResult((status) -> outbox.scheduleRecurring("api",
+				.isThrownBy(() -> tx.executeWithoutResult((status) -> alarms.scheduleRecurring("api",
 						AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep").withKey("k"))));
-			assertThat(assertThatThrows(() -> outbox.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
+			assertThat(assertThatThrows(() -> alarms.scheduleRecurring("api", AlarmSchedule.every(Duration.ofHours(1)),
 					EffectRequest.of("beep"))))
 				.contains("outside a transaction");
 
-			Instant hourly = tx.execute((status) -> outbox.scheduleRecurring("api",
+			Instant hourly = tx.execute((status) -> alarms.scheduleRecurring("api",
 					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep")));
 			assertThat(hourly.getEpochSecond() % 3600).isZero();
 			// the same schedule again keeps its next occurrence; another one starts after
 			// now
-			Instant again = tx.execute((status) -> outbox.scheduleRecurring("api",
+			Instant again = tx.execute((status) -> alarms.scheduleRecurring("api",
 					AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("beep")));
 			assertThat(again).isEqualTo(hourly);
-			Instant minutely = tx.execute((status) -> outbox.scheduleRecurring("api",
+			Instant minutely = tx.execute((status) -> alarms.scheduleRecurring("api",
 					AlarmSchedule.every(Duration.ofMinutes(1)), EffectRequest.of("beep")));
 			// the first whole minute after now (the top of the hour, when it is a minute
 			// away)
 			assertThat(minutely.getEpochSecond() % 60).isZero();
 			assertThat(minutely).isBeforeOrEqualTo(hourly).isAfter(Instant.now().minusSeconds(5));
-			assertThat(outbox.recurringAlarms()).singleElement().satisfies((alarm) -> {
+			assertThat(alarms.recurringAlarms()).singleElement().satisfies((alarm) -> {
 				assertThat(alarm.declaredIn()).isEqualTo("api");
 				assertThat(alarm.schedule().period()).isEqualTo(Duration.ofMinutes(1));
 				assertThat(alarm.nextAt().toInstant()).isEqualTo(minutely);
 			});
 
 			// paused: due, but nothing is recorded
-			assertThat(inTx(tx, () -> outbox.pauseRecurring("api"))).isTrue();
+			assertThat(inTx(tx, () -> alarms.pauseRecurring("api"))).isTrue();
 			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = now() - interval '1 minute' WHERE name = 'api'")
 				.update();
 			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).isEmpty();
 			// resumed: the pause is not made up, the next occurrence is after now
-			assertThat(inTx(tx, () -> outbox.resumeRecurring("api"))).isTrue();
+			assertThat(inTx(tx, () -> alarms.resumeRecurring("api"))).isTrue();
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).isEmpty();
-			assertThat(outbox.recurringAlarms().get(0).nextAt().toInstant()).isAfter(Instant.now().minusSeconds(5));
+			assertThat(alarms.recurringAlarms().get(0).nextAt().toInstant()).isAfter(Instant.now().minusSeconds(5));
 
 			// due now: one occurrence, dispatched like any intent, with the alarm's last
 			// key
@@ -295,14 +295,14 @@ class RecurringAlarmTest {
 				.update();
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).hasSize(1);
-			RecurringAlarm alarm = outbox.recurringAlarms().get(0);
+			RecurringAlarm alarm = alarms.recurringAlarms().get(0);
 			assertThat(alarm.lastKey()).isEqualTo(RecurringAlarm.occurrenceKey("api", occurrences(jdbc, "api").get(0)));
 			assertThat(alarm.lastStatus()).isEqualTo(EffectStatus.PENDING);
 
 			// cancelled: gone, its recorded occurrence stays
-			assertThat(inTx(tx, () -> outbox.cancelRecurring("api"))).isTrue();
-			assertThat(outbox.recurringAlarms()).isEmpty();
-			assertThat(inTx(tx, () -> outbox.cancelRecurring("api"))).isFalse();
+			assertThat(inTx(tx, () -> alarms.cancelRecurring("api"))).isTrue();
+			assertThat(alarms.recurringAlarms()).isEmpty();
+			assertThat(inTx(tx, () -> alarms.cancelRecurring("api"))).isFalse();
 			assertThat(occurrences(jdbc, "api")).hasSize(1);
 		}
 	}
@@ -333,14 +333,14 @@ class RecurringAlarmTest {
 		Instant next;
 		try (ConfigurableApplicationContext before = EffectInstances.start(postgres.database(), Beeps.Config.class,
 				QUIET)) {
-			EffectOutbox outbox = before.getBean(EffectOutbox.class);
+			RecurringAlarms alarms = before.getBean(RecurringAlarms.class);
 			next = tx(before).execute((status) -> {
-				outbox.scheduleRecurring("each",
+				alarms.scheduleRecurring("each",
 						AlarmSchedule.every(Duration.ofSeconds(1))
 							.withMissed(MissedOccurrences.RUN_EACH)
 							.withGrace(Duration.ofSeconds(2)),
 						EffectRequest.of("beep"));
-				return outbox.recurringAlarms().get(0).nextAt().toInstant();
+				return alarms.recurringAlarms().get(0).nextAt().toInstant();
 			});
 		}
 		Instant fortyDaysLater = next.plus(Duration.ofDays(40)).plusMillis(500);

@@ -121,7 +121,7 @@ class RecurringAndLimitDeclarationTest {
 	void anOverrideWinsOverTheAnnotatedLimit() {
 		this.runner.withPropertyValues("ductor.effects.overrides.limited.max-concurrency=2").run((context) -> {
 			assertThat(context).hasNotFailed();
-			assertThat(context.getBean(EffectOutbox.class).concurrency())
+			assertThat(context.getBean(EffectOperations.class).concurrency())
 				.containsExactly(new EffectConcurrency("limited", 2, 0));
 			assertThat(jdbc().sql("SELECT count(*) FROM eec_effect_slot WHERE effect_name = 'limited'")
 				.query(Long.class)
@@ -137,7 +137,7 @@ class RecurringAndLimitDeclarationTest {
 				"ductor.effects.alarms.nightly.missed=run-each" };
 		this.runner.withPropertyValues(nightly).run((context) -> {
 			assertThat(context).hasNotFailed();
-			RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
+			RecurringAlarm alarm = context.getBean(RecurringAlarms.class).recurringAlarms().get(0);
 			assertThat(alarm.name()).isEqualTo("nightly");
 			assertThat(alarm.schedule().missed()).isEqualTo(MissedOccurrences.RUN_EACH);
 			assertThat(alarm.declaredIn()).isEqualTo("properties");
@@ -156,7 +156,7 @@ class RecurringAndLimitDeclarationTest {
 			.withPropertyValues("ductor.effects.alarms.nightly.cron=0 30 3 * * *")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				RecurringAlarm alarm = context.getBean(EffectOutbox.class).recurringAlarms().get(0);
+				RecurringAlarm alarm = context.getBean(RecurringAlarms.class).recurringAlarms().get(0);
 				assertThat(alarm.nextAt().atZoneSameInstant(java.time.ZoneId.of("Europe/Berlin")).getMinute())
 					.isEqualTo(30);
 				assertThat(alarm.schedule().cronExpression()).isEqualTo("0 30 3 * * *");
@@ -164,7 +164,7 @@ class RecurringAndLimitDeclarationTest {
 		// no longer declared: deleted
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
-			assertThat(context.getBean(EffectOutbox.class).recurringAlarms()).isEmpty();
+			assertThat(context.getBean(RecurringAlarms.class).recurringAlarms()).isEmpty();
 		});
 	}
 

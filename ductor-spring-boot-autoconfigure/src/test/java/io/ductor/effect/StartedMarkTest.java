@@ -139,9 +139,9 @@ class StartedMarkTest {
 			gate.countDown();
 
 			RecordingReceiver receiver = context.getBean(RecordingReceiver.class);
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> outbox.findByKey(marker).orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey(marker).orElseThrow().status() == EffectStatus.COMPLETED);
 			List<Object> called = receiver.log("mailer").stream().map((row) -> row.get("idempotency_key")).toList();
 			assertThat(called).containsExactly(blocker, marker);
 			assertThat(status(jdbc, queued)).containsEntry("status", "in_flight")
@@ -186,10 +186,10 @@ class StartedMarkTest {
 			assertThat(status(jdbc, queued)).containsEntry("attempts", 1);
 			gate.countDown();
 
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> outbox.findByKey(queued).orElseThrow().status() == EffectStatus.COMPLETED);
-			assertThat(outbox.findByKey(blocker).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey(queued).orElseThrow().status() == EffectStatus.COMPLETED);
+			assertThat(operations.findByKey(blocker).orElseThrow().status()).isEqualTo(EffectStatus.COMPLETED);
 			List<Object> called = context.getBean(RecordingReceiver.class)
 				.log("mailer")
 				.stream()

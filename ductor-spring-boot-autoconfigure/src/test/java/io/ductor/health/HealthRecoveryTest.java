@@ -20,6 +20,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.health.internal.DuctorHealthIndicator;
@@ -53,9 +54,11 @@ class HealthRecoveryTest {
 			// the drainer recovered by itself too: a new intent is dispatched
 			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
 				.executeWithoutResult((status) -> context.getBean(OperationsTest.Effects.class).send("after-restart"));
-			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
 			await().atMost(Duration.ofSeconds(30))
-				.until(() -> outbox.findByKey("send:after-restart").orElseThrow().status() == EffectStatus.COMPLETED);
+				.until(() -> operations.findByKey("send:after-restart")
+					.orElseThrow()
+					.status() == EffectStatus.COMPLETED);
 		}
 		finally {
 			server.close();

@@ -35,13 +35,13 @@ import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectIntent;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.NonRetryableEffectException;
 import io.ductor.effect.Receiver;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration;
-import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
@@ -49,6 +49,7 @@ import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.StoredResponse;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
@@ -73,6 +74,8 @@ class OperationsTest {
 
 	static EffectOutbox outbox;
 
+	static EffectOperations operations;
+
 	static DuctorHealthIndicator health;
 
 	@BeforeAll
@@ -87,6 +90,7 @@ class OperationsTest {
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		effects = context.getBean(Effects.class);
 		outbox = context.getBean(EffectOutbox.class);
+		operations = context.getBean(EffectOperations.class);
 		health = context.getBean(DuctorHealthIndicator.class);
 	}
 
@@ -190,7 +194,7 @@ class OperationsTest {
 		String doomed = "threshold-" + UUID.randomUUID();
 		tx.executeWithoutResult((status) -> effects.send(doomed));
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> outbox.findByKey("send:" + doomed).orElseThrow().status() == EffectStatus.FAILED);
+			.until(() -> operations.findByKey("send:" + doomed).orElseThrow().status() == EffectStatus.FAILED);
 		Health down = strict.health(true);
 		assertThat(down.getStatus().getCode()).isEqualTo("DOWN");
 		assertThat(down.getDetails().get("reasons")).asString().contains("ductor.health.max-parked (0)");
@@ -220,8 +224,8 @@ class OperationsTest {
 		// the other test counts the dispatches of send from a baseline: these two must
 		// not land after it
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> outbox.findByKey("send:" + late).orElseThrow().status() == EffectStatus.FAILED
-					&& outbox.findByKey("send:" + waiting).orElseThrow().status() == EffectStatus.COMPLETED);
+			.until(() -> operations.findByKey("send:" + late).orElseThrow().status() == EffectStatus.FAILED
+					&& operations.findByKey("send:" + waiting).orElseThrow().status() == EffectStatus.COMPLETED);
 		DuctorHealthIndicator lenient = new DuctorHealthIndicator(context.getBean(DuctorBacklog.class), List.of(),
 				Duration.ofHours(1), 1000);
 		assertThat(lenient.health(true).getStatus().getCode()).isEqualTo("UP");
@@ -230,7 +234,9 @@ class OperationsTest {
 	static boolean settled(String... keys) {
 		for (String key : keys) {
 			String prefix = key.startsWith("unsure") ? "mail:" : "send:";
-			EffectStatus status = outbox.findByKey(prefix + key).map(EffectIntent::status).orElse(EffectStatus.PENDING);
+			EffectStatus status = operations.findByKey(prefix + key)
+				.map(EffectIntent::status)
+				.orElse(EffectStatus.PENDING);
 			if (status == EffectStatus.PENDING || status == EffectStatus.IN_FLIGHT) {
 				return false;
 			}

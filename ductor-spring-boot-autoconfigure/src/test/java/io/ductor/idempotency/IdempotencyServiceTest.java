@@ -24,6 +24,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import io.ductor.Concurrently;
 import io.ductor.IdempotencyKeyReuseException;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
@@ -71,7 +72,7 @@ class IdempotencyServiceTest {
 
 	static IdempotencyService service(DataSource dataSource, IdempotencySettings settings,
 			PostgresNotificationListener listener) {
-		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, listener);
 	}
 

@@ -25,6 +25,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
@@ -32,6 +33,7 @@ import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.test.PostgresExtension;
 
 import static io.ductor.idempotency.IdempotencyServiceTest.await;
@@ -87,10 +89,10 @@ class OneTransactionServiceTest {
 
 	static IdempotencyService service(DuplicatePolicy policy, Duration waitTimeout, Duration pollInterval,
 			PostgresNotificationListener listener) {
-		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), policy, waitTimeout, pollInterval),
-				listener, observer);
+				listener, observer, DuctorObservations.NOOP);
 	}
 
 	static IdempotentRequest request(String key) {
@@ -118,8 +120,8 @@ class OneTransactionServiceTest {
 			}
 
 		});
-		IdempotencyService service = new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()),
+		IdempotencyService service = new DefaultIdempotencyService(dataSource,
+				new DataSourceTransactionManager(dataSource), new JsonCodec(JsonMapper.builder().build()),
 				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), DuplicatePolicy.REJECT,
 						Duration.ofSeconds(5), Duration.ofSeconds(1)),
 				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null));

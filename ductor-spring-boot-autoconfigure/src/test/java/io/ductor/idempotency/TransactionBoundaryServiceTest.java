@@ -23,11 +23,12 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
+import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
-import io.ductor.jdbc.BrokerTransactionManager;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,7 +80,7 @@ class TransactionBoundaryServiceTest {
 	}
 
 	static IdempotencyService service(DuplicatePolicy policy) {
-		return new IdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), policy, Duration.ofSeconds(60), Duration.ofMillis(200)),
 				null);

@@ -24,9 +24,11 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.Concurrently;
-import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.SchemaMode;
+import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.run.internal.DefaultTickService;
+import io.ductor.run.internal.RunningTick;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.Backoff;
 
@@ -59,7 +61,7 @@ class TickServiceTest {
 	}
 
 	static TickService tickService(DataSource dataSource, int maxAttempts) {
-		return new TickService(dataSource, new DataSourceTransactionManager(dataSource),
+		return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), maxAttempts,
 				new Backoff(Duration.ofMillis(5), Duration.ofMillis(200), 2.0));
 	}
@@ -313,11 +315,11 @@ class TickServiceTest {
 		List<String> seen = new ArrayList<>();
 		ticks.tick(outerRun, "outer", Counter.class, (state, tick) -> {
 			addOne(innerRun, "inner");
-			seen.add(Tick.current().map(Tick::runId).orElse("none"));
+			seen.add(RunningTick.current().map(Tick::runId).orElse("none"));
 			return state.plus(1);
 		});
 		assertThat(seen).containsExactly(outerRun);
-		assertThat(Tick.current()).isEmpty();
+		assertThat(RunningTick.current()).isEmpty();
 	}
 
 	static <T> T await(java.util.concurrent.Future<T> future) {

@@ -18,6 +18,7 @@ import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.browser.Browser;
 
@@ -38,6 +39,8 @@ class ConsoleAlarmsBrowserTest {
 
 	static EffectOutbox outbox;
 
+	static RecurringAlarms alarms;
+
 	static TransactionTemplate transactions;
 
 	@BeforeAll
@@ -48,6 +51,7 @@ class ConsoleAlarmsBrowserTest {
 				"ductor.effects.alarms.nightly-settlement.zone=Europe/Berlin",
 				"ductor.effects.alarms.nightly-settlement.effect=settlement.run");
 		outbox = app.context.getBean(EffectOutbox.class);
+		alarms = app.context.getBean(RecurringAlarms.class);
 		transactions = new TransactionTemplate(app.context.getBean(PlatformTransactionManager.class));
 	}
 
@@ -58,7 +62,7 @@ class ConsoleAlarmsBrowserTest {
 
 	@Test
 	void anOperatorSeesAlarmsWithTheirOccurrencesAndPausesAndResumesOneWithAReason() {
-		transactions.executeWithoutResult((status) -> outbox.scheduleRecurring("report:acme",
+		transactions.executeWithoutResult((status) -> alarms.scheduleRecurring("report:acme",
 				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("report.send", "acme")));
 		long ran = app.jdbc.sql("""
 				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, status,

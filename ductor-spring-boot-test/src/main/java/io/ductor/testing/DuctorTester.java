@@ -8,15 +8,16 @@ import java.util.Optional;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import io.ductor.effect.EffectIntent;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.internal.CallingThreadDrainer;
 import io.ductor.effect.internal.DurableEffects;
-import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOutbox;
 import io.ductor.run.Run;
 import io.ductor.run.TickService;
 import io.ductor.worker.internal.WorkerTask;
@@ -51,7 +52,7 @@ public final class DuctorTester implements AutoCloseable {
 
 	private final DurableEffects effects;
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
 
 	private final CallingThreadDrainer drainer;
 
@@ -72,15 +73,15 @@ public final class DuctorTester implements AutoCloseable {
 	/**
 	 * Created by the tester's auto-configuration; tests inject the bean.
 	 * @param effects the effects runtime
-	 * @param outbox the outbox
+	 * @param operations the intents, as an operator reads them
 	 * @param dataSource Ductor's data source
 	 * @param mapper the JSON mapper
 	 * @param ticks the tick service, if any
 	 */
-	public DuctorTester(DurableEffects effects, EffectOutbox outbox, DataSource dataSource, JsonMapper mapper,
-			TickService ticks) {
+	DuctorTester(DurableEffects effects, EffectOperations operations, DataSource dataSource, JsonMapper mapper,
+			@Nullable TickService ticks) {
 		this.effects = effects;
-		this.outbox = outbox;
+		this.operations = operations;
 		this.drainer = effects.callingThreadDrainer();
 		this.alarmScheduler = effects.alarmScheduler(ALARM_BATCH);
 		this.jdbc = new JdbcTemplate(dataSource);
@@ -223,7 +224,7 @@ public final class DuctorTester implements AutoCloseable {
 		return this.jdbc
 			.queryForList("SELECT id FROM eec_effect_intent WHERE id > ? ORDER BY id", Long.class, this.recordedAfter)
 			.stream()
-			.map(this.outbox::find)
+			.map(this.operations::find)
 			.flatMap(Optional::stream)
 			.toList();
 	}

@@ -2,6 +2,8 @@ package io.ductor.testing;
 
 import java.time.OffsetDateTime;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An idempotency key as stored in {@code eec_routing_idempotency}.
  *
@@ -15,6 +17,6 @@ import java.time.OffsetDateTime;
  * validity
  * @param expired whether {@code expiresAt} has passed by Ductor's clock
  */
-public record StoredKey(String tenantScope, String pool, String key, String status, String decisionId,
-		Integer responseStatus, OffsetDateTime expiresAt, boolean expired) {
+public record StoredKey(String tenantScope, String pool, String key, String status, @Nullable String decisionId,
+		@Nullable Integer responseStatus, OffsetDateTime expiresAt, boolean expired) {
 }

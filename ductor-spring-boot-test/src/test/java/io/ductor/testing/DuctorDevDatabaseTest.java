@@ -16,6 +16,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
 import io.ductor.test.docs.DocSnippets;
@@ -57,7 +58,7 @@ class DuctorDevDatabaseTest {
 					.schedule(EffectRequest.of("receipt.send", "order-1").withKey("receipt:order-1")));
 		}
 		try (ConfigurableApplicationContext context = run(args)) {
-			assertThat(context.getBean(EffectOutbox.class).findByKey("receipt:order-1")).isPresent();
+			assertThat(context.getBean(EffectOperations.class).findByKey("receipt:order-1")).isPresent();
 		}
 		assertThat(output.getAll()).contains("Development database: jdbc:postgresql://localhost:")
 			.contains("data in " + directory)

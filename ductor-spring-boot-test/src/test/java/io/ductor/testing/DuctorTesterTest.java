@@ -24,11 +24,12 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
-import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
-import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
+import io.ductor.effect.RecurringAlarms;
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.IdempotentResult;
@@ -81,6 +82,9 @@ class DuctorTesterTest {
 
 	@Autowired
 	EffectOutbox outbox;
+
+	@Autowired
+	RecurringAlarms alarms;
 
 	@Autowired
 	IdempotencyService idempotency;
@@ -322,7 +326,7 @@ class DuctorTesterTest {
 	@Order(14)
 	void aRecurringAlarmRecordsOneOccurrencePerPeriodAsTheClockAdvances() {
 		OffsetDateTime start = this.ductor.now();
-		this.transactions.executeWithoutResult((status) -> this.outbox.scheduleRecurring("hourly",
+		this.transactions.executeWithoutResult((status) -> this.alarms.scheduleRecurring("hourly",
 				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("reminder.send", "hourly")));
 		assertThat(this.ductor.drain()).isEmpty();
 		this.ductor.advance(Duration.ofHours(1));
@@ -336,13 +340,13 @@ class DuctorTesterTest {
 			.doesNotHaveDuplicates()
 			.hasSize(2);
 		assertThat(this.ductor.now()).isEqualTo(start.plusHours(2));
-		this.transactions.executeWithoutResult((status) -> this.outbox.cancelRecurring("hourly"));
+		this.transactions.executeWithoutResult((status) -> this.alarms.cancelRecurring("hourly"));
 	}
 
 	@Test
 	@Order(15)
 	void aRecurringAlarmFiresAsTheClockOfThisTestAdvances() {
-		this.transactions.executeWithoutResult((status) -> this.outbox.scheduleRecurring("every-hour",
+		this.transactions.executeWithoutResult((status) -> this.alarms.scheduleRecurring("every-hour",
 				AlarmSchedule.every(Duration.ofHours(1)), EffectRequest.of("reminder.send", "every-hour")));
 		for (int hour = 0; hour < 3; hour++) {
 			this.ductor.advance(Duration.ofHours(1));
@@ -357,7 +361,7 @@ class DuctorTesterTest {
 		this.ductor.advance(Duration.ofHours(1));
 		assertThat(this.ductor.drain()).extracting(EffectIntent::effectName).containsExactly("reminder.send");
 		assertThat(this.outside.reminded()).containsExactly("every-hour");
-		this.transactions.executeWithoutResult((status) -> this.outbox.cancelRecurring("every-hour"));
+		this.transactions.executeWithoutResult((status) -> this.alarms.cancelRecurring("every-hour"));
 	}
 
 	@Test

@@ -20,7 +20,6 @@ import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.test.PostgresExtension;
-import io.ductor.testing.internal.DuctorTesterAutoConfiguration;
 import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -17,7 +17,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectConcurrency;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.test.PostgresExtension;
 
@@ -65,7 +65,7 @@ class DocumentedDeclarationsTest {
 	@Test
 	void theDocumentedConcurrencyLimitHolds() {
 		this.runner.withBean(EffectsPageSnippets.Legacy.class)
-			.run((context) -> assertThat(context.getBean(EffectOutbox.class).concurrency())
+			.run((context) -> assertThat(context.getBean(EffectOperations.class).concurrency())
 				.containsExactly(new EffectConcurrency("Legacy.submit", 5, 0)));
 	}
 

@@ -9,11 +9,12 @@ import org.springframework.transaction.annotation.Transactional;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectRequest;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.MissedOccurrences;
+import io.ductor.effect.RecurringAlarms;
 
 /**
  * The Java blocks of {@code docs/effects.md}, compiled against Ductor's API. The page's
@@ -28,7 +29,9 @@ class EffectsPageSnippets {
 
 	PaymentGateway gateway;
 
-	EffectOutbox outbox;
+	EffectOperations operations;
+
+	RecurringAlarms alarms;
 
 	// tag::effects-durable-effect[]
 	@Component
@@ -56,26 +59,26 @@ class EffectsPageSnippets {
 
 	void decide(long intentId, String key, long afterId) {
 		// tag::effects-decisions[]
-		this.outbox.resolve(intentId, EffectResolution.RETRY);
-		this.outbox.resolve(intentId, EffectResolution.MARK_DONE);
-		this.outbox.resolve(intentId, EffectResolution.MARK_FAILED);
-		this.outbox.retry(intentId);
-		this.outbox.cancel(intentId);
-		this.outbox.find(intentId);
-		this.outbox.findByKey(key);
-		this.outbox.list(EffectStatus.FAILED, afterId, 100);
+		this.operations.resolve(intentId, EffectResolution.RETRY);
+		this.operations.resolve(intentId, EffectResolution.MARK_DONE);
+		this.operations.resolve(intentId, EffectResolution.MARK_FAILED);
+		this.operations.retry(intentId);
+		this.operations.cancel(intentId);
+		this.operations.find(intentId);
+		this.operations.findByKey(key);
+		this.operations.list(EffectStatus.FAILED, afterId, 100);
 		// end::effects-decisions[]
 	}
 
 	void recurring(String tenant, String name) {
 		// tag::effects-recurring-alarms[]
-		this.outbox.scheduleRecurring("report:" + tenant,
+		this.alarms.scheduleRecurring("report:" + tenant,
 				AlarmSchedule.cron("0 0 9 * * MON-FRI", ZoneId.of("Europe/Paris")).withMissed(MissedOccurrences.SKIP),
 				EffectRequest.of("Reports.send", tenant));
-		this.outbox.pauseRecurring(name);
-		this.outbox.resumeRecurring(name);
-		this.outbox.cancelRecurring(name);
-		this.outbox.recurringAlarms();
+		this.alarms.pauseRecurring(name);
+		this.alarms.resumeRecurring(name);
+		this.alarms.cancelRecurring(name);
+		this.alarms.recurringAlarms();
 		// end::effects-recurring-alarms[]
 	}
 

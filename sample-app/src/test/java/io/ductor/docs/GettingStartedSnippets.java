@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectReconciler;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.Receiver;
@@ -124,11 +124,11 @@ final class GettingStartedSnippets {
 
 	static class Operator {
 
-		private EffectOutbox outbox;
+		private EffectOperations operations;
 
 		void markDone(long intentId) {
 			// tag::getting-started-decide[]
-			this.outbox.resolve(intentId, EffectResolution.MARK_DONE);
+			this.operations.resolve(intentId, EffectResolution.MARK_DONE);
 			// end::getting-started-decide[]
 		}
 

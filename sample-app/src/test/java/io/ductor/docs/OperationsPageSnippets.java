@@ -3,7 +3,7 @@ package io.ductor.docs;
 import java.util.List;
 
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectStatus;
 
 /**
@@ -11,11 +11,11 @@ import io.ductor.effect.EffectStatus;
  */
 class OperationsPageSnippets {
 
-	EffectOutbox outbox;
+	EffectOperations operations;
 
 	List<EffectIntent> undecided() {
 		// tag::operations-parked-intents[]
-		List<EffectIntent> undecided = this.outbox.list(EffectStatus.NEEDS_DECISION, 0, 100);
+		List<EffectIntent> undecided = this.operations.list(EffectStatus.NEEDS_DECISION, 0, 100);
 		// end::operations-parked-intents[]
 		return undecided;
 	}

@@ -13,7 +13,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.run.Run;
 import io.ductor.run.RunTransition;
 import io.ductor.run.TickService;
@@ -59,7 +59,7 @@ class ReadingARunTest {
 	TickService ticks;
 
 	@Autowired
-	EffectOutbox outbox;
+	EffectOperations operations;
 
 	@Test
 	void theSnippetOfTheRunsPageIsTheCodeThisTestRuns() {
@@ -81,7 +81,7 @@ class ReadingARunTest {
 	/** The snippet of docs/runs.md, "Reading a run". */
 	private List<String> read(String orderId) {
 		TickService ticks = this.ticks;
-		EffectOutbox outbox = this.outbox;
+		EffectOperations operations = this.operations;
 		// tag::runs-reading-a-run[]
 		Run<OrderState> run = ticks.find(orderId, OrderState.class) // empty for an
 																	// unknown run
@@ -92,8 +92,8 @@ class ReadingARunTest {
 																		// 1, 2, 3, …
 			lines.add(transition.seq() + " " + transition.stamp() + " -> " + transition.runStatus());
 		}
-		for (EffectIntent intent : outbox.findByRun(orderId)) { // the intents its ticks
-																// recorded
+		for (EffectIntent intent : operations.findByRun(orderId)) { // the intents its
+																	// ticks recorded
 			lines.add(intent.effectName() + " " + intent.status() + " after " + intent.attempts() + " attempt(s)");
 		}
 		// end::runs-reading-a-run[]

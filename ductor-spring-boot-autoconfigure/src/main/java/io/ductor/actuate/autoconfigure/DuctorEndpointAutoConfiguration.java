@@ -14,17 +14,18 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
 import io.ductor.actuate.internal.DuctorInspector;
-import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.PayloadMask;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.DuctorWorkers;
 
 /**
@@ -36,16 +37,16 @@ import io.ductor.worker.internal.DuctorWorkers;
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
-@ConditionalOnBean({ EffectOutbox.class, DuctorBacklog.class })
+@ConditionalOnBean({ EffectOperations.class, RecurringAlarms.class, DuctorBacklog.class })
 @ConditionalOnAvailableEndpoint(DuctorEndpoint.class)
 public final class DuctorEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorEndpoint ductorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, DuctorWorkers workers,
-			DuctorInspector inspector, ObjectProvider<PayloadMask> mask, DataSource dataSource,
+	DuctorEndpoint ductorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask, DataSource dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager) {
-		return new DuctorEndpoint(outbox, backlog, workers.statuses(), inspector,
+		return new DuctorEndpoint(operations, alarms, backlog, workers.statuses(), inspector,
 				mask.getIfAvailable(() -> PayloadMask.NONE),
 				new TransactionTemplate(DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource)));
 	}

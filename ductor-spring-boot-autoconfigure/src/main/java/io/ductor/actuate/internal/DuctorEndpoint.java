@@ -27,15 +27,17 @@ import org.springframework.transaction.support.TransactionOperations;
 import io.ductor.effect.AlarmSchedule;
 import io.ductor.effect.CompensationChain;
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectIntentStateException;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectResolution;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
-import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.web.Idempotent;
+import io.ductor.internal.DbValues;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**
@@ -96,7 +98,9 @@ public class DuctorEndpoint {
 
 	private static final Log logger = LogFactory.getLog(DuctorEndpoint.class);
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
+
+	private final RecurringAlarms alarms;
 
 	private final DuctorBacklog backlog;
 
@@ -108,25 +112,28 @@ public class DuctorEndpoint {
 
 	private final @Nullable TransactionOperations transactions;
 
-	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers) {
-		this(outbox, backlog, workers, null, PayloadMask.NONE);
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers) {
+		this(operations, alarms, backlog, workers, null, PayloadMask.NONE);
 	}
 
 	/**
-	 * @param outbox the outbox acted on
+	 * @param operations the intents acted on
+	 * @param alarms the recurring alarms of the overview
 	 * @param backlog the backlog of the overview
 	 * @param workers this instance's workers
 	 * @param inspector the queries behind filters, lookups and the overview's figures, or
 	 * {@code null} for the status lists and compensation chains only
 	 * @param mask what hides sensitive arguments
 	 */
-	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers,
-			@Nullable DuctorInspector inspector, PayloadMask mask) {
-		this(outbox, backlog, workers, inspector, mask, null);
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask) {
+		this(operations, alarms, backlog, workers, inspector, mask, null);
 	}
 
 	/**
-	 * @param outbox the outbox acted on
+	 * @param operations the intents acted on
+	 * @param alarms the recurring alarms of the overview, paused and resumed
 	 * @param backlog the backlog of the overview
 	 * @param workers this instance's workers
 	 * @param inspector the queries behind filters, lookups and the overview's figures, or
@@ -135,9 +142,11 @@ public class DuctorEndpoint {
 	 * @param transactions the transactions recurring alarms are paused and resumed in, or
 	 * {@code null} to refuse both
 	 */
-	public DuctorEndpoint(EffectOutbox outbox, DuctorBacklog backlog, List<Supplier<WorkerStatus>> workers,
-			@Nullable DuctorInspector inspector, PayloadMask mask, @Nullable TransactionOperations transactions) {
-		this.outbox = outbox;
+	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
+			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask,
+			@Nullable TransactionOperations transactions) {
+		this.operations = operations;
+		this.alarms = alarms;
 		this.backlog = backlog;
 		this.workers = List.copyOf(workers);
 		this.inspector = inspector;
@@ -155,8 +164,8 @@ public class DuctorEndpoint {
 			overview.put("leaseOwners", this.inspector.leaseOwners());
 			overview.put("throughput", this.inspector.throughput(THROUGHPUT_WINDOW));
 		}
-		overview.put("alarms", this.outbox.recurringAlarms().stream().map(DuctorEndpoint::alarm).toList());
-		overview.put("concurrency", this.outbox.concurrency());
+		overview.put("alarms", this.alarms.recurringAlarms().stream().map(DuctorEndpoint::alarm).toList());
+		overview.put("concurrency", this.operations.concurrency());
 		return overview;
 	}
 
@@ -180,7 +189,7 @@ public class DuctorEndpoint {
 		view.put("nextAt", alarm.nextAt());
 		view.put("lastOccurrenceAt", alarm.lastOccurrenceAt());
 		view.put("lastKey", alarm.lastKey());
-		view.put("lastOutcome", (alarm.lastStatus() != null) ? alarm.lastStatus().dbValue()
+		view.put("lastOutcome", (alarm.lastStatus() != null) ? DbValues.of(alarm.lastStatus())
 				: (alarm.lastKey() != null) ? "purged" : null);
 		return view;
 	}
@@ -236,7 +245,7 @@ public class DuctorEndpoint {
 			if (filtered) {
 				refuse("filters need the inspector of this endpoint; list intents by status alone");
 			}
-			return masked(this.outbox.list(listedStatus(status), after, size));
+			return masked(this.operations.list(listedStatus(status), after, size));
 		}
 		IntentFilter filter = new IntentFilter("all".equals(status) ? null : listedStatus(status), blank(effect),
 				blank(key), blank(run), time("from", from), time("to", to));
@@ -271,7 +280,7 @@ public class DuctorEndpoint {
 		requireOneLine("after", after);
 		requireOneLine("prefix", prefix);
 		if ("runs".equals(kind)) {
-			CompensationChain chain = this.outbox.compensations(id);
+			CompensationChain chain = this.operations.compensations(id);
 			if (this.inspector == null) {
 				return chain;
 			}
@@ -329,7 +338,7 @@ public class DuctorEndpoint {
 		if (this.inspector == null) {
 			refuse("the slots need the inspector of this endpoint; the overview counts them");
 		}
-		Map<String, Integer> limits = new TreeMap<>(this.outbox.concurrencyLimits());
+		Map<String, Integer> limits = new TreeMap<>(this.operations.concurrencyLimits());
 		Map<String, List<Map<String, Object>>> holders = new TreeMap<>();
 		for (Map<String, Object> holder : this.inspector.slotHolders(limits.keySet())) {
 			holders.computeIfAbsent((String) holder.remove("effect"), (effect) -> new ArrayList<>()).add(holder);
@@ -375,11 +384,11 @@ public class DuctorEndpoint {
 		requireOneLine("resolution", resolution);
 		requireOneLine("reason", reason);
 		OperatorDecision decision = decision(reason, caller);
-		EffectIntent before = this.outbox.find(id).orElse(null);
+		EffectIntent before = this.operations.find(id).orElse(null);
 		EffectIntent after = apply(id, action, resolution, decision);
 		logger.info("ductor endpoint: " + action + ((resolution != null) ? " (" + resolution + ")" : "") + " on intent "
 				+ id + " of effect '" + after.effectName() + "': "
-				+ ((before != null) ? before.status().dbValue() : "?") + " -> " + after.status().dbValue()
+				+ ((before != null) ? DbValues.of(before.status()) : "?") + " -> " + DbValues.of(after.status())
 				+ describe(decision));
 		return masked(after);
 	}
@@ -422,8 +431,8 @@ public class DuctorEndpoint {
 		if (before == null) {
 			return null;
 		}
-		Boolean found = this.transactions.execute((transaction) -> pause ? this.outbox.pauseRecurring(name, decision)
-				: this.outbox.resumeRecurring(name, decision));
+		Boolean found = this.transactions.execute((transaction) -> pause ? this.alarms.pauseRecurring(name, decision)
+				: this.alarms.resumeRecurring(name, decision));
 		Map<String, Object> after = Boolean.TRUE.equals(found) ? this.inspector.recurringAlarm(name).orElse(null)
 				: null;
 		if (after == null) {
@@ -468,7 +477,7 @@ public class DuctorEndpoint {
 		EffectStatus from = status(status);
 		OperatorDecision decision = decision(reason, caller);
 		if ((action == null || "retry".equalsIgnoreCase(action)) && decision == null) {
-			int retried = this.outbox.retryAll(effect, from);
+			int retried = this.operations.retryAll(effect, from);
 			logger.info("ductor endpoint: retried " + retried + " " + status + " intent(s) of effect '" + effect + "'");
 			return Map.of("effect", effect, "status", status, "retried", retried);
 		}
@@ -510,9 +519,9 @@ public class DuctorEndpoint {
 	private EffectIntent apply(long id, String action, @Nullable String resolution,
 			@Nullable OperatorDecision decision) {
 		return switch (action.toLowerCase(Locale.ROOT)) {
-			case "retry" -> this.outbox.retry(id, decision);
-			case "cancel" -> this.outbox.cancel(id, decision);
-			case "resolve" -> this.outbox.resolve(id, resolution(resolution), decision);
+			case "retry" -> this.operations.retry(id, decision);
+			case "cancel" -> this.operations.cancel(id, decision);
+			case "resolve" -> this.operations.resolve(id, resolution(resolution), decision);
 			default ->
 				throw new IllegalArgumentException("action must be retry, cancel or resolve but was '" + action + "'");
 		};
@@ -638,7 +647,7 @@ public class DuctorEndpoint {
 
 	private static EffectStatus status(String status) {
 		try {
-			return EffectStatus.fromDb(status);
+			return DbValues.parse(EffectStatus.class, status);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException(

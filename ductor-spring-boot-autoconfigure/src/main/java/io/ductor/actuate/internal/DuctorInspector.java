@@ -17,6 +17,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
+import io.ductor.internal.DbValues;
 
 /**
  * The read-only queries behind the operator console, all in one place: intents by any
@@ -139,7 +140,7 @@ public class DuctorInspector {
 		params.put("after", afterId);
 		if (filter.status() != null) {
 			sql.append(" AND status = :status");
-			params.put("status", filter.status().dbValue());
+			params.put("status", DbValues.of(filter.status()));
 			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
 				// the literal list (the index's predicate) lets even a generic plan read
 				// the live index
@@ -494,7 +495,7 @@ public class DuctorInspector {
 				  AND updated_at <= :asOf AND id > :after
 				ORDER BY id LIMIT :limit""")
 			.param("effect", effect)
-			.param("status", status.dbValue())
+			.param("status", DbValues.of(status))
 			.param("asOf", asOf)
 			.param("after", afterId)
 			.param("limit", limit)
@@ -583,7 +584,7 @@ public class DuctorInspector {
 
 	private static EffectIntent intent(ResultSet rs, int row) throws SQLException {
 		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
-				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
+				DbValues.parse(EffectStatus.class, rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
 				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
 				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
 				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),

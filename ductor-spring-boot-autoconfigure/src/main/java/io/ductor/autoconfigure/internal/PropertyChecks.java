@@ -2,14 +2,15 @@ package io.ductor.autoconfigure.internal;
 
 import java.time.Duration;
 
-import io.ductor.autoconfigure.DuctorProperties;
-
 /**
  * The checks every Ductor configuration properties type runs when it is bound. Each
  * failure is an {@link IllegalArgumentException} whose message names the property and the
  * bad value. Not an API for applications.
  */
 public final class PropertyChecks {
+
+	/** The longest duration a property takes: 36500 days, 100 years. */
+	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
 	private PropertyChecks() {
 	}
@@ -28,8 +29,7 @@ public final class PropertyChecks {
 	}
 
 	/**
-	 * Checks that {@code value} is positive and at most
-	 * {@link DuctorProperties#MAX_DURATION}.
+	 * Checks that {@code value} is positive and at most {@link #MAX_DURATION}.
 	 */
 	public static void requirePositive(String property, Duration value) {
 		if (value.isNegative() || value.isZero()) {
@@ -39,7 +39,7 @@ public final class PropertyChecks {
 	}
 
 	public static void requireAtMostMax(String property, Duration value) {
-		if (value.compareTo(DuctorProperties.MAX_DURATION) > 0) {
+		if (value.compareTo(MAX_DURATION) > 0) {
 			String forEver = property.endsWith(".retention")
 					? "; to keep rows for ever, set ductor.retention.enabled=false instead" : "";
 			throw new IllegalArgumentException(property + " must be at most 36500d (100 years), the longest duration"

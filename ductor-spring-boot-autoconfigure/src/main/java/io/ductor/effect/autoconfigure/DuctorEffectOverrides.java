@@ -3,6 +3,8 @@ package io.ductor.effect.autoconfigure;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.core.env.Environment;
@@ -50,7 +52,7 @@ public record DuctorEffectOverrides(Map<String, EffectOverride> byEffect) {
 	 * @param effectName the effect's name, as {@code @DurableEffect} gives it
 	 * @return its override, or {@code null} when the configuration has none
 	 */
-	public EffectOverride find(String effectName) {
+	public @Nullable EffectOverride find(String effectName) {
 		EffectOverride exact = this.byEffect.get(effectName);
 		if (exact != null) {
 			return exact;

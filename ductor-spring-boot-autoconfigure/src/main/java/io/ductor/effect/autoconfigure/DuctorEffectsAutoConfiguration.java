@@ -24,12 +24,15 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
+import io.ductor.autoconfigure.BackoffProperties;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.effect.EffectOperations;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.internal.DurableEffectAdvisor;
 import io.ductor.effect.internal.DurableEffects;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.internal.EffectMethods;
-import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.internal.EffectRegistry;
 import io.ductor.effect.internal.EffectRetrySettings;
 import io.ductor.effect.internal.RecurringAlarmDeclaration;
@@ -39,6 +42,7 @@ import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
+import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.worker.internal.Backoff;
 import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
@@ -46,8 +50,14 @@ import io.ductor.worker.internal.RetentionPurger;
 
 /**
  * Auto-configuration for durable effects: the {@code @DurableEffect} advisor, the
- * {@link EffectOutbox}, the drainer, the lease reconciler and the recurring-alarm
- * scheduler, configured by {@link DuctorEffectsProperties} ({@code ductor.effects.*}).
+ * {@link EffectOutbox}, {@link EffectOperations} and {@link RecurringAlarms} beans, the
+ * drainer, the lease reconciler and the recurring-alarm scheduler, configured by
+ * {@link DuctorEffectsProperties} ({@code ductor.effects.*}).
+ * <p>
+ * The three services are three beans, each {@code @ConditionalOnMissingBean} on its own
+ * type: an application's bean of one of them replaces that one, and the other two stay.
+ * Ductor's own operator tools (the actuator endpoint, the console) use whichever
+ * {@link EffectOperations} bean there is.
  */
 @AutoConfiguration(after = DuctorAutoConfiguration.class)
 @ConditionalOnBean(DuctorSchema.class)
@@ -124,10 +134,9 @@ public final class DuctorEffectsAutoConfiguration {
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease()),
 						new DurableEffects.Reconcile(properties.reconcile().maxRounds(),
-								properties.reconcile().backoff().toBackoff())),
+								backoff(properties.reconcile().backoff()))),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP), threads);
-		ticks.ifAvailable(durableEffects::compensateRunsOf);
+				observations.getIfUnique(() -> DuctorObservations.NOOP), ticks::getIfAvailable, threads);
 		return durableEffects;
 	}
 
@@ -135,6 +144,28 @@ public final class DuctorEffectsAutoConfiguration {
 	@ConditionalOnMissingBean
 	EffectOutbox effectOutbox(DurableEffects effects) {
 		return effects.outbox();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EffectOperations effectOperations(DurableEffects effects) {
+		return effects.operations();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RecurringAlarms recurringAlarms(DurableEffects effects) {
+		return effects.recurringAlarms();
+	}
+
+	/**
+	 * Records a run's compensations in the transaction of the tick that fails it; the
+	 * tick service finds it by type.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RunFailureHandler ductorRunCompensations(DurableEffects effects) {
+		return effects.runFailureHandler();
 	}
 
 	@Bean
@@ -203,11 +234,15 @@ public final class DuctorEffectsAutoConfiguration {
 				maxAttempts.put(name, override.maxAttempts());
 			}
 			if (override.backoff() != null) {
-				backoffs.put(name, override.backoff().toBackoff());
+				backoffs.put(name, backoff(override.backoff()));
 			}
 		});
-		return new EffectRetrySettings(properties.maxAttempts(), properties.backoff().toBackoff(), maxAttempts,
-				backoffs, maxConcurrency);
+		return new EffectRetrySettings(properties.maxAttempts(), backoff(properties.backoff()), maxAttempts, backoffs,
+				maxConcurrency);
+	}
+
+	private static Backoff backoff(BackoffProperties backoff) {
+		return new Backoff(backoff.initial(), backoff.max(), backoff.multiplier());
 	}
 
 }

@@ -22,8 +22,8 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.effect.Receiver;
 import io.ductor.internal.Ids;
 import io.ductor.run.RunCompensation;
-import io.ductor.run.Tick;
 import io.ductor.run.internal.RunFailureHandler;
+import io.ductor.run.internal.RunningTick;
 
 /**
  * Sagas: the compensations a run's ticks register for the effects they record
@@ -91,7 +91,7 @@ public class Compensations implements RunFailureHandler {
 	 * passed at the call) rather than ignored (one declared on the effect)
 	 */
 	public void register(String originalKey, EffectRequest compensation, boolean required) {
-		Tick tick = Tick.current().orElse(null);
+		RunningTick tick = RunningTick.current().orElse(null);
 		if (tick == null) {
 			if (required) {
 				throw new DurableEffectException("Effect intent '" + originalKey + "' was scheduled with compensation '"

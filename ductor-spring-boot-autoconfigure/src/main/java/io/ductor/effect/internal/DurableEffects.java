@@ -2,11 +2,12 @@ package io.ductor.effect.internal;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ApplicationEventPublisher;
@@ -14,12 +15,14 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.EffectNeedsDecisionEvent;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
+import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.worker.internal.Backoff;
 import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.RetentionPurger;
@@ -76,7 +79,9 @@ public final class DurableEffects implements AutoCloseable {
 
 	private final RecurringAlarms recurring;
 
-	private final AtomicReference<TickService> runs = new AtomicReference<>();
+	private final EffectOperations operations;
+
+	private final io.ductor.effect.RecurringAlarms recurringAlarms;
 
 	/**
 	 * Takes the drainer's place for dispatch at commit while the drainer does not run.
@@ -85,22 +90,6 @@ public final class DurableEffects implements AutoCloseable {
 
 	/** The most reconciliation rounds one reconciler round asks, one after the other. */
 	private static final int RECONCILE_BATCH_SIZE = 50;
-
-	/**
-	 * Assemble the feature.
-	 * @param dataSource the database holding {@code eec_effect_intent}
-	 * @param registry the effects of this application
-	 * @param jsonMapper the mapper for arguments
-	 * @param events where {@link EffectNeedsDecisionEvent}s go
-	 * @param settings how it works
-	 * @param observer what is told about scheduled and dispatched effects and drainer
-	 * rounds
-	 */
-	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
-			ApplicationEventPublisher events, Settings settings, DuctorObserver observer) {
-		this(dataSource, registry, jsonMapper, events, settings, observer, DuctorObservations.NOOP,
-				DuctorThreads.platform());
-	}
 
 	/**
 	 * Assemble the feature, observing recordings and attempts.
@@ -113,11 +102,14 @@ public final class DurableEffects implements AutoCloseable {
 	 * rounds
 	 * @param observations where recordings and dispatch attempts are observed, and their
 	 * trace context carried from one to the other
+	 * @param runs the application's tick service, which fails the run of an intent
+	 * resolved with {@link io.ductor.effect.EffectResolution#COMPENSATE}; {@code null}
+	 * without runs
 	 * @param threads where the drainer's and the notifier's threads come from
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
-			DuctorObservations observations, DuctorThreads threads) {
+			DuctorObservations observations, Supplier<@Nullable TickService> runs, DuctorThreads threads) {
 		this.settings = settings;
 		this.events = events;
 		this.recorder = new IntentRecorder(dataSource);
@@ -149,28 +141,40 @@ public final class DurableEffects implements AutoCloseable {
 				settings.dispatchAtCommit() ? this::reserveAtCommit : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.recorder, this.reads,
 				moves);
-		this.outbox = new EffectOutbox(registry, this.writer, this.recorder, this.reads, moves, occurrences,
-				this.drainer::wakeUp, this.compensations, this.recurring, this.slots, this.runs::get);
+		this.outbox = new DefaultEffectOutbox(registry, this.writer, this.recorder, occurrences, this.compensations);
+		this.operations = new DefaultEffectOperations(registry, this.reads, moves, occurrences, this.drainer::wakeUp,
+				this.compensations, this.slots, runs);
+		this.recurringAlarms = new DefaultRecurringAlarms(registry, this.writer, this.recurring);
 		this.interceptor = new DurableEffectInterceptor(registry, this.writer, this.compensations);
 	}
 
 	/**
-	 * @return the operator and programmatic API
+	 * @return the producer's API
 	 */
 	public EffectOutbox outbox() {
 		return this.outbox;
 	}
 
 	/**
-	 * Make runs compensable: when a tick of {@code ticks} fails a run, the compensations
-	 * its ticks registered are recorded in the failing transaction, and
-	 * {@link EffectResolution#COMPENSATE} fails the run of a parked intent through
-	 * {@code ticks}.
-	 * @param ticks the application's tick service
+	 * @return the operator's API
 	 */
-	public void compensateRunsOf(TickService ticks) {
-		ticks.onRunFailed(this.compensations);
-		this.runs.set(ticks);
+	public EffectOperations operations() {
+		return this.operations;
+	}
+
+	/**
+	 * @return the recurring alarms declared in code
+	 */
+	public io.ductor.effect.RecurringAlarms recurringAlarms() {
+		return this.recurringAlarms;
+	}
+
+	/**
+	 * @return what records the compensations of a run, in the transaction of the tick
+	 * that fails it: the tick service's {@link RunFailureHandler}
+	 */
+	public RunFailureHandler runFailureHandler() {
+		return this.compensations;
 	}
 
 	/**

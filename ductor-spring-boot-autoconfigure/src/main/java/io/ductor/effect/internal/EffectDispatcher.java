@@ -13,6 +13,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.internal.DbValues;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
 import io.ductor.observation.internal.DuctorObservations;
@@ -120,7 +121,7 @@ public class EffectDispatcher {
 	}
 
 	private static String outcome(EffectStatus status) {
-		return (status == EffectStatus.PENDING) ? "retry" : status.dbValue();
+		return (status == EffectStatus.PENDING) ? "retry" : DbValues.of(status);
 	}
 
 	private Completion attempt(ClaimedIntent intent, StartMark startMark, DuctorObservations.Scope scope) {
@@ -171,8 +172,9 @@ public class EffectDispatcher {
 						+ " started, so the receiver was not called: " + describe(ex));
 			}
 		}
-		EffectContextHolder
-			.set(new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(), intent.dueAt()));
+		EffectContext.Scope current = new EffectContext(intent.id(), effect.name(), intent.key(), intent.attempt(),
+				intent.dueAt())
+			.makeCurrent();
 		DurableEffectInterceptor.allowDispatch(effect);
 		try {
 			Throwable fault = this.faults.faultFor(effect.name(), intent.key(), intent.attempt());
@@ -192,7 +194,7 @@ public class EffectDispatcher {
 		}
 		finally {
 			DurableEffectInterceptor.endDispatch();
-			EffectContextHolder.clear();
+			current.close();
 		}
 	}
 

@@ -79,6 +79,35 @@ public final class EffectExpression {
 	}
 
 	/**
+	 * The variables the expression names that are none of the method's parameters: not a
+	 * parameter name, not {@code #p0} / {@code #a0} of an existing parameter, nor
+	 * {@code #this} / {@code #root}. Evaluated, each would be {@code null}.
+	 * @return the unknown variables, in the order the expression names them
+	 */
+	List<String> unknownVariables() {
+		List<String> unknown = new java.util.ArrayList<>();
+		if (this.expression instanceof SpelExpression spel) {
+			collectUnknown(spel.getAST(), unknown);
+		}
+		return unknown;
+	}
+
+	private void collectUnknown(SpelNode node, List<String> unknown) {
+		if (node instanceof VariableReference variable) {
+			String name = variable.toStringAST().substring(1);
+			boolean known = name.equals("this") || name.equals("root")
+					|| java.util.Arrays.asList(this.parameterNames).contains(name)
+					|| Arguments.positional(name) >= 0 && Arguments.positional(name) < this.parameterNames.length;
+			if (!known && !unknown.contains(name)) {
+				unknown.add(name);
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			collectUnknown(node.getChild(i), unknown);
+		}
+	}
+
+	/**
 	 * @return the expression's text
 	 */
 	String text() {
@@ -246,7 +275,7 @@ public final class EffectExpression {
 		/**
 		 * @return {@code n} for {@code pn} or {@code an}, else -1
 		 */
-		private static int positional(String name) {
+		static int positional(String name) {
 			if (name.length() < 2 || (name.charAt(0) != 'p' && name.charAt(0) != 'a')) {
 				return -1;
 			}

@@ -236,12 +236,27 @@ public class EffectRegistry implements SmartInitializingSingleton {
 		if (text.isBlank()) {
 			return null;
 		}
+		EffectExpression expression;
 		try {
-			return new EffectExpression(parser.parseExpression(text), attribute, effect.name(), names);
+			expression = new EffectExpression(parser.parseExpression(text), attribute, effect.name(), names);
 		}
 		catch (ParseException ex) {
 			throw invalid(effect, attribute + " '" + text + "' is not a valid SpEL expression: " + ex.getMessage());
 		}
+		List<String> unknown = expression.unknownVariables();
+		if (!unknown.isEmpty()) {
+			String variables = String.join(", ", unknown.stream().map((name) -> "#" + name).toList());
+			boolean namesKnown = java.util.Arrays.stream(names).allMatch(java.util.Objects::nonNull);
+			throw invalid(effect, attribute + " '" + text + "' names " + variables + ", which "
+					+ ((unknown.size() == 1) ? "is" : "are") + " not a parameter of the method"
+					+ (namesKnown ? " (its parameters: " + String.join(", ", names) + ")"
+							: ": its parameter names are not in the compiled class. Compile with -parameters "
+									+ "(Spring Boot's parent POM and Gradle plugin do; with Maven alone, "
+									+ "<parameters>true</parameters> in maven-compiler-plugin's configuration), "
+									+ "or name the parameters by position: #p0, #p1, ...")
+					+ "; each would be null in every call");
+		}
+		return expression;
 	}
 
 	private static Duration delay(EffectMethod effect, String text) {

@@ -24,7 +24,7 @@ import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
-import io.ductor.run.Tick;
+import io.ductor.run.internal.RunningTick;
 
 /**
  * Records effect intents in the caller's transaction: resolves the key, writes the
@@ -94,7 +94,7 @@ public class EffectWriter {
 	 */
 	public String record(EffectDefinition effect, Object[] args, String key, String orderingKey, Duration delay,
 			String alarmName) {
-		Tick tick = Tick.current().orElse(null);
+		RunningTick tick = RunningTick.current().orElse(null);
 		return record(effect, args, key, orderingKey, delay, alarmName, (tick != null) ? tick.runId() : null);
 	}
 

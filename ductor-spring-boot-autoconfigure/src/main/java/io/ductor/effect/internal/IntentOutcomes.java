@@ -16,6 +16,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
+import io.ductor.internal.DbValues;
 
 /**
  * What becomes of a claimed attempt: its outcome recorded (in batches), its started mark
@@ -125,7 +126,7 @@ public final class IntentOutcomes {
 							() -> completeBatch(connection, owner, List.of(completion)),
 							(fault) -> failInFlight(connection, completion.intentId(), owner, completion.attempt(),
 									"Ductor could not record the outcome of attempt " + completion.attempt() + " ("
-											+ completion.status().dbValue() + "): " + fault
+											+ DbValues.of(completion.status()) + "): " + fault
 											+ ((completion.error() != null)
 													? "; the attempt's error: " + completion.error() : ""))));
 				}
@@ -145,7 +146,7 @@ public final class IntentOutcomes {
 			Completion completion = completions.get(i);
 			ids[i] = completion.intentId();
 			attempts[i] = completion.attempt();
-			statuses[i] = completion.status().dbValue();
+			statuses[i] = DbValues.of(completion.status());
 			errors[i] = completion.error();
 			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
 		}

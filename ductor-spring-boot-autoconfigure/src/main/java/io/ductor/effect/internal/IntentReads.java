@@ -13,6 +13,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
+import io.ductor.internal.DbValues;
 
 /**
  * Reads of {@code eec_effect_intent} for the operator's API and for tests: one intent by
@@ -57,7 +58,7 @@ public final class IntentReads {
 		return this.jdbc
 			.sql("SELECT " + COLUMNS
 					+ " FROM eec_effect_intent WHERE status = :status AND id > :afterId ORDER BY id LIMIT :limit")
-			.param("status", status.dbValue())
+			.param("status", DbValues.of(status))
 			.param("afterId", afterId)
 			.param("limit", limit)
 			.query(IntentReads::intent)
@@ -74,7 +75,7 @@ public final class IntentReads {
 	/** Reads one row of {@link #COLUMNS}. */
 	static EffectIntent intent(ResultSet rs, int row) throws SQLException {
 		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),
-				EffectStatus.fromDb(rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
+				DbValues.parse(EffectStatus.class, rs.getString("status")), Receiver.valueOf(rs.getString("receiver")),
 				rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getObject("next_attempt_at", OffsetDateTime.class),
 				rs.getString("lease_owner"), rs.getObject("lease_expires_at", OffsetDateTime.class),
 				rs.getString("ordering_key"), rs.getString("alarm_name"), rs.getString("run_id"),

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -52,7 +53,7 @@ public final class LeaseHeartbeat {
 	 */
 	private final ScheduledExecutorService scheduler;
 
-	private volatile ScheduledFuture<?> beats;
+	private volatile @Nullable ScheduledFuture<?> beats;
 
 	LeaseHeartbeat(String owner, DrainerLeases leases, Duration lease, DuctorObserver observer,
 			Map<Long, DrainClaim> held, ScheduledExecutorService scheduler) {

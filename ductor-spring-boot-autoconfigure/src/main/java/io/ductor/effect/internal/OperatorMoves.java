@@ -14,6 +14,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.OperatorDecision;
+import io.ductor.internal.DbValues;
 
 /**
  * The moves made on intents from outside the drain: an operator's, of one intent from one
@@ -103,8 +104,8 @@ public final class OperatorMoves {
 					    RETURNING\s"""
 					+ IntentReads.COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
-			.param("to", to.dbValue())
-			.param("from", from.stream().map(EffectStatus::dbValue).toList())
+			.param("to", DbValues.of(to))
+			.param("from", from.stream().map(DbValues::of).toList())
 			.param("error", error)
 			.param("maxAttempts", maxAttempts)
 			.param("decided", decision != null)
@@ -126,7 +127,7 @@ public final class OperatorMoves {
 		try {
 			return this.jdbc.sql(RETRY_BATCH_SQL)
 				.param("name", effectName)
-				.param("from", from.dbValue())
+				.param("from", DbValues.of(from))
 				.param("asOf", asOf)
 				.param("budget", budget)
 				.param("batch", batchSize)
@@ -141,7 +142,7 @@ public final class OperatorMoves {
 		}
 		String retryOne = RETRY_UPDATE_SQL.formatted("ARRAY[:id]::bigint[]");
 		return BatchFaults.rowByRow(this.template, PARKED_SQL,
-				Map.of("name", effectName, "from", from.dbValue(), "asOf", asOf, "batch", batchSize),
+				Map.of("name", effectName, "from", DbValues.of(from), "asOf", asOf, "batch", batchSize),
 				(connection, id) -> {
 					try (PreparedStatement statement = BatchFaults.prepare(connection, retryOne,
 							Map.of("budget", budget, "id", id))) {

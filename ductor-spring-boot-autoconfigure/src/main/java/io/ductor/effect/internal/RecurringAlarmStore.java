@@ -21,6 +21,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.MissedOccurrences;
 import io.ductor.effect.OperatorDecision;
 import io.ductor.effect.RecurringAlarm;
+import io.ductor.internal.DbValues;
 
 /**
  * The SQL behind recurring alarms: {@code eec_recurring_alarm}. Every statement runs in
@@ -103,7 +104,7 @@ public class RecurringAlarmStore {
 				ON CONFLICT (name) DO NOTHING""")
 			.params(name, effectName, schedule.cronExpression(),
 					(schedule.period() != null) ? schedule.period().toMillis() : null, schedule.zone().getId(),
-					payload.json(), payload.fingerprint(), schedule.missed().dbValue(), schedule.grace().toMillis(),
+					payload.json(), payload.fingerprint(), DbValues.of(schedule.missed()), schedule.grace().toMillis(),
 					declaredIn, utc(nextAt))
 			.update() == 1;
 	}
@@ -117,7 +118,7 @@ public class RecurringAlarmStore {
 					WHERE name = ?""")
 			.params(effectName, schedule.cronExpression(),
 					(schedule.period() != null) ? schedule.period().toMillis() : null, schedule.zone().getId(),
-					payload.json(), payload.fingerprint(), schedule.missed().dbValue(), schedule.grace().toMillis(),
+					payload.json(), payload.fingerprint(), DbValues.of(schedule.missed()), schedule.grace().toMillis(),
 					declaredIn, utc(nextAt), name)
 			.update();
 	}
@@ -187,7 +188,7 @@ public class RecurringAlarmStore {
 				return new RecurringAlarm(stored.name(), stored.effectName(), stored.schedule(), stored.declaredIn(),
 						stored.paused(), rs.getObject("next_at", OffsetDateTime.class),
 						rs.getObject("last_occurrence_at", OffsetDateTime.class), stored.lastKey(),
-						(status != null) ? EffectStatus.fromDb(status) : null);
+						(status != null) ? DbValues.parse(EffectStatus.class, status) : null);
 			})
 			.list();
 	}
@@ -222,7 +223,8 @@ public class RecurringAlarmStore {
 	static AlarmSchedule scheduleFromDb(String cron, Long everyMs, String zone, String missed, long graceMs) {
 		AlarmSchedule schedule = (cron != null) ? AlarmSchedule.cron(cron, zoneOf(zone))
 				: AlarmSchedule.every(Duration.ofMillis(everyMs));
-		return schedule.withMissed(MissedOccurrences.fromDb(missed)).withGrace(Duration.ofMillis(graceMs));
+		return schedule.withMissed(DbValues.parse(MissedOccurrences.class, missed))
+			.withGrace(Duration.ofMillis(graceMs));
 	}
 
 	private static ZoneId zoneOf(String zone) {

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.ductor.effect.EffectStatus;
+import io.ductor.internal.DbValues;
 
 /**
  * An intent whose status a completion, a redrive or a reconciliation round changed: what
@@ -16,8 +17,8 @@ import io.ductor.effect.EffectStatus;
 public record Settled(long id, EffectStatus status, String effectName, String key) {
 
 	static Settled read(ResultSet rs) throws SQLException {
-		return new Settled(rs.getLong("id"), EffectStatus.fromDb(rs.getString("status")), rs.getString("effect_name"),
-				rs.getString("idempotency_key"));
+		return new Settled(rs.getLong("id"), DbValues.parse(EffectStatus.class, rs.getString("status")),
+				rs.getString("effect_name"), rs.getString("idempotency_key"));
 	}
 
 	/** Runs the query and reads every row it returns. */

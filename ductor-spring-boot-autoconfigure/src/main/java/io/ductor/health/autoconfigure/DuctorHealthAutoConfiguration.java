@@ -11,9 +11,9 @@ import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.health.internal.DuctorBacklog;
 import io.ductor.health.internal.DuctorHealthIndicator;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.DuctorWorkers;
 
 /**

@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.WorkerStatus;
 
 /**

@@ -18,12 +18,13 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.internal.IdempotencySweeper;
+import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.idempotency.web.internal.HandlerExceptions;
 import io.ductor.idempotency.web.internal.IdempotencyFilter;
-import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
@@ -53,7 +54,7 @@ public final class DuctorIdempotencyAutoConfiguration {
 			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
 			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
-		return new IdempotencyService(dataSource,
+		return new DefaultIdempotencyService(dataSource,
 				DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource), json,
 				properties.toSettings(), listener.getIfAvailable(), observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
@@ -95,8 +96,8 @@ public final class DuctorIdempotencyAutoConfiguration {
 		IdempotencyFilter ductorIdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants,
 				JsonCodec json, DuctorIdempotencyProperties properties,
 				ObjectProvider<RequestMappingHandlerMapping> mappings) {
-			return new IdempotencyFilter(service, tenants, json, properties.headerName(), mappings,
-					properties.maxRequestSize(), properties.maxResponseSize());
+			return new IdempotencyFilter(service, properties.toSettings(), tenants, json, properties.headerName(),
+					mappings, properties.maxRequestSize(), properties.maxResponseSize());
 		}
 
 		/**

@@ -16,10 +16,11 @@ import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorProperties;
-import io.ductor.effect.EffectOutbox;
-import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.EffectOperations;
+import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorConfiguredAlarms;
-import io.ductor.health.internal.DuctorBacklog;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorMetrics;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.metrics.internal.DuctorSchedulingMetrics;
@@ -46,11 +47,11 @@ public final class DuctorMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(EffectOutbox.class)
-	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectOutbox outbox, DuctorProperties properties,
-			ObjectProvider<DuctorConfiguredAlarms> alarms) {
+	@ConditionalOnBean({ EffectOperations.class, RecurringAlarms.class })
+	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectOperations operations, RecurringAlarms recurringAlarms,
+			DuctorProperties properties, ObjectProvider<DuctorConfiguredAlarms> alarms) {
 		DuctorConfiguredAlarms configured = alarms.getIfAvailable(() -> DuctorConfiguredAlarms.NONE);
-		return new DuctorSchedulingMetrics(outbox, properties.backlog().cacheTtl(),
+		return new DuctorSchedulingMetrics(operations, recurringAlarms, properties.backlog().cacheTtl(),
 				new ArrayList<>(new TreeSet<>(configured.byName().keySet())));
 	}
 

@@ -9,8 +9,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import io.ductor.health.internal.DuctorBacklog;
-
 /**
  * Ductor's Micrometer meters. Counters and timers follow what the observer is told;
  * gauges read the cached {@link DuctorBacklog} snapshot, so a scrape costs at most one

@@ -13,8 +13,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.ductor.effect.EffectConcurrency;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.RecurringAlarm;
+import io.ductor.effect.RecurringAlarms;
 
 /**
  * Gauges of recurring alarms and concurrency limits, read from one cached snapshot (so a
@@ -32,7 +33,9 @@ import io.ductor.effect.RecurringAlarm;
  */
 public class DuctorSchedulingMetrics implements MeterBinder {
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
+
+	private final RecurringAlarms alarms;
 
 	private final Duration ttl;
 
@@ -43,12 +46,15 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 	private volatile Snapshot snapshot;
 
 	/**
-	 * @param outbox where alarms and limits are read
+	 * @param operations where limits are read
+	 * @param alarms where alarms are read
 	 * @param ttl how long one snapshot is reused
 	 * @param alarmNames alarms to show besides those stored when the meters are bound
 	 */
-	public DuctorSchedulingMetrics(EffectOutbox outbox, Duration ttl, List<String> alarmNames) {
-		this.outbox = outbox;
+	public DuctorSchedulingMetrics(EffectOperations operations, RecurringAlarms alarms, Duration ttl,
+			List<String> alarmNames) {
+		this.operations = operations;
+		this.alarms = alarms;
 		this.ttl = ttl;
 		this.clock = Instant::now;
 		this.alarmNames = List.copyOf(alarmNames);
@@ -58,7 +64,7 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 	public void bindTo(MeterRegistry registry) {
 		TreeSet<String> alarms = new TreeSet<>(this.alarmNames);
 		try {
-			this.outbox.recurringAlarms().forEach((alarm) -> alarms.add(alarm.name()));
+			this.alarms.recurringAlarms().forEach((alarm) -> alarms.add(alarm.name()));
 		}
 		catch (RuntimeException ex) {
 			// the database is unreachable now: the declared alarms still get their gauges
@@ -81,7 +87,7 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 				.tag("alarm", alarm)
 				.register(registry);
 		}
-		for (String effect : this.outbox.concurrencyLimits().keySet()) {
+		for (String effect : this.operations.concurrencyLimits().keySet()) {
 			Gauge
 				.builder("ductor.effects.slots.used", this,
 						(metrics) -> metrics.slots(effect, (found) -> (double) found.inUse()))
@@ -122,9 +128,9 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 		Instant now = this.clock.get();
 		if (current == null || current.takenAt().plus(this.ttl).isBefore(now)) {
 			Map<String, RecurringAlarm> alarms = new java.util.HashMap<>();
-			this.outbox.recurringAlarms().forEach((alarm) -> alarms.put(alarm.name(), alarm));
+			this.alarms.recurringAlarms().forEach((alarm) -> alarms.put(alarm.name(), alarm));
 			Map<String, EffectConcurrency> slots = new java.util.HashMap<>();
-			this.outbox.concurrency().forEach((limit) -> slots.put(limit.effectName(), limit));
+			this.operations.concurrency().forEach((limit) -> slots.put(limit.effectName(), limit));
 			current = new Snapshot(now, alarms, slots);
 			this.snapshot = current;
 		}

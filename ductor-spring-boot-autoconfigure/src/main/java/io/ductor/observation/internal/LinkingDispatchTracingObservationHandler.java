@@ -10,6 +10,7 @@ import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandle
 import io.micrometer.tracing.propagation.Propagator;
 
 import io.ductor.observation.DuctorObservationContext;
+import io.ductor.observation.DuctorObservationDocumentation;
 
 /**
  * With {@code ductor.effects.tracing.dispatch-relation=link}: the span of a dispatch

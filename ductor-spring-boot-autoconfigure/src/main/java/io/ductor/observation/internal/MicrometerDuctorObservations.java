@@ -12,6 +12,7 @@ import io.micrometer.observation.transport.SenderContext;
 import io.ductor.observation.DefaultDuctorObservationConvention;
 import io.ductor.observation.DuctorObservationContext;
 import io.ductor.observation.DuctorObservationConvention;
+import io.ductor.observation.DuctorObservationDocumentation;
 
 /**
  * Ductor's observations in a Micrometer {@link ObservationRegistry}. A dispatch attempt

@@ -6,8 +6,11 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.internal.DbValues;
 import io.ductor.run.RunCompensation;
 import io.ductor.run.RunStatus;
 import io.ductor.run.RunTransition;
@@ -85,7 +88,7 @@ public class RunStore {
 			.param("id", from.id())
 			.param("version", from.recordVersion())
 			.param("state", stateJson)
-			.param("status", status.dbValue())
+			.param("status", DbValues.of(status))
 			.param("reason", failureReason)
 			.param("stamp", stamp)
 			.param("input", inputJson)
@@ -108,22 +111,27 @@ public class RunStore {
 				FROM eec_run_transition WHERE run_id = :id ORDER BY seq""")
 			.param("id", runId)
 			.query((rs, row) -> new RunTransition(rs.getString("run_id"), rs.getLong("seq"), rs.getString("stamp"),
-					rs.getString("input"), rs.getLong("record_version"), RunStatus.fromDb(rs.getString("run_status")),
+					rs.getString("input"), rs.getLong("record_version"),
+					DbValues.parse(RunStatus.class, rs.getString("run_status")),
 					rs.getObject("created_at", OffsetDateTime.class)))
 			.list();
 	}
 
 	private static RunRow mapRun(ResultSet rs, int row) throws SQLException {
-		return new RunRow(rs.getString("id"), rs.getString("type"), RunStatus.fromDb(rs.getString("status")),
-				rs.getString("state"), rs.getLong("record_version"), rs.getLong("last_transition_seq"),
-				rs.getString("failure_reason"), rs.getObject("created_at", OffsetDateTime.class),
-				rs.getObject("updated_at", OffsetDateTime.class), rs.getBoolean("stamp_applied"),
-				RunCompensation.fromDb(rs.getString("compensation")));
+		return new RunRow(rs.getString("id"), rs.getString("type"),
+				DbValues.parse(RunStatus.class, rs.getString("status")), rs.getString("state"),
+				rs.getLong("record_version"), rs.getLong("last_transition_seq"), rs.getString("failure_reason"),
+				rs.getObject("created_at", OffsetDateTime.class), rs.getObject("updated_at", OffsetDateTime.class),
+				rs.getBoolean("stamp_applied"), compensation(rs.getString("compensation")));
 	}
 
 	public record RunRow(String id, String type, RunStatus status, String stateJson, long recordVersion,
 			long lastTransitionSeq, String failureReason, OffsetDateTime createdAt, OffsetDateTime updatedAt,
 			boolean stampApplied, RunCompensation compensation) {
+	}
+
+	private static RunCompensation compensation(@Nullable String value) {
+		return (value != null) ? DbValues.parse(RunCompensation.class, value) : RunCompensation.NONE;
 	}
 
 }

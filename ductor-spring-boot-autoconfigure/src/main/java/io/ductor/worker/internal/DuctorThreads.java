@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
@@ -75,7 +76,7 @@ public final class DuctorThreads
 	/** Every thread made here that has not ended yet, virtual ones included. */
 	private final Set<Thread> live = ConcurrentHashMap.newKeySet();
 
-	private volatile ApplicationContext context;
+	private volatile @Nullable ApplicationContext context;
 
 	/** Set when the context starts closing; the deadline starts at the first stop. */
 	private volatile boolean closing;
@@ -84,9 +85,9 @@ public final class DuctorThreads
 
 	private boolean closeDeadlineStarted;
 
-	private ScheduledThreadPoolExecutor scheduler;
+	private @Nullable ScheduledThreadPoolExecutor scheduler;
 
-	private ThreadPoolExecutor rounds;
+	private @Nullable ThreadPoolExecutor rounds;
 
 	/**
 	 * @param virtual whether work runs on virtual threads; only on Java 21 or later

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -65,11 +66,11 @@ public class PeriodicWorker implements SmartLifecycle {
 	private final Object roundLock = new Object();
 
 	/** The thread running this worker's rounds, while it does. */
-	private Thread roundThread;
+	private @Nullable Thread roundThread;
 
 	private volatile boolean running;
 
-	private ScheduledFuture<?> timer;
+	private @Nullable ScheduledFuture<?> timer;
 
 	/**
 	 * Create a worker.
@@ -227,7 +228,9 @@ public class PeriodicWorker implements SmartLifecycle {
 		}
 		DuctorThreads.Deadline deadline = this.threads.stopDeadline();
 		this.running = false;
-		this.timer.cancel(false);
+		if (this.timer != null) {
+			this.timer.cancel(false);
+		}
 		this.timer = null;
 		synchronized (this.roundLock) {
 			while (this.roundThread != null && !deadline.remaining().isZero()) {

@@ -9,8 +9,11 @@ import org.springframework.context.annotation.Configuration;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.RecurringAlarms;
+import io.ductor.effect.internal.DurableEffects;
+import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.RetentionPurger;
 
@@ -35,6 +38,42 @@ class DuctorEffectsAutoConfigurationTest {
 			.hasBean("ductorEffectRetentionPurger")
 			.hasSingleBean(EffectOutbox.class)
 			.hasSingleBean(DurableEffects.class));
+	}
+
+	@Test
+	void producerOperatorAndAlarmServicesAreABeanEachAndAUserBeanReplacesItsOwnTypeOnly() {
+		this.runner.run((context) -> assertThat(context).hasNotFailed()
+			.hasSingleBean(EffectOutbox.class)
+			.hasSingleBean(EffectOperations.class)
+			.hasSingleBean(RecurringAlarms.class)
+			.hasSingleBean(RunFailureHandler.class));
+		this.runner.withUserConfiguration(UserOperations.class).run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(EffectOutbox.class)
+				.hasSingleBean(EffectOperations.class)
+				.hasSingleBean(RecurringAlarms.class);
+			assertThat(context.getBean(EffectOperations.class)).isSameAs(UserOperations.OPERATIONS);
+			assertThat(context.getBean(EffectOutbox.class)).isNotInstanceOf(EffectOperations.class);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserOperations {
+
+		static final EffectOperations OPERATIONS = (EffectOperations) java.lang.reflect.Proxy.newProxyInstance(
+				EffectOperations.class.getClassLoader(), new Class<?>[] { EffectOperations.class },
+				(proxy, method, args) -> switch (method.getName()) {
+					case "toString" -> "the application's operations";
+					case "hashCode" -> 0;
+					case "equals" -> proxy == args[0];
+					default -> throw new UnsupportedOperationException(method.getName());
+				});
+
+		@Bean
+		EffectOperations userOperations() {
+			return OPERATIONS;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -18,8 +18,8 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
-import org.springframework.context.annotation.Bean;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -27,13 +27,14 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
 import io.ductor.idempotency.IdempotencyService;
-import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.ReserveOutcome;
-import io.ductor.idempotency.web.internal.IdempotencyFilter;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
+import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
+import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
@@ -79,7 +80,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 			assertThat(context.getBeanProvider(RetentionPurger.class).orderedStream())
 				.contains(context.getBean(IdempotencyRetentionPurger.class));
 			IdempotencyService service = context.getBean(IdempotencyService.class);
-			assertThat(service.settings()).isEqualTo(IdempotencySettings.defaults());
+			assertThat(((DefaultIdempotencyService) service).settings()).isEqualTo(IdempotencySettings.defaults());
 			assertThat(service.reserve("", "orders", "auto-configured", "fp"))
 				.isInstanceOf(ReserveOutcome.Reserved.class);
 		});
@@ -98,9 +99,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 				assertThat(properties.maxRequestSize()).isEqualTo(DataSize.ofMegabytes(1));
 				assertThat(properties.retention()).isEqualTo(Duration.ofHours(2));
 				assertThat(properties.sweeper().interval()).isEqualTo(Duration.ofSeconds(5));
-				assertThat(context.getBean(IdempotencyService.class).settings()).isEqualTo(new IdempotencySettings(
-						Duration.ofSeconds(30), Duration.ofHours(1), io.ductor.idempotency.DuplicatePolicy.REJECT,
-						Duration.ofSeconds(3), Duration.ofMillis(250)));
+				assertThat(context.getBean(DefaultIdempotencyService.class).settings())
+					.isEqualTo(new IdempotencySettings(Duration.ofSeconds(30), Duration.ofHours(1),
+							io.ductor.idempotency.DuplicatePolicy.REJECT, Duration.ofSeconds(3),
+							Duration.ofMillis(250)));
 			});
 	}
 
@@ -229,7 +231,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 		@Bean
 		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
-			return new IdempotencyService(dataSource,
+			return new DefaultIdempotencyService(dataSource,
 					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
 					IdempotencySettings.defaults(), null);
 		}

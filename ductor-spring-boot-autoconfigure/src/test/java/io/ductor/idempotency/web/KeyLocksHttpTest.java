@@ -38,6 +38,7 @@ import io.ductor.idempotency.IdempotencyRows;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyProperties;
+import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.LockKeys;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
@@ -330,7 +331,8 @@ class KeyLocksHttpTest {
 					properties.duplicatePolicy(), properties.waitTimeout(), properties.pollInterval())
 				.withLockKeys((request) -> request.key().startsWith(COLLIDING) ? COLLIDING_LOCK
 						: LockKeys.SHA256.lockKey(request));
-			return new IdempotencyService(dataSource, transactionManager, json, settings, listener.getIfAvailable());
+			return new DefaultIdempotencyService(dataSource, transactionManager, json, settings,
+					listener.getIfAvailable());
 		}
 
 	}

@@ -14,7 +14,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * {@code @AutoConfigureDuctorTester} only, so that the tester's clock reaches every
  * connection of the application and nothing else.
  */
-final class DuctorTesterClockPostProcessor implements BeanPostProcessor, BeanFactoryAware {
+public final class DuctorTesterClockPostProcessor implements BeanPostProcessor, BeanFactoryAware {
 
 	private ConfigurableListableBeanFactory beanFactory;
 

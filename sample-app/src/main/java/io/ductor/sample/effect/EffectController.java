@@ -12,26 +12,26 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 
 import io.ductor.effect.EffectIntentStateException;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectResolution;
 
 /**
- * The operator's side of the sample, through {@link EffectOutbox}: look at an effect,
+ * The operator's side of the sample, through {@link EffectOperations}: look at an effect,
  * decide on one waiting in {@code needs_decision}, run a failed one again.
  */
 @RestController
 @RequestMapping("/effects")
 class EffectController {
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
 
-	EffectController(EffectOutbox outbox) {
-		this.outbox = outbox;
+	EffectController(EffectOperations operations) {
+		this.operations = operations;
 	}
 
 	@GetMapping("/{id}")
 	EffectView get(@PathVariable long id) {
-		return EffectView.of(this.outbox.find(id).orElseThrow(() -> notFound(id)));
+		return EffectView.of(this.operations.find(id).orElseThrow(() -> notFound(id)));
 	}
 
 	/**
@@ -45,8 +45,8 @@ class EffectController {
 			throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
 					"resolution must be RETRY, MARK_DONE or MARK_FAILED");
 		}
-		this.outbox.find(id).orElseThrow(() -> notFound(id));
-		return EffectView.of(this.outbox.resolve(id, body.resolution()));
+		this.operations.find(id).orElseThrow(() -> notFound(id));
+		return EffectView.of(this.operations.resolve(id, body.resolution()));
 	}
 
 	/**
@@ -55,8 +55,8 @@ class EffectController {
 	 */
 	@PostMapping("/{id}/retry")
 	EffectView retry(@PathVariable long id) {
-		this.outbox.find(id).orElseThrow(() -> notFound(id));
-		return EffectView.of(this.outbox.retry(id));
+		this.operations.find(id).orElseThrow(() -> notFound(id));
+		return EffectView.of(this.operations.retry(id));
 	}
 
 	@ExceptionHandler(EffectIntentStateException.class)

@@ -1,6 +1,7 @@
 package io.ductor.sample.effect;
 
 import java.time.OffsetDateTime;
+import java.util.Locale;
 
 import io.ductor.effect.EffectIntent;
 
@@ -31,9 +32,10 @@ public record EffectView(long id, String name, String idempotencyKey, String sta
 	 * @return its view
 	 */
 	public static EffectView of(EffectIntent intent) {
-		return new EffectView(intent.id(), intent.effectName(), intent.idempotencyKey(), intent.status().dbValue(),
-				intent.receiver().name(), intent.attempts(), intent.maxAttempts(), intent.lastError(),
-				intent.nextAttemptAt(), intent.updatedAt(), intent.reconcileRounds(), intent.reconcileOutcome());
+		return new EffectView(intent.id(), intent.effectName(), intent.idempotencyKey(),
+				intent.status().name().toLowerCase(Locale.ROOT), intent.receiver().name(), intent.attempts(),
+				intent.maxAttempts(), intent.lastError(), intent.nextAttemptAt(), intent.updatedAt(),
+				intent.reconcileRounds(), intent.reconcileOutcome());
 	}
 
 }

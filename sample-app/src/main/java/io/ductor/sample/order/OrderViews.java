@@ -13,7 +13,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.run.Run;
 import io.ductor.run.RunTransition;
 import io.ductor.run.TickService;
@@ -21,7 +21,7 @@ import io.ductor.sample.effect.EffectView;
 
 /**
  * Reads orders for display: the shop's own rows, the run through {@link TickService}, the
- * effects through {@link EffectOutbox#findByRun(String)}.
+ * effects through {@link EffectOperations#findByRun(String)}.
  */
 @Component
 class OrderViews {
@@ -30,14 +30,14 @@ class OrderViews {
 
 	private final TickService ticks;
 
-	private final EffectOutbox outbox;
+	private final EffectOperations operations;
 
 	private final JsonMapper json;
 
-	OrderViews(DataSource dataSource, TickService ticks, EffectOutbox outbox, JsonMapper json) {
+	OrderViews(DataSource dataSource, TickService ticks, EffectOperations operations, JsonMapper json) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.ticks = ticks;
-		this.outbox = outbox;
+		this.operations = operations;
 		this.json = json;
 	}
 
@@ -72,7 +72,7 @@ class OrderViews {
 			.stream()
 			.map(this::transition)
 			.toList();
-		List<EffectView> effects = this.outbox.findByRun(order.id()).stream().map(EffectView::of).toList();
+		List<EffectView> effects = this.operations.findByRun(order.id()).stream().map(EffectView::of).toList();
 		List<String> requests = this.jdbc.sql("""
 				SELECT outcome || CASE WHEN answer_lost THEN ' (answer lost)' ELSE '' END
 				FROM sample_payment_request WHERE order_id = ? ORDER BY id""")

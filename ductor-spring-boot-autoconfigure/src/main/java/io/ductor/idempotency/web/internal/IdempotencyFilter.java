@@ -37,6 +37,7 @@ import io.ductor.idempotency.ReserveOutcome.Replay;
 import io.ductor.idempotency.ReserveOutcome.Reserved;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.TransactionalDecision;
+import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.web.IdempotencyMode;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.idempotency.web.TenantScopeResolver;
@@ -115,6 +116,8 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 
 	private final IdempotencyService service;
 
+	private final IdempotencySettings settings;
+
 	private final TenantScopeResolver tenants;
 
 	private final ProblemResponses problems;
@@ -133,6 +136,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	/**
 	 * Create the filter.
 	 * @param service the idempotency service
+	 * @param settings the policy and timeout duplicates wait with
 	 * @param tenants resolves a request's tenant scope
 	 * @param json writes problem details
 	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
@@ -140,14 +144,17 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	 * context is refreshed
 	 * @param maxRequestSize the largest request body read for the fingerprint
 	 */
-	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json, String headerName,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize) {
-		this(service, tenants, json, headerName, mappings, maxRequestSize, DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
+	public IdempotencyFilter(IdempotencyService service, IdempotencySettings settings, TenantScopeResolver tenants,
+			JsonCodec json, String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings,
+			DataSize maxRequestSize) {
+		this(service, settings, tenants, json, headerName, mappings, maxRequestSize,
+				DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
 	}
 
 	/**
 	 * Create the filter.
 	 * @param service the idempotency service
+	 * @param settings the policy and timeout duplicates wait with
 	 * @param tenants resolves a request's tenant scope
 	 * @param json writes problem details
 	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
@@ -157,12 +164,14 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	 * @param maxResponseSize the largest response body stored
 	 * ({@code ductor.idempotency.max-response-size}); never more is buffered
 	 */
-	public IdempotencyFilter(IdempotencyService service, TenantScopeResolver tenants, JsonCodec json, String headerName,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, DataSize maxRequestSize, DataSize maxResponseSize) {
+	public IdempotencyFilter(IdempotencyService service, IdempotencySettings settings, TenantScopeResolver tenants,
+			JsonCodec json, String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings,
+			DataSize maxRequestSize, DataSize maxResponseSize) {
 		if (maxResponseSize.toBytes() < 1 || maxResponseSize.toBytes() > Integer.MAX_VALUE - 8) {
 			throw new IllegalArgumentException("maxResponseSize must be between 1B and 2GB but was " + maxResponseSize);
 		}
 		this.service = service;
+		this.settings = settings;
 		this.tenants = tenants;
 		this.problems = new ProblemResponses(json);
 		this.keyHeader = new IdempotencyKeyHeader(headerName);
@@ -255,7 +264,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 		}
 		IdempotentRequest idempotentRequest = new IdempotentRequest(tenantScope, handler.pool(), key,
 				buffered.fingerprint());
-		DuplicatePolicy policy = this.service.settings().resolve(idempotent.duplicatePolicy());
+		DuplicatePolicy policy = this.settings.resolve(idempotent.duplicatePolicy());
 		request.setAttribute(APPLIED, handler);
 		if (idempotent.mode() == IdempotencyMode.ONE_TRANSACTION) {
 			runInOneTransaction(handler, buffered.request(), response, chain, idempotentRequest, policy);
@@ -282,7 +291,7 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 		else if (outcome instanceof InFlight inFlight) {
 			response.setHeader(HttpHeaders.RETRY_AFTER, "1");
 			problem(handler, request, response, HttpStatus.CONFLICT,
-					inFlight.exception((policy == DuplicatePolicy.WAIT) ? this.service.settings().waitTimeout() : null)
+					inFlight.exception((policy == DuplicatePolicy.WAIT) ? this.settings.waitTimeout() : null)
 						.getMessage());
 		}
 		else if (outcome instanceof FingerprintMismatch mismatch) {

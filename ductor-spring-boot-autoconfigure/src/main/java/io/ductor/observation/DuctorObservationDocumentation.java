@@ -1,11 +1,9 @@
-package io.ductor.observation.internal;
+package io.ductor.observation;
 
 import io.micrometer.common.docs.KeyName;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
-
-import io.ductor.observation.DefaultDuctorObservationConvention;
 
 /**
  * Ductor's observations, with the key values their default convention

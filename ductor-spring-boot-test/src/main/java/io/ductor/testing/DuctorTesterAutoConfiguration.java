@@ -1,4 +1,4 @@
-package io.ductor.testing.internal;
+package io.ductor.testing;
 
 import javax.sql.DataSource;
 
@@ -9,24 +9,24 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.internal.DurableEffects;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.TickService;
-import io.ductor.testing.DuctorTester;
+import io.ductor.testing.internal.DuctorTesterClockPostProcessor;
 
 /**
  * Auto-configuration of the {@link DuctorTester}, imported by
  * {@link AutoConfigureDuctorTester} only: it is not among the application's
  * auto-configurations. Ductor's DataSource is wrapped so that its connections carry the
- * tester's clock.
+ * tester's clock. Package-private: it is Ductor's, and only the annotation names it.
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
 @ConditionalOnBean(DurableEffects.class)
-public final class DuctorTesterAutoConfiguration {
+final class DuctorTesterAutoConfiguration {
 
 	/**
 	 * Gives the connections of Ductor's DataSource the tester's clock.
@@ -38,9 +38,9 @@ public final class DuctorTesterAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	DuctorTester ductorTester(DurableEffects effects, EffectOutbox outbox, DataSource dataSource, JsonCodec json,
-			ObjectProvider<TickService> ticks) {
-		return new DuctorTester(effects, outbox, dataSource, json.mapper(), ticks.getIfAvailable());
+	DuctorTester ductorTester(DurableEffects effects, EffectOperations operations, DataSource dataSource,
+			JsonCodec json, ObjectProvider<TickService> ticks) {
+		return new DuctorTester(effects, operations, dataSource, json.mapper(), ticks.getIfAvailable());
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.ductor.health.internal;
+package io.ductor.metrics.internal;
 
 import java.sql.Connection;
 import java.sql.SQLException;

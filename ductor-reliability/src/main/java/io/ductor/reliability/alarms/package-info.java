@@ -1,0 +1,7 @@
+/**
+ * The reliability suite's workload: alarms.
+ */
+@NullMarked
+package io.ductor.reliability.alarms;
+
+import org.jspecify.annotations.NullMarked;

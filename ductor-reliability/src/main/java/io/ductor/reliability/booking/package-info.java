@@ -1,0 +1,7 @@
+/**
+ * The reliability suite's workload: booking.
+ */
+@NullMarked
+package io.ductor.reliability.booking;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,7 @@
+/**
+ * The reliability suite's workload: meet.
+ */
+@NullMarked
+package io.ductor.reliability.meet;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,7 @@
+/**
+ * The reliability suite's workload: retreat.
+ */
+@NullMarked
+package io.ductor.reliability.retreat;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of the {@code ductor} actuator endpoint.
+ */
+@NullMarked
+package io.ductor.actuate.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;

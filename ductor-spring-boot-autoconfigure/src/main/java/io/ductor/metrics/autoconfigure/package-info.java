@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of Ductor's Micrometer meters.
+ */
+@NullMarked
+package io.ductor.metrics.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;

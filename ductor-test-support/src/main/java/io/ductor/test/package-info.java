@@ -1,0 +1,7 @@
+/**
+ * The real-PostgreSQL test harness shared by the modules' tests.
+ */
+@NullMarked
+package io.ductor.test;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,7 @@
+/**
+ * The sample shop.
+ */
+@NullMarked
+package io.ductor.sample;
+
+import org.jspecify.annotations.NullMarked;
