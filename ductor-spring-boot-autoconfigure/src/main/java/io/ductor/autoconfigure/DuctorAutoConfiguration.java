@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -44,6 +45,7 @@ import io.ductor.run.TickService;
 import io.ductor.run.internal.DefaultTickService;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.DuctorWorkers;
 import io.ductor.worker.internal.PeriodicWorker;
 import io.ductor.worker.internal.RetentionPurger;
@@ -120,6 +122,17 @@ public final class DuctorAutoConfiguration {
 		return new ApplicationMigrationsCheck(beans, classLoader);
 	}
 
+	/**
+	 * Every thread Ductor makes: virtual threads for its work when
+	 * {@code spring.threads.virtual.enabled} is on (Java 21 or later), and one deadline,
+	 * {@code ductor.shutdown-timeout}, for stopping them all.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorThreads ductorThreads(Environment environment, DuctorProperties properties) {
+		return new DuctorThreads(Threading.VIRTUAL.isActive(environment), properties.shutdownTimeout());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper) {
@@ -151,11 +164,11 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
-	PeriodicWorker ductorRetentionWorker(ObjectProvider<RetentionPurger> purgers,
+	PeriodicWorker ductorRetentionWorker(DuctorThreads threads, ObjectProvider<RetentionPurger> purgers,
 			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
 			DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
-		return new PeriodicWorker("retention", retention.interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
+		return new PeriodicWorker(threads, "retention", retention.interval(),
 				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
@@ -182,8 +195,8 @@ public final class DuctorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@DependsOnDatabaseInitialization
-		PostgresNotificationListener ductorNotificationListener(DataSource dataSource) {
-			return new PostgresNotificationListener(dataSource);
+		PostgresNotificationListener ductorNotificationListener(DataSource dataSource, DuctorThreads threads) {
+			return new PostgresNotificationListener(dataSource, threads);
 		}
 
 	}

@@ -28,10 +28,19 @@ import io.ductor.jdbc.SchemaMode;
  * @param ticks How ticks retry after losing a race for their run.
  * @param retention The worker that purges finished rows past their retention.
  * @param backlog How the backlog behind health and gauges is read.
+ * @param shutdownTimeout How long Ductor's stop may take in all, from its first component
+ * stopping to its last thread ending: running effects, their outcomes, the rounds of the
+ * periodic workers and the notification listener share this one deadline; what is still
+ * running then is interrupted, and the reconciler redrives the effects it cut off.
  */
 @ConfigurationProperties("ductor")
 public record DuctorProperties(@DefaultValue("true") boolean enabled, @DefaultValue Schema schema,
-		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Backlog backlog) {
+		@DefaultValue Ticks ticks, @DefaultValue Retention retention, @DefaultValue Backlog backlog,
+		@DefaultValue("30s") Duration shutdownTimeout) {
+
+	public DuctorProperties {
+		PropertyChecks.requirePositive("ductor.shutdown-timeout", shutdownTimeout);
+	}
 
 	/**
 	 * The longest duration any Ductor property accepts: 100 years, far inside what

@@ -56,11 +56,10 @@ class DuctorPropertiesDurationLimitsTest {
 				"ductor.retention.interval", "ductor.effects.retention", "ductor.effects.backoff.initial",
 				"ductor.effects.backoff.max", "ductor.effects.overrides.send.backoff.initial",
 				"ductor.effects.overrides.send.backoff.max", "ductor.effects.drainer.poll-interval",
-				"ductor.effects.drainer.lease", "ductor.effects.drainer.shutdown-timeout",
-				"ductor.idempotency.pending-ttl", "ductor.idempotency.completed-ttl", "ductor.idempotency.retention",
-				"ductor.idempotency.wait-timeout", "ductor.idempotency.poll-interval",
-				"ductor.effects.reconciler.interval", "ductor.idempotency.sweeper.interval",
-				"ductor.health.max-oldest-age", "ductor.backlog.cache-ttl");
+				"ductor.effects.drainer.lease", "ductor.shutdown-timeout", "ductor.idempotency.pending-ttl",
+				"ductor.idempotency.completed-ttl", "ductor.idempotency.retention", "ductor.idempotency.wait-timeout",
+				"ductor.idempotency.poll-interval", "ductor.effects.reconciler.interval",
+				"ductor.idempotency.sweeper.interval", "ductor.health.max-oldest-age", "ductor.backlog.cache-ttl");
 	}
 
 	@Test

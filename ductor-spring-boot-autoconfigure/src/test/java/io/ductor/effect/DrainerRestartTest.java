@@ -97,7 +97,7 @@ class DrainerRestartTest {
 		TestEffects.gates.put(mail, mailGate);
 		TestEffects.started.put(mail, mailStarted);
 		try (ConfigurableApplicationContext context = EffectInstances.start(database, TestEffects.Config.class,
-				concat(SETTINGS, "ductor.effects.drainer.shutdown-timeout=1s"))) {
+				concat(SETTINGS, "ductor.shutdown-timeout=1s"))) {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TestEffects effects = context.getBean(TestEffects.class);
 			EffectDrainer drainer = context.getBean(EffectDrainer.class);
@@ -118,7 +118,8 @@ class DrainerRestartTest {
 			// started again, the drainer claims the mail again and its receiver starts
 			drainer.start();
 			assertThat(mailStarted.await(20, TimeUnit.SECONDS)).isTrue();
-			// the second stop gives up waiting for it: it still runs, and must stay this
+			// the second stop gives up waiting for it at the shutdown deadline and
+			// interrupts it: its outcome is not recorded, and the intent must stay this
 			// attempt's
 			drainer.stop();
 			assertThat(row(jdbc, mail)).containsEntry("status", "in_flight").containsEntry("attempts", 1);

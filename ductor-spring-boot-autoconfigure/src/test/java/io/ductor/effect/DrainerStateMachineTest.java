@@ -185,7 +185,7 @@ class DrainerStateMachineTest {
 				"ductor.effects.drainer.lease=" + LEASE.toMillis() + "ms",
 				"ductor.effects.drainer.concurrency=" + CONCURRENCY, "ductor.effects.drainer.batch-size=" + BATCH,
 				"ductor.effects.drainer.poll-interval=" + POLL_INTERVAL.toMillis() + "ms",
-				"ductor.effects.drainer.shutdown-timeout=10s",
+				"ductor.shutdown-timeout=10s",
 				"ductor.effects.reconciler.interval=" + RECONCILER_INTERVAL.toMillis() + "ms",
 				"ductor.effects.alarm-scheduler.enabled=false", "ductor.retention.enabled=false",
 				"ductor.effects.backoff.initial=100ms", "ductor.effects.backoff.max=" + BACKOFF_MAX.toMillis() + "ms",

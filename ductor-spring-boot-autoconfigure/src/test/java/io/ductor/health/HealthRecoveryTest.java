@@ -24,6 +24,7 @@ import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
 import io.ductor.health.internal.DuctorHealthIndicator;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -116,8 +117,8 @@ class HealthRecoveryTest {
 		static volatile CountDownLatch release;
 
 		@Bean
-		PeriodicWorker stuckWorker() {
-			return new PeriodicWorker("stuck", Duration.ofMillis(100), Duration.ofSeconds(1), () -> {
+		PeriodicWorker stuckWorker(DuctorThreads threads) {
+			return new PeriodicWorker(threads, "stuck", Duration.ofMillis(100), () -> {
 				release.await();
 				return false;
 			});

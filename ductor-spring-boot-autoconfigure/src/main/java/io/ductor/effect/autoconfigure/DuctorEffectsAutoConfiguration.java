@@ -44,6 +44,7 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 import io.ductor.worker.internal.RetentionPurger;
 
@@ -124,18 +125,18 @@ public final class DuctorEffectsAutoConfiguration {
 	DurableEffects ductorDurableEffects(DataSource dataSource, EffectRegistry registry, JsonCodec json,
 			ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
 			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties,
-			ObjectProvider<TickService> ticks) {
+			ObjectProvider<TickService> ticks, DuctorThreads threads) {
 		DuctorEffectsProperties.Drainer drainer = properties.drainer();
 		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
 						drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(), properties.retention(),
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
-								drainer.lease(), drainer.shutdownTimeout()),
+								drainer.lease()),
 						new DurableEffects.Reconcile(properties.reconcile().maxRounds(),
 								backoff(properties.reconcile().backoff()))),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP), ticks::getIfAvailable);
+				observations.getIfUnique(() -> DuctorObservations.NOOP), ticks::getIfAvailable, threads);
 		return durableEffects;
 	}
 
@@ -181,10 +182,10 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean(name = "ductorReconcilerWorker")
 	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.effects.reconciler.enabled", matchIfMissing = true)
-	PeriodicWorker ductorReconcilerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties) {
-		return new PeriodicWorker("reconciler", properties.reconciler().interval(),
-				PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT, effects.reconciler(),
+	PeriodicWorker ductorReconcilerWorker(DuctorThreads threads, DurableEffects effects,
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
+			DuctorEffectsProperties properties) {
+		return new PeriodicWorker(threads, "reconciler", properties.reconciler().interval(), effects.reconciler(),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
@@ -192,11 +193,12 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean(name = "ductorAlarmSchedulerWorker")
 	@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.effects.alarm-scheduler.enabled", matchIfMissing = true)
-	PeriodicWorker ductorAlarmSchedulerWorker(DurableEffects effects, ObjectProvider<DuctorObserver> observer,
-			DuctorEffectsProperties properties) {
+	PeriodicWorker ductorAlarmSchedulerWorker(DuctorThreads threads, DurableEffects effects,
+			ObjectProvider<DuctorObserver> observer, DuctorEffectsProperties properties) {
 		DuctorEffectsProperties.AlarmScheduler scheduler = properties.alarmScheduler();
-		return new PeriodicWorker("alarm-scheduler", scheduler.interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
-				effects.alarmScheduler(scheduler.batchSize()), observer.getIfUnique(() -> DuctorObserver.NOOP));
+		return new PeriodicWorker(threads, "alarm-scheduler", scheduler.interval(),
+				effects.alarmScheduler(scheduler.batchSize()), observer.getIfUnique(() -> DuctorObserver.NOOP),
+				DuctorObservations.NOOP);
 	}
 
 	/**

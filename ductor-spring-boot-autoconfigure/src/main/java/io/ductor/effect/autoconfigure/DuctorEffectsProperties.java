@@ -119,8 +119,6 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	 * notifying transactions one at a time, which caps concurrent producers; after the
 	 * commit, a notification lost with the JVM leaves the intent to the other instances'
 	 * next poll.
-	 * @param shutdownTimeout How long shutdown waits for running effects before leaving
-	 * them to the reconciler.
 	 * @param dispatchAtCommit Whether an intent due at commit (no delay, no ordering key,
 	 * not an alarm, not recorded by a run's tick) is recorded already claimed by this
 	 * instance's drainer, when it has room, and handed to its workers right after the
@@ -131,7 +129,7 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	public record Drainer(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration pollInterval,
 			@DefaultValue("100") int batchSize, @DefaultValue("8") int concurrency, @DefaultValue("30s") Duration lease,
 			@DefaultValue("true") boolean notifyOnCommit, @DefaultValue("false") boolean notifyInTransaction,
-			@DefaultValue("30s") Duration shutdownTimeout, @DefaultValue("true") boolean dispatchAtCommit) {
+			@DefaultValue("true") boolean dispatchAtCommit) {
 
 		public Drainer {
 			PropertyChecks.requirePositive("ductor.effects.drainer.poll-interval", pollInterval);
@@ -141,7 +139,6 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 				throw new IllegalArgumentException("ductor.effects.drainer.lease must be at least 1s but was " + lease);
 			}
 			PropertyChecks.requireAtMostMax("ductor.effects.drainer.lease", lease);
-			PropertyChecks.requirePositive("ductor.effects.drainer.shutdown-timeout", shutdownTimeout);
 		}
 
 	}

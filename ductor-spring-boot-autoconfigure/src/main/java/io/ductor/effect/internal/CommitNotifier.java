@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.ductor.worker.internal.DuctorThreads;
+
 /**
  * Wakes the drainers of other instances when a transaction commits a due intent, with
  * {@code pg_notify} on {@link IntentRecorder#CHANNEL}, signed with the sender's drainer
@@ -59,17 +61,15 @@ public final class CommitNotifier implements AutoCloseable {
 	 * @param sender the payload: lets the sender's own listener skip what it already
 	 * knows
 	 * @param mode when to notify
+	 * @param threads where its thread comes from
 	 */
-	CommitNotifier(IntentRecorder recorder, String sender, Mode mode) {
+	CommitNotifier(IntentRecorder recorder, String sender, Mode mode, DuctorThreads threads) {
 		this.recorder = recorder;
 		this.sender = sender;
 		this.mode = mode;
 		// one thread at most, gone after a quiet spell
-		this.executor = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
-			Thread thread = new Thread(task, "ductor-commit-notifier");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.executor = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				threads.platformThreads("commit-notifier"));
 	}
 
 	/** Called once in each transaction that records a due intent, before it commits. */
@@ -109,9 +109,19 @@ public final class CommitNotifier implements AutoCloseable {
 		}
 	}
 
+	/** Ends its thread: a notification under way is sent first. */
 	@Override
 	public void close() {
 		this.executor.shutdown();
+		try {
+			if (!this.executor.awaitTermination(1, TimeUnit.SECONDS)) {
+				this.executor.shutdownNow();
+			}
+		}
+		catch (InterruptedException ex) {
+			this.executor.shutdownNow();
+			Thread.currentThread().interrupt();
+		}
 	}
 
 }

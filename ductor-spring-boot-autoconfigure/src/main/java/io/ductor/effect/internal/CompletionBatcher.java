@@ -11,6 +11,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import io.ductor.effect.internal.IntentOutcomes.Completion;
+import io.ductor.worker.internal.DuctorThreads;
+import io.ductor.worker.internal.DuctorThreads.Deadline;
 
 /**
  * The completion thread of a drain session: records the outcomes of the effects that ran
@@ -47,16 +49,16 @@ public final class CompletionBatcher {
 	 * @param recorded told about the claims of every batch recorded (their outcomes
 	 * applied or fenced off), before {@code settledListener}
 	 * @param settledListener told about the intents each batch settled
+	 * @param threads where its thread comes from
 	 */
 	CompletionBatcher(String owner, IntentOutcomes outcomes, Duration retryInterval,
-			Consumer<List<DrainClaim>> recorded, Consumer<List<Settled>> settledListener) {
+			Consumer<List<DrainClaim>> recorded, Consumer<List<Settled>> settledListener, DuctorThreads threads) {
 		this.owner = owner;
 		this.outcomes = outcomes;
 		this.retryInterval = retryInterval;
 		this.recorded = recorded;
 		this.settledListener = settledListener;
-		this.thread = new Thread(this::completionLoop, "ductor-completer");
-		this.thread.setDaemon(true);
+		this.thread = threads.newThread("completer", this::completionLoop);
 	}
 
 	void start() {
@@ -71,11 +73,11 @@ public final class CompletionBatcher {
 	/**
 	 * Records what is queued, then ends; a batch still failing when stopped is left to
 	 * the reconciler.
-	 * @param timeout how long to wait for the last batches
+	 * @param deadline when to stop waiting for the last batches
 	 */
-	void stop(Duration timeout) {
+	void stop(Deadline deadline) {
 		this.recording = false;
-		DrainSession.joinOrInterrupt(this.thread, timeout);
+		deadline.joinOrInterrupt(this.thread);
 	}
 
 	private void completionLoop() {

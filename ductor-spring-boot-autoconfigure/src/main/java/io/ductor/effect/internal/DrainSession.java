@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -16,13 +15,13 @@ import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 import io.ductor.effect.internal.ClaimPlan.ClaimedBatch;
 import io.ductor.effect.internal.EffectDrainer.Settings;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.effect.internal.IntentOutcomes.Completion;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.worker.internal.DuctorThreads;
+import io.ductor.worker.internal.DuctorThreads.Deadline;
 
 /**
  * One run of a drainer, from a start to the stop that follows it, under a lease owner of
@@ -31,12 +30,13 @@ import io.ductor.metrics.internal.DuctorObserver;
  * begins from nothing, and an attempt the last run left behind can never be mistaken for
  * one of the new run's claims.
  * <p>
- * Three threads and a pool: the claim thread claims batches and hands them to the pool,
- * and waits on its {@link Waiter} between claims; the pool runs the effects; the
- * {@link CompletionBatcher}'s thread records outcomes in batches; and the
- * {@link LeaseHeartbeat} extends the leases of the claims held, on a schedule of its own
- * (a third of the lease), whatever the claims are doing; a claim it finds lost is held no
- * more.
+ * Two threads, a pool and a beat, all from {@link DuctorThreads}: the claim thread claims
+ * batches and hands them to the pool, and waits on its {@link Waiter} between claims; the
+ * pool runs the effects (on virtual threads when they are on, never more than the
+ * concurrency at once); the {@link CompletionBatcher}'s thread records outcomes in
+ * batches; and the {@link LeaseHeartbeat} extends the leases of the claims held, on
+ * Ductor's scheduler (a third of the lease), whatever the claims are doing; a claim it
+ * finds lost is held no more.
  */
 public final class DrainSession {
 
@@ -45,6 +45,12 @@ public final class DrainSession {
 	private static final long CLAIM_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private static final Duration CLAIM_STOP_TIMEOUT = Duration.ofSeconds(2);
+
+	/**
+	 * The share of the shutdown deadline kept, after the running effects, for recording
+	 * the outcomes of those that finished: at most this long.
+	 */
+	private static final Duration OUTCOME_SHARE = Duration.ofSeconds(1);
 
 	private final String owner;
 
@@ -77,6 +83,14 @@ public final class DrainSession {
 	private volatile boolean stopping;
 
 	/**
+	 * Set at the shutdown deadline, before the effects still running are interrupted:
+	 * their outcomes are not recorded (an interrupted attempt's outcome says nothing
+	 * about its receiver); their leases expire and the reconciler takes them over, as
+	 * after a crash.
+	 */
+	private volatile boolean cutOff;
+
+	/**
 	 * Whether intents of effects without a concurrency limit may be due: set by
 	 * {@link #wakeUp()}, cleared by a claim that found fewer than it asked for.
 	 */
@@ -95,8 +109,11 @@ public final class DrainSession {
 
 	private final Handoffs handoffs = new Handoffs();
 
+	private final DuctorThreads threads;
+
 	DrainSession(String owner, Stores stores, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
-			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer) {
+			Consumer<RuntimeException> roundListener, Settings settings, DuctorObserver observer,
+			DuctorThreads threads) {
 		this.owner = owner;
 		this.claims = new ClaimPlan(stores.claims(), stores.slots());
 		this.outcomes = stores.outcomes();
@@ -104,13 +121,13 @@ public final class DrainSession {
 		this.roundListener = roundListener;
 		this.settings = settings;
 		this.observer = observer;
-		this.pool = new ThreadPoolExecutor(settings.concurrency(), settings.concurrency(), 0, TimeUnit.MILLISECONDS,
-				new LinkedBlockingQueue<>(), new CustomizableThreadFactory("ductor-effect-"));
-		this.heartbeat = new LeaseHeartbeat(owner, stores.leases(), settings.lease(), observer, this.held);
+		this.threads = threads;
+		this.pool = threads.effectWorkers(settings.concurrency());
+		this.heartbeat = new LeaseHeartbeat(owner, stores.leases(), settings.lease(), observer, this.held,
+				threads.scheduler());
 		this.completions = new CompletionBatcher(owner, stores.outcomes(), settings.pollInterval(), this::recorded,
-				settledListener);
-		this.claimThread = new Thread(this::claimLoop, "ductor-drainer");
-		this.claimThread.setDaemon(true);
+				settledListener, threads);
+		this.claimThread = threads.newThread("drainer", this::claimLoop);
 	}
 
 	String owner() {
@@ -124,27 +141,26 @@ public final class DrainSession {
 	}
 
 	/**
-	 * Stop claiming, let running effects finish within the shutdown timeout (their leases
-	 * still extended), record their outcomes and hand back what was claimed but never
-	 * started.
+	 * Stop claiming, let running effects finish (their leases still extended), record
+	 * their outcomes and hand back what was claimed but never started, all within
+	 * Ductor's shutdown deadline: effects still running near it are interrupted, keeping
+	 * a share of it (a tenth, at most a second) for recording outcomes.
 	 */
 	void stop() {
+		Deadline deadline = this.threads.stopDeadline();
 		this.stopping = true;
 		wakeUp();
 		// a claim is one short statement; a claim thread still busy is stuck waiting for
 		// a connection
-		joinOrInterrupt(this.claimThread, CLAIM_STOP_TIMEOUT);
+		deadline.within(CLAIM_STOP_TIMEOUT).joinOrInterrupt(this.claimThread);
 		this.pool.shutdown();
-		try {
-			if (!this.pool.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-				logger.warn("Ductor's drainer stopped with effects still running after "
-						+ this.settings.shutdownTimeout() + "; their leases expire and the reconciler redrives them");
-			}
+		Duration share = this.threads.shutdownTimeout().dividedBy(10);
+		if (!awaitEffects(deadline.earlier((share.compareTo(OUTCOME_SHARE) < 0) ? share : OUTCOME_SHARE))) {
+			logger.warn("Ductor's drainer stopped with effects still running at the shutdown deadline ("
+					+ this.threads.shutdownTimeout() + "); they were interrupted, their leases expire and the "
+					+ "reconciler redrives them");
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		this.completions.stop(this.settings.shutdownTimeout());
+		this.completions.stop(deadline);
 		this.heartbeat.stop();
 		List<ClaimedIntent> handBack = this.unstarted.stream().map(DrainClaim::intent).toList();
 		if (!handBack.isEmpty()) {
@@ -157,6 +173,25 @@ public final class DrainSession {
 						+ " claimed intent(s); the reconciler redrives them when their leases expire", ex);
 			}
 		}
+	}
+
+	/**
+	 * Waits for the running effects until {@code deadline}, then cuts them off and
+	 * interrupts them.
+	 * @return whether they all finished in time
+	 */
+	private boolean awaitEffects(Deadline deadline) {
+		try {
+			if (this.pool.awaitTermination(deadline.remaining().toNanos(), TimeUnit.NANOSECONDS)) {
+				return true;
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.cutOff = true;
+		this.pool.shutdownNow();
+		return false;
 	}
 
 	/**
@@ -354,7 +389,7 @@ public final class DrainSession {
 			}
 		}
 		finally {
-			if (completion != null) {
+			if (completion != null && !this.cutOff) {
 				this.completions.add(claim, completion);
 			}
 			else {
@@ -394,18 +429,6 @@ public final class DrainSession {
 		}
 		this.outstanding.addAndGet(-claims.size());
 		roomFreed();
-	}
-
-	static void joinOrInterrupt(Thread thread, Duration timeout) {
-		try {
-			thread.join(timeout.toMillis());
-			if (thread.isAlive()) {
-				thread.interrupt();
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 	/** Where the places this run reserves for intents recorded leased to it go. */

@@ -24,6 +24,7 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.RetentionPurger;
 import io.ductor.worker.internal.WorkerTask;
 
@@ -104,10 +105,11 @@ public final class DurableEffects implements AutoCloseable {
 	 * @param runs the application's tick service, which fails the run of an intent
 	 * resolved with {@link io.ductor.effect.EffectResolution#COMPENSATE}; {@code null}
 	 * without runs
+	 * @param threads where the drainer's and the notifier's threads come from
 	 */
 	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
-			DuctorObservations observations, Supplier<@Nullable TickService> runs) {
+			DuctorObservations observations, Supplier<@Nullable TickService> runs, DuctorThreads threads) {
 		this.settings = settings;
 		this.events = events;
 		this.recorder = new IntentRecorder(dataSource);
@@ -129,12 +131,12 @@ public final class DurableEffects implements AutoCloseable {
 				settings.reconcile().backoff(), observations);
 		this.drainer = new EffectDrainer(
 				new DrainSession.Stores(this.claims, this.slots, this.outcomes, new DrainerLeases(dataSource)),
-				this.dispatcher, this::settled, settings.drainer(), observer);
+				this.dispatcher, this::settled, settings.drainer(), observer, threads);
 		this.reconciliation = new EffectReconciliation(new ReconcileRounds(dataSource), registry, payloads, observer,
 				new EffectReconciliation.Settings(settings.reconcile().maxRounds(), settings.reconcile().backoff(),
 						settings.drainer().lease(), RECONCILE_BATCH_SIZE),
 				observations);
-		this.notifier = new CommitNotifier(this.recorder, this.drainer.instanceId(), notifyMode(settings));
+		this.notifier = new CommitNotifier(this.recorder, this.drainer.instanceId(), notifyMode(settings), threads);
 		this.writer = new EffectWriter(dataSource, this.recorder, payloads, this.notifier, this.drainer::wakeUp,
 				settings.dispatchAtCommit() ? this::reserveAtCommit : () -> null, observer, observations);
 		this.compensations = new Compensations(dataSource, registry, payloads, this.writer, this.recorder, this.reads,

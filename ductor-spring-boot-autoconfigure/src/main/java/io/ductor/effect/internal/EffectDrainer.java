@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import org.springframework.context.SmartLifecycle;
 
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 import io.ductor.worker.internal.WorkerRounds;
 import io.ductor.worker.internal.WorkerStatus;
@@ -27,8 +28,8 @@ import io.ductor.worker.internal.WorkerStatus;
  * claims succeed or not, and only while they are live: an expired lease is lost for good.
  * Before a receiver that cannot deduplicate is called, the attempt is durably marked
  * started, so the reconciler parks only attempts that may have reached their receiver.
- * Stopping it stops claiming, lets running effects finish within the shutdown timeout and
- * hands claimed-but-unstarted intents back.
+ * Stopping it stops claiming, lets running effects finish within Ductor's shutdown
+ * deadline ({@link DuctorThreads}) and hands claimed-but-unstarted intents back.
  * <p>
  * Each start runs a fresh {@link DrainSession} under a lease owner of its own (the
  * instance id and the start's generation): nothing a stop leaves behind reaches the next
@@ -52,13 +53,16 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private final WorkerRounds rounds;
 
+	private final DuctorThreads threads;
+
 	private volatile String owner;
 
 	private volatile DrainSession session;
 
 	EffectDrainer(DrainSession.Stores stores, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
-			Settings settings, DuctorObserver observer) {
+			Settings settings, DuctorObserver observer, DuctorThreads threads) {
 		this.observer = observer;
+		this.threads = threads;
 		this.stores = stores;
 		this.dispatcher = dispatcher;
 		this.settledListener = settledListener;
@@ -110,7 +114,7 @@ public class EffectDrainer implements SmartLifecycle {
 		}
 		String owner = this.instanceId + "/" + this.generation.incrementAndGet();
 		DrainSession session = new DrainSession(owner, this.stores, this.dispatcher, this.settledListener,
-				this::roundEnded, this.settings, this.observer);
+				this::roundEnded, this.settings, this.observer, this.threads);
 		this.owner = owner;
 		this.rounds.started();
 		this.session = session;
@@ -164,10 +168,8 @@ public class EffectDrainer implements SmartLifecycle {
 	 * @param concurrency how many effects run at once
 	 * @param pollInterval how often it looks for due intents without being woken
 	 * @param lease how long a claim lasts without a heartbeat
-	 * @param shutdownTimeout how long stopping waits for running effects
 	 */
-	public record Settings(int batchSize, int concurrency, Duration pollInterval, Duration lease,
-			Duration shutdownTimeout) {
+	public record Settings(int batchSize, int concurrency, Duration pollInterval, Duration lease) {
 	}
 
 }

@@ -5,19 +5,20 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import io.ductor.effect.internal.DrainerLeases.LeaseBeat;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.worker.internal.WorkerRounds;
 
 /**
- * The heartbeat of a drain session: on a thread of its own, every third of the lease
+ * The heartbeat of a drain session: on Ductor's scheduler, every third of the lease
  * whatever the claims are doing, it extends the lease of every attempt the session holds,
  * in one statement, from the database clock; only while that attempt is in flight under
  * the session's owner with a lease still live. A lease found lost (it expired, even if
@@ -46,30 +47,36 @@ public final class LeaseHeartbeat {
 	/** The claims held by the session, by intent id. */
 	private final Map<Long, DrainClaim> held;
 
-	private final ScheduledExecutorService executor;
+	/**
+	 * Ductor's scheduler: shared with the periodic workers' timers, which only hand their
+	 * rounds to other threads, so nothing slow ever runs ahead of a beat.
+	 */
+	private final ScheduledExecutorService scheduler;
+
+	private volatile @Nullable ScheduledFuture<?> beats;
 
 	LeaseHeartbeat(String owner, DrainerLeases leases, Duration lease, DuctorObserver observer,
-			Map<Long, DrainClaim> held) {
+			Map<Long, DrainClaim> held, ScheduledExecutorService scheduler) {
 		this.owner = owner;
 		this.leases = leases;
 		this.lease = lease;
 		this.observer = observer;
 		this.rounds = new WorkerRounds("heartbeat", observer);
 		this.held = held;
-		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "ductor-heartbeat");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.scheduler = scheduler;
 	}
 
 	void start() {
 		long beat = Math.max(1, this.lease.toMillis() / 3);
-		this.executor.scheduleWithFixedDelay(this::beatSafely, beat, beat, TimeUnit.MILLISECONDS);
+		this.beats = this.scheduler.scheduleWithFixedDelay(this::beatSafely, beat, beat, TimeUnit.MILLISECONDS);
 	}
 
+	/** No beat starts after this; one under way ends by itself (one statement). */
 	void stop() {
-		this.executor.shutdownNow();
+		ScheduledFuture<?> beats = this.beats;
+		if (beats != null) {
+			beats.cancel(false);
+		}
 	}
 
 	/** A scheduled task that throws is never run again: nothing may end the heartbeat. */

@@ -31,6 +31,7 @@ import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 
 /**
@@ -63,10 +64,11 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
-	PeriodicWorker ductorSweeperWorker(DataSource dataSource, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
+	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, DataSource dataSource,
+			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
+			DuctorIdempotencyProperties properties) {
 		DuctorObserver reportTo = observer.getIfUnique(() -> DuctorObserver.NOOP);
-		return new PeriodicWorker("sweeper", properties.sweeper().interval(), PeriodicWorker.DEFAULT_SHUTDOWN_TIMEOUT,
+		return new PeriodicWorker(threads, "sweeper", properties.sweeper().interval(),
 				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, reportTo), reportTo,
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}

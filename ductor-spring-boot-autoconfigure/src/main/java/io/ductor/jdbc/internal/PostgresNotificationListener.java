@@ -23,6 +23,7 @@ import org.postgresql.PGNotification;
 import org.springframework.context.SmartLifecycle;
 
 import io.ductor.worker.internal.Backoff;
+import io.ductor.worker.internal.DuctorThreads;
 
 /**
  * Receives PostgreSQL notifications ({@code LISTEN}/{@code NOTIFY}) on one dedicated
@@ -60,6 +61,8 @@ public class PostgresNotificationListener implements SmartLifecycle {
 
 	private final Map<String, List<NotificationHandler>> handlers = new ConcurrentHashMap<>();
 
+	private final DuctorThreads threads;
+
 	private volatile Thread thread;
 
 	private volatile boolean connected;
@@ -70,7 +73,18 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	 * @param dataSource where the listening connection comes from
 	 */
 	public PostgresNotificationListener(DataSource dataSource) {
-		this(dataSource, Duration.ofMillis(500), Duration.ofSeconds(5));
+		this(dataSource, DuctorThreads.platform());
+	}
+
+	/**
+	 * Create a listener that waits up to half a second per receive call, validates its
+	 * connection every five seconds and reconnects after at most five seconds, on a
+	 * thread of {@code threads}.
+	 * @param dataSource where the listening connection comes from
+	 * @param threads where its thread comes from, and the deadline of its stop
+	 */
+	public PostgresNotificationListener(DataSource dataSource, DuctorThreads threads) {
+		this(dataSource, Duration.ofMillis(500), Duration.ofSeconds(5), DEFAULT_VALIDATION_INTERVAL, threads);
 	}
 
 	/**
@@ -96,10 +110,16 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	 */
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
 			Duration validationInterval) {
+		this(dataSource, receiveTimeout, maxReconnectDelay, validationInterval, DuctorThreads.platform());
+	}
+
+	private PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
+			Duration validationInterval, DuctorThreads threads) {
 		if (validationInterval.isNegative() || validationInterval.isZero()) {
 			throw new IllegalArgumentException("validationInterval must be positive but was " + validationInterval);
 		}
 		this.dataSource = dataSource;
+		this.threads = threads;
 		this.receiveTimeout = receiveTimeout;
 		this.validationInterval = validationInterval;
 		// jittered, so instances that lost the database together do not reconnect in
@@ -138,8 +158,7 @@ public class PostgresNotificationListener implements SmartLifecycle {
 		if (this.thread != null) {
 			return;
 		}
-		Thread thread = new Thread(this::listen, "ductor-notifications");
-		thread.setDaemon(true);
+		Thread thread = this.threads.newThread("notifications", this::listen);
 		this.thread = thread;
 		thread.start();
 	}
@@ -151,12 +170,9 @@ public class PostgresNotificationListener implements SmartLifecycle {
 			return;
 		}
 		this.thread = null;
-		try {
-			thread.join(this.receiveTimeout.toMillis() * 4 + 1000);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+		// the receive call under way returns within its timeout; a reconnection pause
+		// is cut short
+		this.threads.stopDeadline().within(this.receiveTimeout.multipliedBy(4).plusSeconds(1)).joinOrInterrupt(thread);
 	}
 
 	@Override

@@ -1,26 +1,28 @@
 package io.ductor.worker.internal;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
 
 /**
- * Runs a {@link WorkerTask} on its own thread every {@code interval}, and at once when
- * {@linkplain #trigger() triggered} or when the task reports that more work is waiting. A
- * failing round is logged and retried at the next interval; it never stops the worker.
- * Started and stopped with the application context; stopping lets the current round
- * finish.
+ * Runs a {@link WorkerTask} every {@code interval}, and at once when
+ * {@linkplain #trigger() triggered} or when the task reports that more work is waiting;
+ * one round at a time. A failing round is logged and retried at the next interval; it
+ * never stops the worker. Started and stopped with the application context; stopping lets
+ * the current round finish within Ductor's shutdown deadline, then interrupts it.
+ * <p>
+ * Its timer runs on Ductor's one scheduler and its rounds on Ductor's round threads
+ * ({@link DuctorThreads}): a worker holds no thread of its own.
  * <p>
  * Workers hold no lock between rounds and are safe to run in several application
  * instances on one database: each task claims its rows with {@code SKIP LOCKED} or
@@ -34,12 +36,15 @@ public class PeriodicWorker implements SmartLifecycle {
 	 */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
-	/**
-	 * How long Ductor's own workers wait, when stopping, for the round that is running.
-	 */
-	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
-
 	private static final Log logger = LogFactory.getLog(PeriodicWorker.class);
+
+	private static final int IDLE = 0;
+
+	private static final int RUNNING = 1;
+
+	private static final int RUNNING_AND_ASKED_AGAIN = 2;
+
+	private final DuctorThreads threads;
 
 	private final String name;
 
@@ -47,57 +52,54 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	private final WorkerTask task;
 
-	private final Duration shutdownTimeout;
-
 	private final DuctorObservations observations;
 
 	private final WorkerRounds rounds;
 
-	private final AtomicBoolean pending = new AtomicBoolean();
+	/**
+	 * Whether rounds are queued or running ({@link #RUNNING}), and asked for again
+	 * meanwhile ({@link #RUNNING_AND_ASKED_AGAIN}): triggers that arrive then are merged
+	 * into one more round, and two rounds never run at once.
+	 */
+	private final AtomicInteger state = new AtomicInteger(IDLE);
 
-	private volatile ScheduledExecutorService executor;
+	private final Object roundLock = new Object();
+
+	/** The thread running this worker's rounds, while it does. */
+	private @Nullable Thread roundThread;
+
+	private volatile boolean running;
+
+	private @Nullable ScheduledFuture<?> timer;
 
 	/**
 	 * Create a worker.
-	 * @param name the worker's name, used for its thread and in logs ("sweeper")
+	 * @param threads where its timer and its rounds run, and the deadline of its stop
+	 * @param name the worker's name, used in logs ("sweeper")
 	 * @param interval the pause between rounds
-	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
 	 * @param task the work
 	 */
-	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task) {
-		this(name, interval, shutdownTimeout, task, DuctorObserver.NOOP);
-	}
-
-	/**
-	 * Create a worker that reports its rounds.
-	 * @param name the worker's name, used for its thread and in logs ("sweeper")
-	 * @param interval the pause between rounds
-	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
-	 * @param task the work
-	 * @param observer what is told about every round
-	 */
-	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task,
-			DuctorObserver observer) {
-		this(name, interval, shutdownTimeout, task, observer, DuctorObservations.NOOP);
+	public PeriodicWorker(DuctorThreads threads, String name, Duration interval, WorkerTask task) {
+		this(threads, name, interval, task, DuctorObserver.NOOP, DuctorObservations.NOOP);
 	}
 
 	/**
 	 * Create a worker that reports its rounds and has each of them observed.
-	 * @param name the worker's name, used for its thread and in logs ("sweeper")
+	 * @param threads where its timer and its rounds run, and the deadline of its stop
+	 * @param name the worker's name, used in logs ("sweeper")
 	 * @param interval the pause between rounds
-	 * @param shutdownTimeout how long {@link #stop()} waits for a running round
 	 * @param task the work
 	 * @param observer what is told about every round
 	 * @param observations where every round is observed while it runs
 	 */
-	public PeriodicWorker(String name, Duration interval, Duration shutdownTimeout, WorkerTask task,
+	public PeriodicWorker(DuctorThreads threads, String name, Duration interval, WorkerTask task,
 			DuctorObserver observer, DuctorObservations observations) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("interval of worker '" + name + "' must be positive");
 		}
+		this.threads = threads;
 		this.name = name;
 		this.interval = interval;
-		this.shutdownTimeout = shutdownTimeout;
 		this.task = task;
 		this.observations = observations;
 		this.rounds = new WorkerRounds(name, observer);
@@ -112,43 +114,82 @@ public class PeriodicWorker implements SmartLifecycle {
 
 	@Override
 	public synchronized void start() {
-		if (this.executor != null) {
+		if (this.running) {
 			return;
 		}
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
-				new CustomizableThreadFactory("ductor-" + this.name + "-"));
-		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		this.rounds.started();
-		// a round queued when the last stop cut the executor off never ran and never will
-		this.pending.set(false);
-		// published before the first round is scheduled: trigger() and runRounds() ignore
-		// a null executor
-		this.executor = executor;
-		executor.scheduleWithFixedDelay(this::trigger, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+		// set before the first round: trigger() and runRounds() do nothing while the
+		// worker is not running
+		this.running = true;
+		this.timer = this.threads.scheduler()
+			.scheduleWithFixedDelay(this::timerFired, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**
-	 * Run a round as soon as possible. Triggers that arrive while a round is queued are
-	 * merged into it.
+	 * On the scheduler's thread, which beats the drainer's heartbeat too: only hands the
+	 * round to a round thread.
+	 */
+	private void timerFired() {
+		trigger();
+	}
+
+	/**
+	 * Run a round as soon as possible. Triggers that arrive while a round is queued or
+	 * running are merged into one more round.
 	 */
 	public void trigger() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor != null && this.pending.compareAndSet(false, true)) {
-			try {
-				executor.execute(this::runRounds);
+		if (!this.running) {
+			return;
+		}
+		while (true) {
+			int state = this.state.get();
+			if (state == RUNNING_AND_ASKED_AGAIN) {
+				return;
 			}
-			catch (RuntimeException ex) {
-				// rejected: the worker is stopping
-				this.pending.set(false);
+			if (state == RUNNING) {
+				if (this.state.compareAndSet(RUNNING, RUNNING_AND_ASKED_AGAIN)) {
+					return;
+				}
+				continue;
+			}
+			if (this.state.compareAndSet(IDLE, RUNNING)) {
+				try {
+					this.threads.rounds().execute(this::runRounds);
+				}
+				catch (RuntimeException ex) {
+					// rejected: Ductor is stopping
+					this.state.set(IDLE);
+				}
+				return;
 			}
 		}
 	}
 
 	private void runRounds() {
-		this.pending.set(false);
-		boolean more = true;
-		while (more && isRunning() && !Thread.currentThread().isInterrupted()) {
-			more = runRound();
+		synchronized (this.roundLock) {
+			this.roundThread = Thread.currentThread();
+		}
+		boolean idle = false;
+		try {
+			do {
+				this.state.set(RUNNING);
+				boolean more = true;
+				while (more && isRunning() && !Thread.currentThread().isInterrupted()) {
+					more = runRound();
+				}
+				idle = this.state.compareAndSet(RUNNING, IDLE);
+			}
+			while (!idle && isRunning());
+		}
+		finally {
+			if (!idle) {
+				// stopped: whatever was asked meanwhile is dropped with the timer
+				this.state.set(IDLE);
+			}
+			synchronized (this.roundLock) {
+				this.roundThread = null;
+				this.roundLock.notifyAll();
+			}
 		}
 	}
 
@@ -176,30 +217,42 @@ public class PeriodicWorker implements SmartLifecycle {
 		}
 	}
 
+	/**
+	 * Stops the timer and waits for the round under way until Ductor's shutdown deadline,
+	 * then interrupts it.
+	 */
 	@Override
 	public synchronized void stop() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor == null) {
+		if (!this.running) {
 			return;
 		}
-		this.executor = null;
-		executor.shutdown();
-		try {
-			if (!executor.awaitTermination(this.shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				logger.warn("Ductor worker '" + this.name + "' did not finish its round within " + this.shutdownTimeout
-						+ "; interrupting it");
-				executor.shutdownNow();
-			}
+		DuctorThreads.Deadline deadline = this.threads.stopDeadline();
+		this.running = false;
+		if (this.timer != null) {
+			this.timer.cancel(false);
 		}
-		catch (InterruptedException ex) {
-			executor.shutdownNow();
-			Thread.currentThread().interrupt();
+		this.timer = null;
+		synchronized (this.roundLock) {
+			while (this.roundThread != null && !deadline.remaining().isZero()) {
+				try {
+					this.roundLock.wait(Math.max(1, deadline.remaining().toMillis()));
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					break;
+				}
+			}
+			if (this.roundThread != null) {
+				logger.warn("Ductor worker '" + this.name + "' did not finish its round within the shutdown deadline ("
+						+ this.threads.shutdownTimeout() + "); interrupting it");
+				this.roundThread.interrupt();
+			}
 		}
 	}
 
 	@Override
 	public boolean isRunning() {
-		return this.executor != null;
+		return this.running;
 	}
 
 	@Override

@@ -38,6 +38,7 @@ import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
+import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 import io.ductor.worker.internal.RetentionPurger;
 
@@ -251,8 +252,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 		}
 
 		@Bean
-		PeriodicWorker ductorSweeperWorker() {
-			return new PeriodicWorker("user-sweeper", Duration.ofHours(1), Duration.ofSeconds(1), () -> false);
+		PeriodicWorker ductorSweeperWorker(DuctorThreads threads) {
+			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false);
 		}
 
 	}

@@ -5,16 +5,24 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class PeriodicWorkerTest {
 
+	private final DuctorThreads threads = new DuctorThreads(false, Duration.ofSeconds(5));
+
+	@AfterEach
+	void closeThreads() {
+		this.threads.close();
+	}
+
 	@Test
 	void runsAtStartAndEveryIntervalAndRecordsItsRounds() throws Exception {
 		CountDownLatch threeRounds = new CountDownLatch(3);
-		PeriodicWorker worker = new PeriodicWorker("test", Duration.ofMillis(20), Duration.ofSeconds(1), () -> {
+		PeriodicWorker worker = new PeriodicWorker(this.threads, "test", Duration.ofMillis(20), () -> {
 			threeRounds.countDown();
 			return false;
 		});
@@ -35,7 +43,7 @@ class PeriodicWorkerTest {
 	void aFailingRoundIsRecordedAndTheWorkerKeepsGoing() throws Exception {
 		AtomicInteger calls = new AtomicInteger();
 		CountDownLatch recovered = new CountDownLatch(1);
-		PeriodicWorker worker = new PeriodicWorker("flaky", Duration.ofMillis(10), Duration.ofSeconds(1), () -> {
+		PeriodicWorker worker = new PeriodicWorker(this.threads, "flaky", Duration.ofMillis(10), () -> {
 			if (calls.incrementAndGet() == 1) {
 				throw new IllegalStateException("database down");
 			}
@@ -58,7 +66,7 @@ class PeriodicWorkerTest {
 		AtomicInteger backlog = new AtomicInteger(5);
 		CountDownLatch drained = new CountDownLatch(1);
 		CountDownLatch triggered = new CountDownLatch(1);
-		PeriodicWorker worker = new PeriodicWorker("drain", Duration.ofHours(1), Duration.ofSeconds(1), () -> {
+		PeriodicWorker worker = new PeriodicWorker(this.threads, "drain", Duration.ofHours(1), () -> {
 			int left = backlog.decrementAndGet();
 			if (left == 0) {
 				drained.countDown();
@@ -85,7 +93,7 @@ class PeriodicWorkerTest {
 	void stopWaitsForTheRunningRound() throws Exception {
 		CountDownLatch inRound = new CountDownLatch(1);
 		AtomicInteger finished = new AtomicInteger();
-		PeriodicWorker worker = new PeriodicWorker("slow", Duration.ofHours(1), Duration.ofSeconds(5), () -> {
+		PeriodicWorker worker = new PeriodicWorker(this.threads, "slow", Duration.ofHours(1), () -> {
 			inRound.countDown();
 			Thread.sleep(200);
 			finished.incrementAndGet();
