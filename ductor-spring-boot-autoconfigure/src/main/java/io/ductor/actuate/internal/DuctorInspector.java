@@ -16,6 +16,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
+import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentReads;
 import io.ductor.internal.DbValues;
 
@@ -457,16 +458,17 @@ public class DuctorInspector {
 		if (effects.isEmpty()) {
 			return List.of();
 		}
-		return this.jdbc.sql("""
-				SELECT s.effect_name, s.slot, h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at,
-				       h.attempt_started_at
-				FROM eec_effect_slot s CROSS JOIN LATERAL (
-				    SELECT h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at, h.attempt_started_at
-				    FROM eec_effect_intent h
-				    WHERE h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-				      AND h.lease_expires_at > ductor_now()
-				    LIMIT 1) h
-				WHERE s.effect_name = ANY (:effects) ORDER BY s.effect_name, s.slot""")
+		return this.jdbc
+			.sql("""
+					SELECT s.effect_name, s.slot, h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at,
+					       h.attempt_started_at
+					FROM eec_effect_slot s CROSS JOIN LATERAL (
+					    SELECT h.id, h.idempotency_key, h.attempts, h.lease_owner, h.lease_expires_at, h.attempt_started_at
+					    FROM eec_effect_intent h
+					    WHERE %s
+					    LIMIT 1) h
+					WHERE s.effect_name = ANY (:effects) ORDER BY s.effect_name, s.slot"""
+				.formatted(EffectSlots.LIVE_HOLDER))
 			.param("effects", effects.toArray(String[]::new))
 			.query((rs, row) -> {
 				Map<String, Object> holder = new LinkedHashMap<>();

@@ -85,11 +85,17 @@ public final class EffectSlots {
 	 * The slots in use per limited effect: held by an attempt in flight under a live
 	 * lease.
 	 */
+	/**
+	 * The condition on a slot {@code s} and an intent {@code h} that makes {@code h} the
+	 * slot's holder: the attempt the slot was taken for, in flight under a live lease.
+	 */
+	public static final String LIVE_HOLDER = "h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt"
+			+ " AND h.lease_expires_at > ductor_now()";
+
 	private static final String IN_USE_SQL = """
 			SELECT s.effect_name, count(*) AS used FROM eec_effect_slot s
-			JOIN eec_effect_intent h ON h.id = s.intent_id AND h.status = 'in_flight' AND h.attempts = s.attempt
-			    AND h.lease_expires_at > ductor_now()
-			WHERE s.effect_name = ANY (?) GROUP BY s.effect_name""";
+			JOIN eec_effect_intent h ON %s
+			WHERE s.effect_name = ANY (?) GROUP BY s.effect_name""".formatted(LIVE_HOLDER);
 
 	private final JdbcTemplate template;
 
