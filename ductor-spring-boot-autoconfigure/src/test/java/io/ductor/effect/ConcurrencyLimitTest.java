@@ -286,6 +286,55 @@ class ConcurrencyLimitTest {
 	}
 
 	/**
+	 * The docs promise that a limited effect's claim whose lease expired while it waited
+	 * for a worker never calls the receiver and that "the reconciler puts it back to
+	 * pending". The attempt is known not to have started (it was never marked started),
+	 * yet the redrive treats it as an attempt of unknown outcome: on the effect's last
+	 * attempt (here its only one) the intent is failed, with "the outcome of that attempt
+	 * is unknown", although its receiver was never called.
+	 */
+	@Test
+	void aLimitedClaimWhoseLeaseExpiredBeforeItStartedGoesBackToPendingEvenOnItsLastAttempt() throws Exception {
+		Gated.reset();
+		CountDownLatch busy = Gated.start("busy");
+		CountDownLatch holderStarted = Gated.start("holder");
+		String[] settings = { "ductor.effects.drainer.poll-interval=100ms", "ductor.effects.drainer.lease=60s",
+				"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=10",
+				"ductor.effects.reconciler.interval=1h", "ductor.effects.alarm-scheduler.enabled=false",
+				"ductor.effects.overrides.one-at-a-time.max-attempts=1" };
+		TestDatabase database = TestDatabases.create();
+		try (ConfigurableApplicationContext context = EffectInstances.start(database, Gated.Config.class, settings);
+				AutoCloseable release = Gated::releaseAll) {
+			EffectOutbox outbox = context.getBean(EffectOutbox.class);
+			EffectOperations operations = context.getBean(EffectOperations.class);
+			Gated.Rounds rounds = context.getBean(Gated.Rounds.class);
+			TransactionTemplate tx = tx(context);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			tx.executeWithoutResult((status) -> outbox.schedule(EffectRequest.of("unlimited", "busy")));
+			assertThat(busy.await(20, TimeUnit.SECONDS)).isTrue();
+			tx.executeWithoutResult(
+					(status) -> outbox.schedule(EffectRequest.of("one-at-a-time", "holder").withKey("holder")));
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> operations.findByKey("holder").orElseThrow().status() == EffectStatus.IN_FLIGHT);
+			jdbc.sql("UPDATE eec_effect_intent SET lease_expires_at = clock_timestamp() - interval '1 second' "
+					+ "WHERE idempotency_key = 'holder'")
+				.update();
+			Gated.releaseAll();
+			await().atMost(Duration.ofSeconds(20)).until(() -> rounds.lost.get() >= 1 || holderStarted.getCount() == 0);
+			assertThat(holderStarted.getCount()).as("calls of the limited receiver after its lease expired")
+				.isEqualTo(1);
+			// the reconciler's round
+			context.getBean(io.ductor.effect.internal.DurableEffects.class).callingThreadDrainer().reconcile();
+			EffectIntent holder = operations.findByKey("holder").orElseThrow();
+			assertThat(holder.status()).as("status after the redrive (last error: %s)", holder.lastError())
+				.isIn(EffectStatus.PENDING, EffectStatus.IN_FLIGHT, EffectStatus.COMPLETED);
+		}
+		finally {
+			TestDatabases.drop(database);
+		}
+	}
+
+	/**
 	 * A limit larger than what one drainer holds (concurrency 2, batches of 5: 12
 	 * intents) used to fill every batch with the limited backlog while an unlimited
 	 * intent, due all along, waited for all of it. Limited intents never fill a batch

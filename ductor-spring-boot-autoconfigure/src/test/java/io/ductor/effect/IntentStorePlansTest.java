@@ -169,7 +169,8 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 500, 10_000, 100_000 })
 	void theReconcilerReadsTheLeaseIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentRedrive.redriveSql(List.of()), null, "int", String.valueOf(batch), "limit");
+		String plans = plans(IntentRedrive.redriveSql(List.of(), List.of()), null, "int", String.valueOf(batch),
+				"limit");
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_idx");
 	}
 

@@ -148,7 +148,8 @@ public final class CallingThreadDrainer {
 	 * @return how many intents the round redrove or asked about
 	 */
 	public int reconcile() {
-		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects());
+		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects(),
+				this.registry.concurrencyLimits().keySet());
 		if (!redriven.isEmpty()) {
 			this.settledListener.accept(redriven);
 		}

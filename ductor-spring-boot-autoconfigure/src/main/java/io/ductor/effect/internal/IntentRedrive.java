@@ -28,7 +28,9 @@ public final class IntentRedrive {
 	 * Redrives the in-flight intents whose ids {@code %s} gives. An attempt of a receiver
 	 * that cannot deduplicate is parked for a decision only when it was marked started
 	 * ({@link IntentOutcomes#markStarted}); one that never started goes back to
-	 * {@code pending} with its attempt uncounted, since its receiver was never called. A
+	 * {@code pending} with its attempt uncounted, since its receiver was never called; so
+	 * does one of an effect among those {@code %3$s} names (the concurrency-limited
+	 * effects, whose attempts are marked started too), whatever its receiver. A
 	 * superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran)
 	 * that would go back to pending is cancelled instead: the newer occurrence holds the
 	 * alarm's one pending place. An attempt that may have reached its receiver, of an
@@ -37,15 +39,15 @@ public final class IntentRedrive {
 	 */
 	private static final String REDRIVE_UPDATE_SQL = """
 			UPDATE eec_effect_intent i
-			SET status = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			SET status = CASE WHEN (i.receiver = 'NOT_IDEMPOTENT' OR i.effect_name = ANY (%3$s)) AND i.attempt_started_at IS NULL
 			                   THEN CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END
 			                  WHEN i.effect_name = ANY (%2$s) THEN 'reconciling'
 			                  WHEN i.receiver = 'NOT_IDEMPOTENT' THEN 'needs_decision'
 			                  WHEN i.attempts >= i.max_attempts THEN 'failed'
 			                  WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END,
-			    attempts = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			    attempts = CASE WHEN (i.receiver = 'NOT_IDEMPOTENT' OR i.effect_name = ANY (%3$s)) AND i.attempt_started_at IS NULL
 			                    THEN i.attempts - 1 ELSE i.attempts END,
-			    last_error = CASE WHEN i.receiver = 'NOT_IDEMPOTENT' AND i.attempt_started_at IS NULL
+			    last_error = CASE WHEN (i.receiver = 'NOT_IDEMPOTENT' OR i.effect_name = ANY (%3$s)) AND i.attempt_started_at IS NULL
 			            THEN 'Lease of ' || i.lease_owner || ' expired before attempt ' || i.attempts
 			                || ' started; the receiver was not called and the attempt is not counted'
 			                || CASE WHEN i.superseded_at IS NOT NULL
@@ -67,11 +69,12 @@ public final class IntentRedrive {
 	/**
 	 * Redrives expired leases, found by primary key; the attempts of the
 	 * {@code reconciled} effects that may have reached their receiver go to
-	 * reconciliation.
+	 * reconciliation, and those of the {@code limited} effects that never started go back
+	 * to pending uncounted.
 	 */
-	public static String redriveSql(Collection<String> reconciled) {
-		return "WITH expired AS (" + EXPIRED_SQL + ")\n"
-				+ REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)", IntentClaims.textArray(reconciled));
+	public static String redriveSql(Collection<String> reconciled, Collection<String> limited) {
+		return "WITH expired AS (" + EXPIRED_SQL + ")\n" + REDRIVE_UPDATE_SQL.formatted("ARRAY(SELECT id FROM expired)",
+				IntentClaims.textArray(reconciled), IntentClaims.textArray(limited));
 	}
 
 	private final JdbcTemplate template;
@@ -91,9 +94,9 @@ public final class IntentRedrive {
 	 * breaks a constraint, they are redriven one by one and the offender is failed with
 	 * the reason.
 	 */
-	List<Settled> redriveExpired(int limit, Collection<String> reconciled) {
+	List<Settled> redriveExpired(int limit, Collection<String> reconciled, Collection<String> limited) {
 		try {
-			return this.jdbc.sql(redriveSql(reconciled))
+			return this.jdbc.sql(redriveSql(reconciled, limited))
 				.param("limit", limit)
 				.query((rs, row) -> Settled.read(rs))
 				.list();
@@ -103,7 +106,8 @@ public final class IntentRedrive {
 				throw ex;
 			}
 		}
-		String redriveOne = REDRIVE_UPDATE_SQL.formatted("ARRAY[:id]::bigint[]", IntentClaims.textArray(reconciled));
+		String redriveOne = REDRIVE_UPDATE_SQL.formatted("ARRAY[:id]::bigint[]", IntentClaims.textArray(reconciled),
+				IntentClaims.textArray(limited));
 		return BatchFaults.rowByRow(this.template, EXPIRED_SQL, Map.of("limit", limit), (connection, id) -> {
 			try (PreparedStatement statement = BatchFaults.prepare(connection, redriveOne, Map.of("id", id))) {
 				return Settled.readAll(statement);

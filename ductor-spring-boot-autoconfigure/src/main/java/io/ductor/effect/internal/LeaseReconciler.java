@@ -37,7 +37,8 @@ public class LeaseReconciler implements WorkerTask {
 
 	@Override
 	public boolean runOnce() {
-		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects());
+		List<Settled> redriven = this.redrive.redriveExpired(this.batchSize, this.registry.reconciledEffects(),
+				this.registry.concurrencyLimits().keySet());
 		if (!redriven.isEmpty()) {
 			this.settledListener.accept(redriven);
 		}
