@@ -91,6 +91,29 @@ class DurableEffectDeclarationTest {
 	}
 
 	/**
+	 * Keys a valid application may write: none names a variable that is null in every
+	 * call, so none may fail start-up.
+	 */
+	@Test
+	void validKeysOfEveryShapeStart() {
+		for (Class<?> bean : new Class<?>[] { Selection.class, Projection.class, Assigned.class, Varargs.class,
+				GenericMethod.class, Overloaded.class }) {
+			this.runner.withBean(bean).run((context) -> assertThat(context).as(bean.getSimpleName()).hasNotFailed());
+		}
+	}
+
+	/**
+	 * A key calling a function through a variable that is no parameter
+	 * ({@code #hash(#id)}) fails every call ("function not defined"), as a variable
+	 * naming no parameter is null in every call: start-up should say so, as the docs
+	 * promise for a key that "names no parameter".
+	 */
+	@Test
+	void keysCallingAFunctionThatIsNoParameterFailStartUp() {
+		assertFails(UnknownFunction.class, "#hash");
+	}
+
+	/**
 	 * Compiled without {@code -parameters}, a method's parameter names are unknown: a key
 	 * by name would be {@code null} for every call, so start-up fails and says how to
 	 * keep the names.
@@ -259,6 +282,66 @@ class DurableEffectDeclarationTest {
 
 		@DurableEffect(key = "#p0 + ':' + #a1 + ':' + #id", orderingKey = "#root == null ? #this : #id")
 		public void send(String id, int amount) {
+		}
+
+	}
+
+	public static class Selection {
+
+		@DurableEffect(key = "#ids.?[#this > 1].size() + ':' + #ids.^[#this > 1]")
+		public void send(java.util.List<Integer> ids) {
+		}
+
+	}
+
+	public static class Projection {
+
+		@DurableEffect(key = "#ids.![#this + 1].toString()")
+		public void send(java.util.List<Integer> ids) {
+		}
+
+	}
+
+	public static class Assigned {
+
+		@DurableEffect(key = "(#k = 'a:' + #id) + ':' + #k")
+		public void send(String id) {
+		}
+
+	}
+
+	public static class Varargs {
+
+		@DurableEffect(key = "#p0 + ':' + #parts.length + ':' + #a1[0]")
+		public void send(String id, String... parts) {
+		}
+
+	}
+
+	public static class GenericMethod {
+
+		@DurableEffect(key = "'g:' + #item")
+		public <T> void send(T item) {
+		}
+
+	}
+
+	public static class Overloaded {
+
+		@DurableEffect(name = "over.one", key = "#p0")
+		public void send(String id) {
+		}
+
+		@DurableEffect(name = "over.two", key = "#p0 + #p1")
+		public void send(String id, String other) {
+		}
+
+	}
+
+	public static class UnknownFunction {
+
+		@DurableEffect(key = "#hash(#id)")
+		public void send(String id) {
 		}
 
 	}

@@ -1,5 +1,7 @@
 package io.ductor.effect.internal;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +20,7 @@ import org.springframework.expression.TypeLocator;
 import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.Assign;
+import org.springframework.expression.spel.ast.FunctionReference;
 import org.springframework.expression.spel.ast.OpPlus;
 import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.VariableReference;
@@ -82,14 +85,14 @@ public final class EffectExpression {
 	/**
 	 * The variables the expression names that are none of the method's parameters: not a
 	 * parameter name, not {@code #p0} / {@code #a0} of an existing parameter, nor
-	 * {@code #this} / {@code #root}, nor set by the expression itself. Evaluated, each
-	 * would be {@code null}.
+	 * {@code #this} / {@code #root}, nor set by the expression itself (evaluated, each
+	 * would be {@code null}); and the functions it calls (none is registered).
 	 * @return the unknown variables, in the order the expression names them
 	 */
 	List<String> unknownVariables() {
-		List<String> unknown = new java.util.ArrayList<>();
+		List<String> unknown = new ArrayList<>();
 		if (this.expression instanceof SpelExpression spel) {
-			List<String> assigned = new java.util.ArrayList<>();
+			List<String> assigned = new ArrayList<>();
 			collectAssigned(spel.getAST(), assigned);
 			collectUnknown(spel.getAST(), assigned, unknown);
 		}
@@ -108,11 +111,20 @@ public final class EffectExpression {
 	}
 
 	private void collectUnknown(SpelNode node, List<String> assigned, List<String> unknown) {
+		if (node instanceof FunctionReference function) {
+			// no function is registered: every call of one fails
+			String text = function.toStringAST();
+			String name = text.substring(1, Math.max(1, text.indexOf('(')));
+			if (!unknown.contains(name)) {
+				unknown.add(name);
+			}
+		}
 		if (node instanceof VariableReference variable) {
 			String name = variable.toStringAST().substring(1);
+			int position = Arguments.positional(name);
 			boolean known = name.equals("this") || name.equals("root") || assigned.contains(name)
-					|| java.util.Arrays.asList(this.parameterNames).contains(name)
-					|| Arguments.positional(name) >= 0 && Arguments.positional(name) < this.parameterNames.length;
+					|| Arrays.asList(this.parameterNames).contains(name)
+					|| (position >= 0 && position < this.parameterNames.length);
 			if (!known && !unknown.contains(name)) {
 				unknown.add(name);
 			}
