@@ -14,11 +14,12 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
@@ -28,13 +29,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.transaction.PlatformTransactionManager;
 
+import io.ductor.autoconfigure.internal.DuctorDataSources;
 import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
+import io.ductor.jdbc.DuctorDataSource;
 import io.ductor.jdbc.internal.ApplicationMigrationsCheck;
 import io.ductor.jdbc.internal.CommittingTransactions;
-import io.ductor.jdbc.internal.DatabaseTransactions;
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
@@ -54,11 +56,11 @@ import io.ductor.worker.internal.WorkerStatus;
 
 /**
  * Auto-configuration for Ductor's core: its schema, the JSON codec, the tick service, the
- * backlog and the retention worker, on the application's single {@link DataSource}. Its
- * schema is a database initializer: beans annotated with
- * {@link DependsOnDatabaseInitialization} (Ductor's own, and the application's) are
- * created after Ductor's migrations, which run after the application's own (its Flyway or
- * Liquibase migrations and SQL scripts).
+ * backlog and the retention worker, on the application's {@link DataSource} (its only or
+ * primary one, or the one marked {@link DuctorDataSource}). Its schema is a database
+ * initializer: beans annotated with {@link DependsOnDatabaseInitialization} (Ductor's
+ * own, and the application's) are created after Ductor's migrations, which run after the
+ * application's own (its Flyway or Liquibase migrations and SQL scripts).
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
@@ -66,7 +68,7 @@ import io.ductor.worker.internal.WorkerStatus;
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
 		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
 @ConditionalOnClass({ DataSource.class, JdbcClient.class, JsonMapper.class })
-@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "ductor.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DuctorProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
@@ -99,14 +101,24 @@ public final class DuctorAutoConfiguration {
 	}
 
 	/**
+	 * The {@code DataSource} that holds Ductor's tables and the transaction manager of
+	 * Ductor's own transactions, chosen once for every part of Ductor.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorDatabase ductorDatabase(ConfigurableListableBeanFactory beans) {
+		return DuctorDataSources.choose(beans);
+	}
+
+	/**
 	 * Ductor's migrations. Ordered after the application's own database initializers by
 	 * {@link DuctorSchemaDatabaseInitializerDetector}, so that an application starting on
 	 * an empty schema migrates first and Ductor's tables then join it.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorSchema ductorSchema(DataSource dataSource, DuctorProperties properties) {
-		return new DuctorSchema(dataSource, properties.schema().mode());
+	DuctorSchema ductorSchema(DuctorDatabase database, DuctorProperties properties) {
+		return new DuctorSchema(database.dataSource(), properties.schema().mode());
 	}
 
 	/**
@@ -142,11 +154,10 @@ public final class DuctorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	TickService tickService(DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager,
-			JsonCodec json, ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
-		return new DefaultTickService(dataSource,
-				DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource), json,
+	TickService tickService(DuctorDatabase database, JsonCodec json, ObjectProvider<DuctorObserver> observer,
+			ObjectProvider<DuctorObservations> observations, ObjectProvider<RunFailureHandler> failureHandler,
+			DuctorProperties properties) {
+		return new DefaultTickService(database.dataSource(), database.transactionManager(), json,
 				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP),
@@ -156,8 +167,9 @@ public final class DuctorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	DuctorBacklog ductorBacklog(DataSource dataSource, DuctorProperties properties) {
-		return new DuctorBacklog(dataSource, properties.backlog().cacheTtl(), properties.backlog().countLimit());
+	DuctorBacklog ductorBacklog(DuctorDatabase database, DuctorProperties properties) {
+		return new DuctorBacklog(database.dataSource(), properties.backlog().cacheTtl(),
+				properties.backlog().countLimit());
 	}
 
 	@Bean(name = "ductorRetentionWorker")
@@ -195,8 +207,8 @@ public final class DuctorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@DependsOnDatabaseInitialization
-		PostgresNotificationListener ductorNotificationListener(DataSource dataSource, DuctorThreads threads) {
-			return new PostgresNotificationListener(dataSource, threads);
+		PostgresNotificationListener ductorNotificationListener(DuctorDatabase database, DuctorThreads threads) {
+			return new PostgresNotificationListener(database.dataSource(), threads);
 		}
 
 	}

@@ -1,7 +1,5 @@
 package io.ductor.testing;
 
-import javax.sql.DataSource;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -13,6 +11,7 @@ import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.internal.DurableEffects;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.run.TickService;
 import io.ductor.testing.internal.DuctorTesterClockPostProcessor;
@@ -38,9 +37,9 @@ final class DuctorTesterAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	DuctorTester ductorTester(DurableEffects effects, EffectOperations operations, DataSource dataSource,
+	DuctorTester ductorTester(DurableEffects effects, EffectOperations operations, DuctorDatabase database,
 			JsonCodec json, ObjectProvider<TickService> ticks) {
-		return new DuctorTester(effects, operations, dataSource, json.mapper(), ticks.getIfAvailable());
+		return new DuctorTester(effects, operations, database.dataSource(), json.mapper(), ticks.getIfAvailable());
 	}
 
 }

@@ -1,7 +1,5 @@
 package io.ductor.actuate.autoconfigure;
 
-import javax.sql.DataSource;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -11,9 +9,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.actuate.OperatorAccess;
 import io.ductor.actuate.internal.DuctorEndpoint;
 import io.ductor.actuate.internal.DuctorEndpointWebExtension;
@@ -23,7 +21,6 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.worker.internal.DuctorWorkers;
@@ -44,17 +41,16 @@ public final class DuctorEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DuctorEndpoint ductorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
-			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask, DataSource dataSource,
-			ObjectProvider<PlatformTransactionManager> transactionManager) {
+			DuctorWorkers workers, DuctorInspector inspector, ObjectProvider<PayloadMask> mask,
+			DuctorDatabase database) {
 		return new DuctorEndpoint(operations, alarms, backlog, workers.statuses(), inspector,
-				mask.getIfAvailable(() -> PayloadMask.NONE),
-				new TransactionTemplate(DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource)));
+				mask.getIfAvailable(() -> PayloadMask.NONE), new TransactionTemplate(database.transactionManager()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	DuctorInspector ductorInspector(DataSource dataSource) {
-		return new DuctorInspector(dataSource);
+	DuctorInspector ductorInspector(DuctorDatabase database) {
+		return new DuctorInspector(database.dataSource());
 	}
 
 	@Bean

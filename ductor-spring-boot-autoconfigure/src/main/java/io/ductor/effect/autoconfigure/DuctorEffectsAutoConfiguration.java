@@ -6,8 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import javax.sql.DataSource;
-
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -38,6 +36,7 @@ import io.ductor.effect.internal.EffectRetrySettings;
 import io.ductor.effect.internal.RecurringAlarmDeclaration;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
@@ -122,12 +121,12 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	DurableEffects ductorDurableEffects(DataSource dataSource, EffectRegistry registry, JsonCodec json,
+	DurableEffects ductorDurableEffects(DuctorDatabase database, EffectRegistry registry, JsonCodec json,
 			ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
 			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties,
 			ObjectProvider<TickService> ticks, DuctorThreads threads) {
 		DuctorEffectsProperties.Drainer drainer = properties.drainer();
-		DurableEffects durableEffects = new DurableEffects(dataSource, registry, json.mapper(), events,
+		DurableEffects durableEffects = new DurableEffects(database, registry, json.mapper(), events,
 				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
 						drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(), properties.retention(),
 						properties.reconciler().batchSize(),

@@ -11,13 +11,13 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ApplicationEventPublisher;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.EffectNeedsDecisionEvent;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectStatus;
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorObservations;
@@ -93,7 +93,8 @@ public final class DurableEffects implements AutoCloseable {
 
 	/**
 	 * Assemble the feature, observing recordings and attempts.
-	 * @param dataSource the database holding {@code eec_effect_intent}
+	 * @param database the database holding {@code eec_effect_intent}, and the transaction
+	 * manager of Ductor's own transactions on it
 	 * @param registry the effects of this application
 	 * @param jsonMapper the mapper for arguments
 	 * @param events where {@link EffectNeedsDecisionEvent}s go
@@ -107,9 +108,10 @@ public final class DurableEffects implements AutoCloseable {
 	 * without runs
 	 * @param threads where the drainer's and the notifier's threads come from
 	 */
-	public DurableEffects(DataSource dataSource, EffectRegistry registry, JsonMapper jsonMapper,
+	public DurableEffects(DuctorDatabase database, EffectRegistry registry, JsonMapper jsonMapper,
 			ApplicationEventPublisher events, Settings settings, DuctorObserver observer,
 			DuctorObservations observations, Supplier<@Nullable TickService> runs, DuctorThreads threads) {
+		DataSource dataSource = database.dataSource();
 		this.settings = settings;
 		this.events = events;
 		this.recorder = new IntentRecorder(dataSource);
@@ -124,7 +126,7 @@ public final class DurableEffects implements AutoCloseable {
 		EffectPayloads payloads = new EffectPayloads(jsonMapper, settings.maxPayloadBytes());
 		this.registry = registry;
 		this.observer = observer;
-		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.transactions = new TransactionTemplate(database.transactionManager());
 		this.alarmStore = new RecurringAlarmStore(dataSource);
 		this.recurring = new RecurringAlarms(this.alarmStore, registry, payloads, occurrences);
 		this.dispatcher = new EffectDispatcher(registry, payloads, observer, settings.drainer().pollInterval(),

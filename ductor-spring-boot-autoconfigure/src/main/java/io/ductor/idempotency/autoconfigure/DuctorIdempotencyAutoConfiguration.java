@@ -1,7 +1,5 @@
 package io.ductor.idempotency.autoconfigure;
 
-import javax.sql.DataSource;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -14,9 +12,9 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.DefaultIdempotencyService;
@@ -25,7 +23,6 @@ import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.idempotency.web.internal.HandlerExceptions;
 import io.ductor.idempotency.web.internal.IdempotencyFilter;
-import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
@@ -50,12 +47,10 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	IdempotencyService idempotencyService(DataSource dataSource,
-			ObjectProvider<PlatformTransactionManager> transactionManager, JsonCodec json,
+	IdempotencyService idempotencyService(DuctorDatabase database, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
 			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
-		return new DefaultIdempotencyService(dataSource,
-				DatabaseTransactions.managerOf(transactionManager.getIfUnique(), dataSource), json,
+		return new DefaultIdempotencyService(database.dataSource(), database.transactionManager(), json,
 				properties.toSettings(), listener.getIfAvailable(), observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
@@ -64,20 +59,20 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
-	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, DataSource dataSource,
+	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, DuctorDatabase database,
 			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
 			DuctorIdempotencyProperties properties) {
 		DuctorObserver reportTo = observer.getIfUnique(() -> DuctorObserver.NOOP);
 		return new PeriodicWorker(threads, "sweeper", properties.sweeper().interval(),
-				new IdempotencySweeper(dataSource, SWEEP_BATCH_SIZE, reportTo), reportTo,
+				new IdempotencySweeper(database.dataSource(), SWEEP_BATCH_SIZE, reportTo), reportTo,
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyRetentionPurger idempotencyRetentionPurger(DataSource dataSource,
+	IdempotencyRetentionPurger idempotencyRetentionPurger(DuctorDatabase database,
 			DuctorIdempotencyProperties properties) {
-		return new IdempotencyRetentionPurger(dataSource, properties.retention());
+		return new IdempotencyRetentionPurger(database.dataSource(), properties.retention());
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -3,12 +3,12 @@ package io.ductor.jdbc.internal;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.SQLException;
+import java.util.List;
 
 import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.datasource.ConnectionHolder;
@@ -37,26 +37,28 @@ public final class DatabaseTransactions {
 	}
 
 	/**
-	 * The transaction manager for transactions of a database: the application's, when it
-	 * manages that database ({@code DataSourceTransactionManager},
+	 * The transaction manager for transactions of a database: the first of the
+	 * application's that manages that database ({@code DataSourceTransactionManager},
 	 * {@code JdbcTransactionManager}, {@code JpaTransactionManager} and
 	 * {@code HibernateTransactionManager} of this {@code DataSource}, or JTA), so that
-	 * its {@code @Transactional} work joins them; otherwise (none, or one of another
-	 * resource, a message broker's) a {@code DataSourceTransactionManager} of the
+	 * its {@code @Transactional} work joins them; otherwise (none, or only ones of other
+	 * resources, a message broker's) a {@code DataSourceTransactionManager} of the
 	 * database, whose transactions the application's JDBC work joins all the same.
-	 * @param candidate the application's unique or primary transaction manager, or
-	 * {@code null}
+	 * @param candidates the application's transaction managers, its unique or primary one
+	 * first
 	 * @param dataSource the database
 	 * @return a transaction manager whose transactions hold a connection of it
 	 */
-	public static PlatformTransactionManager managerOf(@Nullable PlatformTransactionManager candidate,
+	public static PlatformTransactionManager managerOf(List<PlatformTransactionManager> candidates,
 			DataSource dataSource) {
-		if (candidate != null && manages(candidate, dataSource)) {
-			return candidate;
+		for (PlatformTransactionManager candidate : candidates) {
+			if (manages(candidate, dataSource)) {
+				return candidate;
+			}
 		}
-		if (candidate != null) {
-			logger.info("Ductor's transactions use a DataSourceTransactionManager of its DataSource: the"
-					+ " application's transaction manager " + candidate + " does not manage that database");
+		if (!candidates.isEmpty()) {
+			logger.info("Ductor's transactions use a DataSourceTransactionManager of its DataSource: none of the"
+					+ " application's transaction managers " + candidates + " manages that database");
 		}
 		return CommittingTransactions.addTo(new DataSourceTransactionManager(dataSource));
 	}

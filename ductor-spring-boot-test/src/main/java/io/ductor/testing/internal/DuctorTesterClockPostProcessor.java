@@ -2,21 +2,28 @@ package io.ductor.testing.internal;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
+import io.ductor.autoconfigure.internal.DuctorDataSources;
+
 /**
- * Wraps Ductor's {@code DataSource} (the application's only one, or its primary one, as
- * Ductor chooses it) in a {@link ClockedDataSource}, in the contexts of tests with
+ * Wraps Ductor's {@code DataSource} (the application's only one, its primary one, or the
+ * one marked {@code @DuctorDataSource}, as Ductor chooses it) in a
+ * {@link ClockedDataSource}, in the contexts of tests with
  * {@code @AutoConfigureDuctorTester} only, so that the tester's clock reaches every
  * connection of the application and nothing else.
  */
 public final class DuctorTesterClockPostProcessor implements BeanPostProcessor, BeanFactoryAware {
 
-	private ConfigurableListableBeanFactory beanFactory;
+	private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private @Nullable String ductorsName;
 
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) throws BeansException {
@@ -35,12 +42,10 @@ public final class DuctorTesterClockPostProcessor implements BeanPostProcessor, 
 		if (this.beanFactory == null) {
 			return true;
 		}
-		String[] names = this.beanFactory.getBeanNamesForType(DataSource.class, true, false);
-		if (names.length <= 1) {
-			return true;
+		if (this.ductorsName == null) {
+			this.ductorsName = DuctorDataSources.dataSourceName(this.beanFactory);
 		}
-		return this.beanFactory.containsBeanDefinition(beanName)
-				&& this.beanFactory.getMergedBeanDefinition(beanName).isPrimary();
+		return this.ductorsName.equals(beanName);
 	}
 
 }
