@@ -29,6 +29,7 @@ import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.ListenerProbe;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.test.PostgresExtension;
@@ -178,17 +179,14 @@ class IdempotencyServiceTest {
 
 	@Test
 	void settlingAKeyNotifiesOnlyWhenADuplicateIsWaitingForIt() throws Exception {
-		java.util.List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
 		HikariDataSource otherPool = postgres.newDataSource(4);
 		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
 		otherListener.start();
-		try (PostgresNotificationListener.Subscription subscription = listener.subscribe(IdempotencyService.CHANNEL,
-				heard::add)) {
+		try {
 			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
 					Duration.ofSeconds(30), Duration.ofHours(1)), otherListener);
-			awaitTrue(() -> listener.isConnected() && otherListener.isConnected());
-			// a listener takes up a new subscription within one receive timeout (500 ms)
-			Thread.sleep(1000);
+			ListenerProbe.listening(otherListener, dataSource, IdempotencyService.CHANNEL).close();
+			ListenerProbe heard = ListenerProbe.listening(listener, dataSource, IdempotencyService.CHANNEL);
 			String quiet = newKey();
 			service.complete(((ReserveOutcome.Reserved) service.reserve(request(quiet))).reservation(), "d",
 					StoredResponse.of(201, "x".getBytes()));
@@ -205,9 +203,10 @@ class IdempotencyServiceTest {
 				.single());
 			service.complete(reservation, "d", StoredResponse.of(201, "y".getBytes()));
 			assertThat(waiting.get(20, TimeUnit.SECONDS)).isInstanceOf(ReserveOutcome.Replay.class);
-			awaitTrue(() -> heard.stream().anyMatch((payload) -> payload.endsWith(awaited)));
-			Thread.sleep(300);
-			assertThat(heard).noneMatch((payload) -> payload.endsWith(quiet));
+			heard.awaitHeard((payload) -> payload.endsWith(awaited));
+			// notifications arrive in commit order: the quiet key's would have come first
+			assertThat(heard.heard()).noneMatch((payload) -> payload.endsWith(quiet));
+			heard.close();
 		}
 		finally {
 			otherListener.stop();

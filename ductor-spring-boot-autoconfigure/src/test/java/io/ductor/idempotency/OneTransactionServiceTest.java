@@ -30,6 +30,7 @@ import io.ductor.idempotency.internal.IdempotencySettings;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.jdbc.internal.ListenerProbe;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -290,9 +291,9 @@ class OneTransactionServiceTest {
 					firstListener);
 			IdempotencyService second = service(DuplicatePolicy.WAIT, Duration.ofSeconds(90), Duration.ofSeconds(60),
 					secondListener);
-			awaitTrue(() -> firstListener.isConnected() && secondListener.isConnected());
-			Thread.sleep(1000); // new subscriptions take effect within the listeners'
-								// receive timeout (500 ms)
+			ListenerProbe.listening(secondListener, dataSource, IdempotencyService.CHANNEL).close();
+			ListenerProbe announcements = ListenerProbe.listening(firstListener, dataSource,
+					IdempotencyService.WAITING_CHANNEL);
 			String key = UUID.randomUUID().toString();
 			CountDownLatch holding = new CountDownLatch(1);
 			CountDownLatch release = new CountDownLatch(1);
@@ -306,7 +307,8 @@ class OneTransactionServiceTest {
 			CompletableFuture<IdempotentResult<String>> duplicate = CompletableFuture
 				.supplyAsync(() -> second.executeInTransaction(request(key), String.class, () -> "second"));
 			awaitTrue(() -> second.parkedDuplicates() == 1);
-			Thread.sleep(500); // its announcement reaches the holder's instance
+			announcements.awaitHeard((payload) -> payload.contains(key));
+			announcements.close();
 			release.countDown();
 			assertThat(holder.get(20, TimeUnit.SECONDS).value()).isEqualTo("first");
 			IdempotentResult<String> replayed = duplicate.get(10, TimeUnit.SECONDS);
