@@ -9,8 +9,8 @@ import io.ductor.autoconfigure.internal.PropertyChecks;
 /**
  * An exponential backoff: the n-th wait is a random time between half and all of
  * {@code min(max, initial * multiplier^(n-1))}. Each use ({@code ductor.ticks.backoff},
- * {@code ductor.effects.backoff}, {@code ductor.effects.reconcile.backoff}, an effect's
- * override) has defaults of its own, which fill in what is not set.
+ * {@code ductor.effects.backoff}, {@code ductor.effects.reconciliation.backoff}, an
+ * effect's override) has defaults of its own, which fill in what is not set.
  *
  * @param initial Longest first wait.
  * @param max Longest wait. Not shorter than the initial wait.

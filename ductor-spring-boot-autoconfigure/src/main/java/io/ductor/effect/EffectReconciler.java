@@ -25,7 +25,7 @@ import java.lang.annotation.Target;
  * change anything. {@link ReconcileOutcome#APPLIED} completes the intent,
  * {@link ReconcileOutcome#NOT_APPLIED} retries it with the same key;
  * {@link ReconcileOutcome#UNKNOWN}, {@code null} or an exception ask again later, and
- * after {@code ductor.effects.reconcile.max-rounds} rounds a
+ * after {@code ductor.effects.reconciliation.max-rounds} rounds a
  * {@link Receiver#NOT_IDEMPOTENT} intent waits in {@code needs_decision} (an
  * {@link Receiver#IDEMPOTENT} one is retried, as without a reconciler).
  * <p>

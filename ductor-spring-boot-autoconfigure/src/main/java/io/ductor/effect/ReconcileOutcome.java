@@ -19,8 +19,8 @@ public enum ReconcileOutcome {
 
 	/**
 	 * The receiver cannot tell yet: the reconciler is asked again after its backoff and,
-	 * after {@code ductor.effects.reconcile.max-rounds} rounds, the intent waits for a
-	 * decision.
+	 * after {@code ductor.effects.reconciliation.max-rounds} rounds, the intent waits for
+	 * a decision.
 	 */
 	UNKNOWN
 

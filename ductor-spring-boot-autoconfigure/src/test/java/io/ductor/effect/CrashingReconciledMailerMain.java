@@ -44,8 +44,8 @@ public final class CrashingReconciledMailerMain {
 		EffectInstances.start(database, Config.class, "ductor.effects.drainer.lease=2s",
 				"ductor.effects.reconciler.interval=200ms", "ductor.effects.drainer.poll-interval=100ms",
 				"ductor.effects.drainer.concurrency=4", "ductor.effects.drainer.batch-size=20",
-				"ductor.effects.reconcile.backoff.initial=50ms", "ductor.effects.reconcile.backoff.max=200ms",
-				"ductor.effects.reconcile.max-rounds=3");
+				"ductor.effects.reconciliation.backoff.initial=50ms", "ductor.effects.reconciliation.backoff.max=200ms",
+				"ductor.effects.reconciliation.max-rounds=3");
 		Thread.currentThread().join();
 	}
 

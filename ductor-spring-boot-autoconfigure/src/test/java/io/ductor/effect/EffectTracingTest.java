@@ -176,8 +176,9 @@ class EffectTracingTest {
 		// the attempt throws at a receiver that cannot deduplicate: its reconciler is
 		// asked
 		TracedEffects.failures.put(key, 1);
-		try (ConfigurableApplicationContext context = start(concat(SETTINGS,
-				"ductor.effects.reconcile.backoff.initial=20ms", "ductor.effects.reconcile.backoff.max=50ms"))) {
+		try (ConfigurableApplicationContext context = start(
+				concat(SETTINGS, "ductor.effects.reconciliation.backoff.initial=20ms",
+						"ductor.effects.reconciliation.backoff.max=50ms"))) {
 			Tracer tracer = context.getBean(Tracer.class);
 			TracedEffects effects = context.getBean(TracedEffects.class);
 			io.micrometer.tracing.Span request = tracer.nextSpan().name("request").start();

@@ -63,14 +63,15 @@ class ReconcilerDeclarationTest {
 
 	@Test
 	void aBadReconcilePropertyFailsStartUp() {
-		this.runner.withPropertyValues("ductor.effects.reconcile.max-rounds=0").run((context) -> {
+		this.runner.withPropertyValues("ductor.effects.reconciliation.max-rounds=0").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context))
-				.contains("ductor.effects.reconcile.max-rounds must be between 1 and 1000 but was 0");
+				.contains("ductor.effects.reconciliation.max-rounds must be between 1 and 1000 but was 0");
 		});
-		this.runner.withPropertyValues("ductor.effects.reconcile.backoff.multiplier=0.5").run((context) -> {
+		this.runner.withPropertyValues("ductor.effects.reconciliation.backoff.multiplier=0.5").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(messages(context)).contains("ductor.effects.reconcile.backoff.multiplier must be at least 1");
+			assertThat(messages(context))
+				.contains("ductor.effects.reconciliation.backoff.multiplier must be at least 1");
 		});
 	}
 

@@ -48,8 +48,8 @@ class ReconcilerTest {
 	static final PostgresExtension postgres = new PostgresExtension();
 
 	private static final String[] FAST = { "ductor.effects.drainer.poll-interval=100ms",
-			"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=50ms",
-			"ductor.effects.reconcile.backoff.max=100ms", "ductor.effects.reconcile.max-rounds=3",
+			"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconciliation.backoff.initial=50ms",
+			"ductor.effects.reconciliation.backoff.max=100ms", "ductor.effects.reconciliation.max-rounds=3",
 			"ductor.effects.drainer.lease=1s" };
 
 	private TestDatabase database;
@@ -184,8 +184,8 @@ class ReconcilerTest {
 	void aRoundWhoseLeaseWasLostCannotSettleTheIntent() {
 		this.database = TestDatabases.create();
 		this.context = EffectInstances.start(this.database, Config.class, "ductor.effects.drainer.poll-interval=100ms",
-				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=3s",
-				"ductor.effects.reconcile.backoff.max=3s", "ductor.effects.reconcile.max-rounds=3",
+				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconciliation.backoff.initial=3s",
+				"ductor.effects.reconciliation.backoff.max=3s", "ductor.effects.reconciliation.max-rounds=3",
 				"ductor.effects.drainer.lease=1s");
 		Mailer.script("fenced", ReconcileOutcome.UNKNOWN);
 		JdbcClient jdbc = jdbc();
@@ -260,8 +260,8 @@ class ReconcilerTest {
 	void anOperatorMayDecideOnAReconcilingIntentWithoutWaiting() {
 		this.database = TestDatabases.create();
 		this.context = EffectInstances.start(this.database, Config.class, "ductor.effects.drainer.poll-interval=100ms",
-				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconcile.backoff.initial=1h",
-				"ductor.effects.reconcile.backoff.max=1h");
+				"ductor.effects.reconciler.interval=100ms", "ductor.effects.reconciliation.backoff.initial=1h",
+				"ductor.effects.reconciliation.backoff.max=1h");
 		Mailer.loseAcknowledgement.add("decided");
 		send("decided");
 		Map<String, Object> row = awaitStatus("decided", "reconciling");

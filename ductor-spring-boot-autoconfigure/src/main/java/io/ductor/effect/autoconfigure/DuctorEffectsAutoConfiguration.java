@@ -132,8 +132,8 @@ public final class DuctorEffectsAutoConfiguration {
 						properties.reconciler().batchSize(),
 						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
 								drainer.lease()),
-						new DurableEffects.Reconcile(properties.reconcile().maxRounds(),
-								backoff(properties.reconcile().backoff()))),
+						new DurableEffects.Reconcile(properties.reconciliation().maxRounds(),
+								backoff(properties.reconciliation().backoff()))),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP), ticks::getIfAvailable, threads);
 		return durableEffects;

@@ -27,8 +27,8 @@ import io.ductor.observation.DispatchRelation;
  * effect again with the same key within this window records nothing new. At most 36500d;
  * to keep them for ever, set ductor.retention.enabled=false.
  * @param maxPayloadSize Largest JSON payload of an effect's arguments.
- * @param reconcile How the @EffectReconciler of an effect is asked about an attempt whose
- * outcome is unknown.
+ * @param reconciliation How the @EffectReconciler of an effect is asked about an attempt
+ * whose outcome is unknown.
  * @param tracing How the span of a dispatch attempt relates to the span that recorded its
  * effect, when the application has a tracer.
  * @param drainer The worker that dispatches effect intents.
@@ -38,7 +38,7 @@ import io.ductor.observation.DispatchRelation;
 @ConfigurationProperties("ductor.effects")
 public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 		@NestedConfigurationProperty BackoffProperties backoff, @DefaultValue("7d") Duration retention,
-		@DefaultValue("256KB") DataSize maxPayloadSize, @DefaultValue Reconcile reconcile,
+		@DefaultValue("256KB") DataSize maxPayloadSize, @DefaultValue Reconciliation reconciliation,
 		@DefaultValue Tracing tracing, @DefaultValue Drainer drainer, @DefaultValue Reconciler reconciler,
 		@DefaultValue AlarmScheduler alarmScheduler) {
 
@@ -87,14 +87,15 @@ public record DuctorEffectsProperties(@DefaultValue("10") int maxAttempts,
 	 * worker's rounds (ductor.effects.reconciler.interval), so a wait shorter than that
 	 * interval is rounded up to it.
 	 */
-	public record Reconcile(@DefaultValue("5") int maxRounds, @NestedConfigurationProperty BackoffProperties backoff) {
+	public record Reconciliation(@DefaultValue("5") int maxRounds,
+			@NestedConfigurationProperty BackoffProperties backoff) {
 
 		static final BackoffProperties DEFAULT_BACKOFF = new BackoffProperties(Duration.ofSeconds(1),
 				Duration.ofMinutes(5), 2.0);
 
-		public Reconcile {
-			PropertyChecks.requireBetween("ductor.effects.reconcile.max-rounds", maxRounds, 1, 1_000);
-			backoff = BackoffProperties.orDefaults(backoff, DEFAULT_BACKOFF, "ductor.effects.reconcile.backoff");
+		public Reconciliation {
+			PropertyChecks.requireBetween("ductor.effects.reconciliation.max-rounds", maxRounds, 1, 1_000);
+			backoff = BackoffProperties.orDefaults(backoff, DEFAULT_BACKOFF, "ductor.effects.reconciliation.backoff");
 		}
 
 	}
