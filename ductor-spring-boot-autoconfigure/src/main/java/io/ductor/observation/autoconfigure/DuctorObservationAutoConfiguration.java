@@ -13,6 +13,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
+import io.ductor.effect.autoconfigure.DuctorEffectsProperties;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.observation.DuctorObservationConvention;
 import io.ductor.observation.internal.DuctorObservations;
@@ -38,12 +39,13 @@ public final class DuctorObservationAutoConfiguration {
 	@ConditionalOnMissingBean
 	DuctorObservations ductorObservations(ObjectProvider<ObservationRegistry> registry,
 			ObjectProvider<DuctorObservationConvention> convention, ObjectProvider<TraceContextSource> traceContexts,
-			Environment environment) {
+			ObjectProvider<DuctorEffectsProperties> effects) {
+		DuctorEffectsProperties effectsProperties = effects.getIfAvailable();
 		ObservationRegistry available = registry.getIfUnique();
 		return (available != null)
 				? new MicrometerDuctorObservations(available, convention.getIfUnique(),
 						traceContexts.getIfUnique(() -> TraceContextSource.NONE),
-						environment.getProperty("ductor.effects.tracing.observe-recording", Boolean.class, false))
+						effectsProperties != null && effectsProperties.tracing().observeRecording())
 				: DuctorObservations.NOOP;
 	}
 

@@ -10,8 +10,9 @@ import io.ductor.effect.ReconcileOutcome;
  * Settles a receipt whose confirmation was lost by asking the mail server's sent log, so
  * that "confirmation lost" resolves itself: a receipt that went out is completed without
  * being sent again, one that did not is sent again with the same key. When the log cannot
- * be read, Ductor asks again later, and after {@code ductor.effects.reconciliation.max-rounds}
- * rounds the receipt waits for a person in {@code needs_decision}.
+ * be read, Ductor asks again later, and after
+ * {@code ductor.effects.reconciliation.max-rounds} rounds the receipt waits for a person
+ * in {@code needs_decision}.
  */
 @Component
 public class ReceiptReconciler {
