@@ -326,8 +326,22 @@ public final class DrainSession {
 	 */
 	private void handOver(ClaimedIntent intent) {
 		if (this.stopping) {
-			// its lease expires and the reconciler redrives it, as after a crash
+			// handed back like the claims no worker started (left leased, it would wait
+			// for
+			// its lease to expire and the redrive would count an attempt that never ran);
+			// on a thread of its own: this one's connection still belongs to the finished
+			// transaction, and the pool is shut down
 			this.outstanding.decrementAndGet();
+			List<ClaimedIntent> intents = List.of(intent);
+			this.threads.newThread("drainer-hand-back", () -> {
+				try {
+					this.outcomes.handBack(this.owner, intents);
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Ductor's drainer could not hand back intent " + intent.id() + ", committed while it "
+							+ "stopped; the reconciler redrives it when its lease expires", ex);
+				}
+			}).start();
 			return;
 		}
 		enqueue(intent);

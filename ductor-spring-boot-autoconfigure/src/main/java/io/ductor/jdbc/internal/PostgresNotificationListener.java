@@ -24,6 +24,7 @@ import org.springframework.context.SmartLifecycle;
 
 import io.ductor.worker.internal.Backoff;
 import io.ductor.worker.internal.DuctorThreads;
+import io.ductor.worker.internal.PeriodicWorker;
 
 /**
  * Receives PostgreSQL notifications ({@code LISTEN}/{@code NOTIFY}) on one dedicated
@@ -178,6 +179,15 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	@Override
 	public boolean isRunning() {
 		return this.thread != null;
+	}
+
+	/**
+	 * Starts before the drainer and the periodic workers whose work its notifications
+	 * wake, and stops after them: last in Ductor's stop.
+	 */
+	@Override
+	public int getPhase() {
+		return PeriodicWorker.PHASE - 1;
 	}
 
 	private void listen() {
