@@ -14,11 +14,14 @@ import java.util.concurrent.Future;
 import javax.sql.DataSource;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -27,6 +30,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectStatus;
+import io.ductor.kafka.internal.KafkaRelayHealthIndicator;
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.test.PostgresExtension;
 
@@ -98,6 +102,28 @@ class KafkaRelayTest {
 		assertThat(KafkaBroker.header(record, DuctorMessageHeaders.IDEMPOTENCY_KEY)).isEqualTo(key);
 		assertThat(KafkaBroker.header(record, DuctorMessageHeaders.CONTENT_TYPE)).isEqualTo("application/json");
 		assertThat(KafkaBroker.header(record, "source")).isEqualTo("shop");
+		MeterRegistry meters = context.getBean(MeterRegistry.class);
+		assertThat(meters.get("ductor.messages.acknowledged")
+			.tags("broker", "kafka", "destination", "orders")
+			.counter()
+			.count()).isGreaterThanOrEqualTo(1);
+		assertThat(meters.get("ductor.messages.relay.lag").tags("destination", "orders").timer().count())
+			.isGreaterThanOrEqualTo(1);
+	}
+
+	@Test
+	void theHealthContributionSaysWhetherTheBrokerAnswersAndShowsTheRelaysBacklog() {
+		KafkaRelayHealthIndicator health = context.getBean(KafkaRelayHealthIndicator.class);
+		Health up = health.health(true);
+		assertThat(up.getStatus()).isEqualTo(Status.UP);
+		assertThat(up.getDetails()).containsKeys("pending", "inFlight", "failed", "clusterId");
+		broker.disconnect();
+		try {
+			assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN);
+		}
+		finally {
+			broker.reconnect();
+		}
 	}
 
 	@Test

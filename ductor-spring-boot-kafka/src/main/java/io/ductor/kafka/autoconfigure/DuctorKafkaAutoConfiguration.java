@@ -95,7 +95,10 @@ public final class DuctorKafkaAutoConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
-	@ConditionalOnBean({ KafkaRelay.class, DataSource.class })
+	// the outbox's conditions: the relay is declared in a sibling class, evaluated in no
+	// set order
+	@ConditionalOnBean({ EffectOutbox.class, JsonCodec.class, ProducerFactory.class, DataSource.class })
+	@ConditionalOnBooleanProperty(name = "ductor.kafka.enabled", matchIfMissing = true)
 	@ConditionalOnEnabledHealthIndicator("ductorKafka")
 	@ConditionalOnBooleanProperty(name = "ductor.kafka.health.enabled", matchIfMissing = true)
 	static class HealthConfiguration {
