@@ -10,10 +10,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * Spring Boot's {@code spring.kafka.*} properties; Ductor's relay sends with a producer
  * of its own derived from them, with {@code acks=all} and idempotence on.
  *
- * @param enabled whether Ductor's Kafka outbox (DurableKafka and its relay) is on
- * @param sendTimeout how long the relay waits for the broker's acknowledgement of one
+ * @param enabled Whether Ductor's Kafka outbox (DurableKafka and its relay) is on
+ * @param sendTimeout How long the relay waits for the broker's acknowledgement of one
  * record before the attempt fails and the intent is retried
- * @param health the health contribution
+ * @param health The health contribution
  */
 @ConfigurationProperties("ductor.kafka")
 public record DuctorKafkaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("30s") Duration sendTimeout,
@@ -28,9 +28,9 @@ public record DuctorKafkaProperties(@DefaultValue("true") boolean enabled, @Defa
 	/**
 	 * The {@code kafka} health contribution.
 	 *
-	 * @param enabled whether the health contribution (broker reachable, relay backlog) is
+	 * @param enabled Whether the health contribution (broker reachable, relay backlog) is
 	 * on
-	 * @param timeout how long the check waits for the broker to describe the cluster
+	 * @param timeout How long the check waits for the broker to describe the cluster
 	 */
 	public record Health(@DefaultValue("true") boolean enabled, @DefaultValue("2s") Duration timeout) {
 
