@@ -1,0 +1,120 @@
+package io.ductor.amqp.autoconfigure;
+
+import javax.sql.DataSource;
+
+import com.rabbitmq.client.Channel;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.amqp.rabbit.connection.AbstractConnectionFactory;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.amqp.autoconfigure.CachingConnectionFactoryConfigurer;
+import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
+import org.springframework.boot.amqp.autoconfigure.RabbitTemplateConfigurer;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.ductor.amqp.DurableRabbit;
+import io.ductor.amqp.internal.DefaultDurableRabbit;
+import io.ductor.amqp.internal.MessageMetrics;
+import io.ductor.amqp.internal.MicrometerMessageMetrics;
+import io.ductor.amqp.internal.RabbitRelay;
+import io.ductor.amqp.internal.RabbitRelayHealthIndicator;
+import io.ductor.effect.EffectOutbox;
+import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.json.internal.JsonCodec;
+
+/**
+ * {@link DurableRabbit} and its relay, when Spring AMQP and Ductor's effects are
+ * configured ({@code ductor.amqp.enabled=false} turns them off). The relay publishes on a
+ * connection of its own, made from the application's connection factory's client factory
+ * (its host, credentials and TLS) and configured by {@code spring.rabbitmq.*}, with
+ * correlated publisher confirms and returns whatever the application's factory uses; its
+ * template follows {@code spring.rabbitmq.template.*} (observation, retry) and is always
+ * mandatory.
+ */
+@AutoConfiguration(after = { RabbitAutoConfiguration.class, DuctorEffectsAutoConfiguration.class },
+		afterName = "io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration")
+@ConditionalOnClass({ RabbitTemplate.class, Channel.class })
+@ConditionalOnBean(EffectOutbox.class)
+@ConditionalOnBooleanProperty(name = "ductor.amqp.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DuctorAmqpProperties.class)
+public final class DuctorAmqpAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnSingleCandidate(ConnectionFactory.class)
+	RabbitRelay ductorRabbitRelay(ConnectionFactory connectionFactory,
+			ObjectProvider<CachingConnectionFactoryConfigurer> connectionFactoryConfigurer,
+			ObjectProvider<RabbitTemplateConfigurer> templateConfigurer, DuctorAmqpProperties properties,
+			JsonCodec json, ObjectProvider<MessageMetrics> metrics, ApplicationContext context) {
+		if (!(connectionFactory instanceof AbstractConnectionFactory application)) {
+			throw new IllegalStateException("Ductor's RabbitMQ relay opens a connection of its own from the "
+					+ "application's connection factory, but " + connectionFactory.getClass().getName()
+					+ " is not an AbstractConnectionFactory; define a CachingConnectionFactory or set "
+					+ "ductor.amqp.enabled=false");
+		}
+		CachingConnectionFactory relay = new CachingConnectionFactory(application.getRabbitConnectionFactory());
+		connectionFactoryConfigurer.ifAvailable((configurer) -> configurer.configure(relay));
+		relay.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.CORRELATED);
+		relay.setPublisherReturns(true);
+		relay.setConnectionNameStrategy((factory) -> properties.connectionName());
+		relay.setApplicationContext(context);
+		relay.afterPropertiesSet();
+		RabbitTemplate template = new RabbitTemplate();
+		templateConfigurer.ifAvailable((configurer) -> configurer.configure(template, relay));
+		template.setConnectionFactory(relay);
+		template.setApplicationContext(context);
+		// a returned message is read from its CorrelationData; nothing else to call
+		template.setReturnsCallback((returned) -> {
+		});
+		return new RabbitRelay(relay, template, json.mapper(), properties.confirmTimeout(),
+				metrics.getIfAvailable(() -> MessageMetrics.NONE));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DurableRabbit durableRabbit(EffectOutbox outbox, JsonCodec json) {
+		return new DefaultDurableRabbit(outbox, json.mapper());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	@ConditionalOnBean(MeterRegistry.class)
+	static class MetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		MessageMetrics ductorRabbitMessageMetrics(MeterRegistry registry) {
+			return new MicrometerMessageMetrics(registry);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
+	@ConditionalOnBean(RabbitRelay.class)
+	@ConditionalOnEnabledHealthIndicator("ductorRabbit")
+	static class HealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "ductorRabbitHealthIndicator")
+		RabbitRelayHealthIndicator ductorRabbitHealthIndicator(RabbitRelay relay, DataSource dataSource) {
+			return new RabbitRelayHealthIndicator(relay.connectionFactory(), dataSource);
+		}
+
+	}
+
+}
