@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of the inbox.
+ */
+@NullMarked
+package io.ductor.messaging.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;
