@@ -6,6 +6,8 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import io.ductor.messaging.DuctorMessageHeaders;
+
 /**
  * A message for {@link DurableRabbit#send(RabbitMessage)}.
  *
@@ -18,15 +20,12 @@ import org.jspecify.annotations.Nullable;
 public record RabbitMessage(String exchange, String routingKey, @Nullable Object payload, Map<String, String> headers,
 		@Nullable String key) {
 
-	/** The header that carries the idempotency key; Ductor sets it. */
-	static final String IDEMPOTENCY_KEY_HEADER = "ductor-idempotency-key";
-
 	public RabbitMessage {
 		Objects.requireNonNull(exchange, "exchange must not be null");
 		Objects.requireNonNull(routingKey, "routingKey must not be null");
 		headers = Map.copyOf(Objects.requireNonNull(headers, "headers must not be null"));
-		if (headers.keySet().stream().anyMatch(IDEMPOTENCY_KEY_HEADER::equalsIgnoreCase)) {
-			throw new IllegalArgumentException("The header " + IDEMPOTENCY_KEY_HEADER
+		if (headers.keySet().stream().anyMatch(DuctorMessageHeaders.IDEMPOTENCY_KEY::equalsIgnoreCase)) {
+			throw new IllegalArgumentException("The header " + DuctorMessageHeaders.IDEMPOTENCY_KEY
 					+ " is set by Ductor to the message's idempotency key; pass the key with withKey(..) instead");
 		}
 	}

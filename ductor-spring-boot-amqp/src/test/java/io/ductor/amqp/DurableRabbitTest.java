@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.amqp.core.Message;
 
-import io.ductor.amqp.internal.RabbitRelay;
+import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.RabbitBroker;
 
@@ -71,7 +71,7 @@ class DurableRabbitTest {
 		assertThat(new String(message.getBody(), StandardCharsets.UTF_8)).contains("\"orderId\":42")
 			.contains("\"total\":\"9.90\"");
 		assertThat(message.getMessageProperties().getMessageId()).isEqualTo(key);
-		assertThat((String) message.getMessageProperties().getHeader(RabbitRelay.IDEMPOTENCY_KEY_HEADER))
+		assertThat((String) message.getMessageProperties().getHeader(DuctorMessageHeaders.IDEMPOTENCY_KEY))
 			.isEqualTo(key);
 		assertThat((String) message.getMessageProperties().getHeader("tenant")).isEqualTo("acme");
 		assertThat(message.getMessageProperties().getContentType()).isEqualTo("application/json");

@@ -97,6 +97,23 @@ public final class RabbitBroker {
 		return closed;
 	}
 
+	/**
+	 * The messages of a queue, ready or delivered and not yet acknowledged, as the broker
+	 * counts them.
+	 * @param queue the queue's name
+	 * @return the count, or -1 when the queue does not exist
+	 * @throws IOException when {@code rabbitmqctl} cannot be run
+	 */
+	public static long queueDepth(String queue) throws IOException {
+		for (String line : run("rabbitmqctl", "-q", "list_queues", "name", "messages")) {
+			String[] columns = line.split("\t");
+			if (columns.length == 2 && columns[0].equals(queue)) {
+				return Long.parseLong(columns[1].trim());
+			}
+		}
+		return -1;
+	}
+
 	private static List<String> run(String... command) throws IOException {
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 		List<String> lines = new ArrayList<>();

@@ -25,11 +25,16 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.core.annotation.Order;
 
 import io.ductor.amqp.DurableRabbit;
+import io.ductor.amqp.internal.AmqpMessageReader;
 import io.ductor.amqp.internal.DefaultDurableRabbit;
 import io.ductor.amqp.internal.MessageMetrics;
 import io.ductor.amqp.internal.MicrometerMessageMetrics;
+import io.ductor.amqp.internal.RabbitInboxRejectAdvisor;
 import io.ductor.amqp.internal.RabbitRelay;
 import io.ductor.amqp.internal.RabbitRelayHealthIndicator;
 import io.ductor.effect.EffectOutbox;
@@ -43,7 +48,9 @@ import io.ductor.json.internal.JsonCodec;
  * (its host, credentials and TLS) and configured by {@code spring.rabbitmq.*}, with
  * correlated publisher confirms and returns whatever the application's factory uses; its
  * template follows {@code spring.rabbitmq.template.*} (observation, retry) and is always
- * mandatory.
+ * mandatory. The inbox ({@link io.ductor.messaging.IdempotentListener}) reads the key of
+ * an AMQP {@code Message} argument of a {@code @RabbitListener} method, and rejects a
+ * message without a key without requeue.
  */
 @AutoConfiguration(after = { RabbitAutoConfiguration.class, DuctorEffectsAutoConfiguration.class },
 		afterName = "io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration")
@@ -88,6 +95,20 @@ public final class DuctorAmqpAutoConfiguration {
 	@ConditionalOnMissingBean
 	DurableRabbit durableRabbit(EffectOutbox outbox, JsonCodec json) {
 		return new DefaultDurableRabbit(outbox, json.mapper());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Order(0)
+	AmqpMessageReader ductorAmqpMessageReader() {
+		return new AmqpMessageReader();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static RabbitInboxRejectAdvisor ductorRabbitInboxRejectAdvisor() {
+		return new RabbitInboxRejectAdvisor();
 	}
 
 	@Configuration(proxyBeanMethods = false)

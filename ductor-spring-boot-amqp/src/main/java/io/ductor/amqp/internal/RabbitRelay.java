@@ -24,6 +24,7 @@ import org.springframework.beans.factory.DisposableBean;
 import io.ductor.amqp.DurableRabbit;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
+import io.ductor.messaging.DuctorMessageHeaders;
 
 /**
  * The built-in effect {@value DurableRabbit#EFFECT}: publishes one message on a
@@ -33,9 +34,6 @@ import io.ductor.effect.EffectContext;
  * {@link RabbitPublishException}, so the attempt is retried.
  */
 public class RabbitRelay implements DisposableBean {
-
-	/** The header that carries the intent's idempotency key. */
-	public static final String IDEMPOTENCY_KEY_HEADER = "ductor-idempotency-key";
 
 	private final CachingConnectionFactory connectionFactory;
 
@@ -96,9 +94,9 @@ public class RabbitRelay implements DisposableBean {
 		String where = "exchange '" + exchange + "' with routing key '" + routingKey + "'";
 		MessageProperties properties = new MessageProperties();
 		headers.forEach(properties::setHeader);
-		properties.setHeader(IDEMPOTENCY_KEY_HEADER, key);
+		properties.setHeader(DuctorMessageHeaders.IDEMPOTENCY_KEY, key);
 		properties.setMessageId(key);
-		properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
+		properties.setContentType(DuctorMessageHeaders.JSON);
 		properties.setContentEncoding("UTF-8");
 		properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
 		byte[] body = this.mapper.writeValueAsBytes(payload);
