@@ -1,7 +1,5 @@
 package io.ductor.amqp.autoconfigure;
 
-import javax.sql.DataSource;
-
 import com.rabbitmq.client.Channel;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -20,8 +18,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -36,7 +32,6 @@ import io.ductor.amqp.internal.MessageMetrics;
 import io.ductor.amqp.internal.MicrometerMessageMetrics;
 import io.ductor.amqp.internal.RabbitInboxRejectAdvisor;
 import io.ductor.amqp.internal.RabbitRelay;
-import io.ductor.amqp.internal.RabbitRelayHealthIndicator;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.json.internal.JsonCodec;
@@ -53,7 +48,9 @@ import io.ductor.json.internal.JsonCodec;
  * message without a key without requeue.
  */
 @AutoConfiguration(after = { RabbitAutoConfiguration.class, DuctorEffectsAutoConfiguration.class },
-		afterName = "io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration")
+		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+				"io.ductor.metrics.autoconfigure.DuctorMetricsAutoConfiguration" })
 @ConditionalOnClass({ RabbitTemplate.class, Channel.class })
 @ConditionalOnBean(EffectOutbox.class)
 @ConditionalOnBooleanProperty(name = "ductor.amqp.enabled", matchIfMissing = true)
@@ -120,20 +117,6 @@ public final class DuctorAmqpAutoConfiguration {
 		@ConditionalOnMissingBean
 		MessageMetrics ductorRabbitMessageMetrics(MeterRegistry registry) {
 			return new MicrometerMessageMetrics(registry);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
-	@ConditionalOnBean(RabbitRelay.class)
-	@ConditionalOnEnabledHealthIndicator("ductorRabbit")
-	static class HealthConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "ductorRabbitHealthIndicator")
-		RabbitRelayHealthIndicator ductorRabbitHealthIndicator(RabbitRelay relay, DataSource dataSource) {
-			return new RabbitRelayHealthIndicator(relay.connectionFactory(), dataSource);
 		}
 
 	}
