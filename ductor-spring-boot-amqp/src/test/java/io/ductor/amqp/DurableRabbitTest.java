@@ -81,6 +81,7 @@ class DurableRabbitTest {
 			.tags("broker", "rabbitmq", "destination", exchange)
 			.counter()
 			.count()).isEqualTo(1.0);
+		assertThat(meters.get("ductor.messages.relay.lag").tags("destination", exchange).timer().count()).isEqualTo(1);
 	}
 
 	@Test
@@ -183,20 +184,27 @@ class DurableRabbitTest {
 		DurableRabbit rabbit = app.getBean(DurableRabbit.class);
 		int total = 300;
 		List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
-		Thread producer = new Thread(() -> {
+		ExecutorService producing = Executors.newSingleThreadExecutor();
+		Future<?> producer = producing.submit(() -> {
 			for (int i = 0; i < total; i++) {
 				int seq = i;
 				sent.add(app.transactions.execute((status) -> rabbit.send(exchange, "drops", Map.of("seq", seq))));
 			}
+			return null;
 		});
-		producer.start();
 		int closed = 0;
-		for (int drop = 1; drop <= 3; drop++) {
-			int threshold = drop * total / 4;
-			await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= threshold);
-			closed += RabbitBroker.closeConnections(CONNECTION);
+		try {
+			for (int drop = 1; drop <= 3; drop++) {
+				int threshold = drop * total / 4;
+				// a failed producer fails the test with its own exception
+				await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= threshold || producer.isDone());
+				closed += RabbitBroker.closeConnections(CONNECTION);
+			}
+			producer.get(60, TimeUnit.SECONDS);
 		}
-		producer.join();
+		finally {
+			producing.shutdownNow();
+		}
 		assertThat(closed).as("relay connections closed by the broker").isPositive();
 		Set<String> delivered = new HashSet<>();
 		await().atMost(Duration.ofSeconds(60)).until(() -> {

@@ -63,7 +63,7 @@ public final class DuctorAmqpAutoConfiguration {
 	RabbitRelay ductorRabbitRelay(ConnectionFactory connectionFactory,
 			ObjectProvider<CachingConnectionFactoryConfigurer> connectionFactoryConfigurer,
 			ObjectProvider<RabbitTemplateConfigurer> templateConfigurer, DuctorAmqpProperties properties,
-			JsonCodec json, ObjectProvider<MessageMetrics> metrics, ApplicationContext context) {
+			ObjectProvider<MessageMetrics> metrics, ApplicationContext context) {
 		if (!(connectionFactory instanceof AbstractConnectionFactory application)) {
 			throw new IllegalStateException("Ductor's RabbitMQ relay opens a connection of its own from the "
 					+ "application's connection factory, but " + connectionFactory.getClass().getName()
@@ -84,7 +84,7 @@ public final class DuctorAmqpAutoConfiguration {
 		// a returned message is read from its CorrelationData; nothing else to call
 		template.setReturnsCallback((returned) -> {
 		});
-		return new RabbitRelay(relay, template, json.mapper(), properties.confirmTimeout(),
+		return new RabbitRelay(relay, template, properties.confirmTimeout(),
 				metrics.getIfAvailable(() -> MessageMetrics.NONE));
 	}
 

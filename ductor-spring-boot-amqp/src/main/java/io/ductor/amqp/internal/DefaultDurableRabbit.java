@@ -3,7 +3,6 @@ package io.ductor.amqp.internal;
 import java.util.Arrays;
 
 import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.ductor.amqp.DurableRabbit;
@@ -13,8 +12,9 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.json.JsonConversionException;
 
 /**
- * Records a message as an intent of {@link RabbitRelay#send}: the body as a JSON tree, so
- * the console and the endpoint show it as sent.
+ * Records a message as an intent of {@link RabbitRelay#send}, its body written as JSON
+ * text once, at the call: the relay sends those bytes exactly (a JSON tree read back
+ * would turn {@code 19.90} into {@code 19.9}).
  */
 public class DefaultDurableRabbit implements DurableRabbit {
 
@@ -29,9 +29,9 @@ public class DefaultDurableRabbit implements DurableRabbit {
 
 	@Override
 	public String send(RabbitMessage message) {
-		JsonNode body;
+		String body;
 		try {
-			body = this.mapper.valueToTree(message.payload());
+			body = this.mapper.writeValueAsString(message.payload());
 		}
 		catch (JacksonException ex) {
 			throw new JsonConversionException("Cannot write the payload of a message to exchange '" + message.exchange()

@@ -1,5 +1,9 @@
 package io.ductor.amqp.internal;
 
+import java.time.OffsetDateTime;
+
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the relay tells about the messages it publishes ({@code ductor.messages.*}).
  */
@@ -17,8 +21,9 @@ public interface MessageMetrics {
 
 	/**
 	 * @param destination the exchange, or the queue for the default exchange
+	 * @param due when the first attempt was due (the commit), or {@code null} on a retry
 	 */
-	default void acknowledged(String destination) {
+	default void acknowledged(String destination, @Nullable OffsetDateTime due) {
 	}
 
 	/**

@@ -1,15 +1,12 @@
 package io.ductor.amqp.internal;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
-import org.jspecify.annotations.Nullable;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.amqp.AmqpException;
 import org.springframework.amqp.core.Message;
@@ -39,8 +36,6 @@ public class RabbitRelay implements DisposableBean {
 
 	private final RabbitTemplate template;
 
-	private final JsonMapper mapper;
-
 	private final Duration confirmTimeout;
 
 	private final MessageMetrics metrics;
@@ -49,12 +44,11 @@ public class RabbitRelay implements DisposableBean {
 	 * @param connectionFactory the relay's own factory, with correlated publisher
 	 * confirms and returns; closed with the relay
 	 * @param template a template on it, mandatory
-	 * @param mapper the mapper that writes the body
 	 * @param confirmTimeout the longest wait for the broker's confirm
 	 * @param metrics what is told about the messages
 	 */
-	public RabbitRelay(CachingConnectionFactory connectionFactory, RabbitTemplate template, JsonMapper mapper,
-			Duration confirmTimeout, MessageMetrics metrics) {
+	public RabbitRelay(CachingConnectionFactory connectionFactory, RabbitTemplate template, Duration confirmTimeout,
+			MessageMetrics metrics) {
 		if (!connectionFactory.isPublisherConfirms() || !connectionFactory.isPublisherReturns()) {
 			throw new IllegalArgumentException(
 					"The relay's connection factory needs correlated publisher confirms " + "and publisher returns");
@@ -62,7 +56,6 @@ public class RabbitRelay implements DisposableBean {
 		this.connectionFactory = connectionFactory;
 		this.template = template;
 		this.template.setMandatory(true);
-		this.mapper = mapper;
 		this.confirmTimeout = confirmTimeout;
 		this.metrics = metrics;
 	}
@@ -84,10 +77,10 @@ public class RabbitRelay implements DisposableBean {
 	 * @param exchange the exchange
 	 * @param routingKey the routing key
 	 * @param headers the message's own headers
-	 * @param payload the body
+	 * @param body the body, JSON text
 	 */
 	@DurableEffect(name = DurableRabbit.EFFECT, orderingKey = "'rabbitmq:' + #p0 + '/' + #p1")
-	public void send(String exchange, String routingKey, Map<String, String> headers, @Nullable JsonNode payload) {
+	public void send(String exchange, String routingKey, Map<String, String> headers, String body) {
 		EffectContext context = EffectContext.current();
 		String key = context.idempotencyKey();
 		String destination = destination(exchange, routingKey);
@@ -99,10 +92,10 @@ public class RabbitRelay implements DisposableBean {
 		properties.setContentType(DuctorMessageHeaders.JSON);
 		properties.setContentEncoding("UTF-8");
 		properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
-		byte[] body = this.mapper.writeValueAsBytes(payload);
 		CorrelationData correlation = new CorrelationData(key + "#" + context.attempt() + "#" + UUID.randomUUID());
 		try {
-			this.template.send(exchange, routingKey, new Message(body, properties), correlation);
+			this.template.send(exchange, routingKey, new Message(body.getBytes(StandardCharsets.UTF_8), properties),
+					correlation);
 		}
 		catch (AmqpException ex) {
 			this.metrics.failed(destination);
@@ -123,7 +116,7 @@ public class RabbitRelay implements DisposableBean {
 			throw new RabbitPublishException("RabbitMQ did not confirm the message to " + where + " (nack"
 					+ ((confirm.reason() != null) ? ": " + confirm.reason() : "") + ")");
 		}
-		this.metrics.acknowledged(destination);
+		this.metrics.acknowledged(destination, (context.attempt() == 1) ? context.scheduledAt() : null);
 	}
 
 	private CorrelationData.Confirm awaitConfirm(CorrelationData correlation, String where, String destination) {
