@@ -223,9 +223,9 @@ class DurableRabbitTest {
 		});
 		assertThat(delivered).containsExactlyInAnyOrderElementsOf(sent);
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> app.jdbc
-				.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name = ? AND status <> 'completed'")
-				.param(DurableRabbit.EFFECT)
+			.until(() -> app.jdbc.sql(
+					"SELECT count(*) FROM eec_effect_intent WHERE idempotency_key IN (:keys) AND status <> 'completed'")
+				.param("keys", sent)
 				.query(Long.class)
 				.single() == 0);
 	}

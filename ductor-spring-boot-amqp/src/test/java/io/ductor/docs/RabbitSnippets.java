@@ -42,8 +42,7 @@ final class RabbitSnippets {
 		@Transactional
 		public void placeOrder(long orderId, BigDecimal total) {
 			this.jdbc.sql("INSERT INTO orders (id, total) VALUES (?, ?)").params(orderId, total).update();
-			// sent after the commit, confirmed by the broker; nothing if this transaction
-			// rolls back
+			// sent after the commit, confirmed by the broker; nothing on a rollback
 			this.rabbit.send("shop", "order.placed", new OrderPlaced(orderId, total));
 		}
 		// end::rabbit-publish[]
