@@ -71,10 +71,11 @@ public final class DuctorModulithAutoConfiguration {
 	DuctorEventPublicationRegistry eventPublicationRegistry(DuctorListenerFactory listeners,
 			PublicationDelivery delivery, EventCodec events, PublicationStore store, EffectOperations operations,
 			ObjectProvider<Clock> clock, Environment environment) {
-		CompletionMode mode = CompletionMode.from(environment);
-		if (mode != CompletionMode.UPDATE) {
+		String mode = environment.getProperty(CompletionMode.PROPERTY);
+		if (mode != null && !mode.isBlank() && !mode.trim().equalsIgnoreCase(CompletionMode.UPDATE.name())) {
 			throw new DuctorConfigurationException(
-					CompletionMode.PROPERTY + " is " + mode + ", but Ductor keeps completed publications and purges "
+					CompletionMode.PROPERTY + " is " + mode.trim()
+							+ ", but Ductor keeps completed publications and purges "
 							+ "them after ductor.effects.retention, as the UPDATE mode does",
 					"Remove " + CompletionMode.PROPERTY + " (or set it to update), or set "
 							+ "ductor.modulith.enabled=false to keep a Modulith registry of your own");
