@@ -1,0 +1,2 @@
+/** The inventory module: reserves stock when an order is placed. */
+package io.ductor.modulithapp.inventory;

@@ -1,0 +1,33 @@
+package io.ductor.modulithapp.order;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/** Places orders: a row and an event, in one transaction. */
+@Service
+public class Orders {
+
+	private final JdbcClient jdbc;
+
+	private final ApplicationEventPublisher events;
+
+	Orders(JdbcClient jdbc, ApplicationEventPublisher events) {
+		this.jdbc = jdbc;
+		this.events = events;
+	}
+
+	@Transactional
+	public void place(String id) {
+		this.jdbc.sql("INSERT INTO orders (id) VALUES (?)").param(id).update();
+		this.events.publishEvent(new OrderPlaced(id));
+	}
+
+	@Transactional
+	public void placeThenFail(String id) {
+		place(id);
+		throw new IllegalStateException("the order is rolled back");
+	}
+
+}

@@ -1,0 +1,2 @@
+/** The order module. */
+package io.ductor.modulithapp.order;
