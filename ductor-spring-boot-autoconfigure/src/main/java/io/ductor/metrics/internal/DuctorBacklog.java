@@ -8,6 +8,8 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.IntentReads;
+
 /**
  * What is waiting in Ductor's tables, read with one cheap statement: every count walks a
  * partial index of live rows in its order (so the planner never prefers a table scan,
@@ -20,23 +22,23 @@ public class DuctorBacklog {
 
 	/** The snapshot query; {@code :cap} is the count limit. */
 	public static final String SQL = """
-			SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'pending'
+			SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'pending'
 			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS pending,
 			       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
 			           AS pending_estimate,
 			       (SELECT min(next_attempt_at) FROM eec_effect_intent
-			        WHERE status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
+			        WHERE queue_status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
 			       ductor_now() AS db_now,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'in_flight'
-			            ORDER BY lease_expires_at LIMIT :cap) x) AS in_flight,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'failed'
-			            ORDER BY status, updated_at LIMIT :cap) x) AS failed,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'needs_decision'
-			            ORDER BY status, updated_at LIMIT :cap) x) AS needs_decision,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'reconciling'
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE %s
+			            LIMIT :cap) x) AS in_flight,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'failed'
+			            ORDER BY queue_status, parked_at LIMIT :cap) x) AS failed,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'needs_decision'
+			            ORDER BY queue_status, parked_at LIMIT :cap) x) AS needs_decision,
+			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'reconciling'
 			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
 			       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
-			            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations""";
+			            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations""".formatted(IntentReads.IN_FLIGHT);
 
 	private final JdbcClient jdbc;
 
