@@ -362,8 +362,8 @@ public class DuctorInspector {
 		return this.jdbc.sql("""
 				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
 				       max(lease_expires_at) < ductor_now() AS expired
-				FROM eec_effect_intent WHERE """ + IntentReads.IN_FLIGHT + """
-				GROUP BY lease_owner ORDER BY lease_owner""").query((rs, row) -> {
+				FROM eec_effect_intent WHERE %s
+				GROUP BY lease_owner ORDER BY lease_owner""".formatted(IntentReads.IN_FLIGHT)).query((rs, row) -> {
 			Map<String, Object> owner = new LinkedHashMap<>();
 			owner.put("owner", rs.getString("lease_owner"));
 			owner.put("inFlight", rs.getLong("in_flight"));

@@ -1,10 +1,12 @@
 package io.ductor.effect.internal;
 
 import java.sql.PreparedStatement;
-import java.util.ArrayList;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
@@ -60,6 +62,9 @@ public final class IntentRetention {
 	/** Where this instance's walk goes on from: the last id it looked at. */
 	private final AtomicLong walked = new AtomicLong();
 
+	/** Where this instance's walk over the whole table goes on from. */
+	private final AtomicLong far = new AtomicLong();
+
 	public IntentRetention(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
@@ -73,37 +78,55 @@ public final class IntentRetention {
 	 * @return how many were deleted
 	 */
 	public int purge(Duration retention, int batchSize) {
-		List<Long> purgeable = new ArrayList<>();
-		long after = this.walked.get();
-		int looked = 0;
+		Set<Long> purgeable = new LinkedHashSet<>();
 		int step = Math.max(100, batchSize);
-		while (purgeable.size() < batchSize && looked < batchSize * STEPS_PER_BATCH) {
+		// the oldest intents first, up to those recorded within the retention
+		this.walked
+			.set(walk(retention, this.walked.get(), batchSize * STEPS_PER_BATCH, step, true, batchSize, purgeable));
+		if (purgeable.size() < batchSize) {
+			// and the walk over the whole table, for an intent recorded after one that is
+			// younger (a transaction open long, a test's clock moved back)
+			this.far
+				.set(walk(retention, this.far.get(), batchSize * STEPS_PER_BATCH, step, false, batchSize, purgeable));
+		}
+		return purgeable.isEmpty() ? 0 : delete(retention, new ArrayList<>(purgeable));
+	}
+
+	/**
+	 * Walks the primary key from {@code after}, looking at {@code most} intents at most,
+	 * adding those finished past their retention to {@code purgeable} until it holds
+	 * {@code batchSize}; stops at an intent recorded within the retention when
+	 * {@code toRecent}.
+	 * @return where the next walk goes on from: 0 at the end of the table (or at a recent
+	 * intent), to start again from the oldest
+	 */
+	private long walk(Duration retention, long after, int most, int step, boolean toRecent, int batchSize,
+			Set<Long> purgeable) {
+		int looked = 0;
+		while (purgeable.size() < batchSize && looked < most) {
 			List<Object[]> rows = this.template.query(WALK_SQL,
 					(rs, row) -> new Object[] { rs.getLong(1), rs.getBoolean(2), rs.getBoolean(3) },
-					retention.toMillis(), retention.toMillis(), after, step);
-			boolean restart = rows.size() < step;
+					retention.toMillis(), retention.toMillis(), after, Math.min(step, most - looked));
+			if (rows.isEmpty()) {
+				return 0;
+			}
 			for (Object[] row : rows) {
 				looked++;
-				if ((Boolean) row[2]) {
-					// recorded within the retention: so is what follows
-					restart = true;
-					break;
+				if (toRecent && (Boolean) row[2]) {
+					// recorded within the retention: so is, but for the order of commits,
+					// what follows
+					return 0;
 				}
 				after = (Long) row[0];
 				if ((Boolean) row[1]) {
 					purgeable.add(after);
 					if (purgeable.size() == batchSize) {
-						break;
+						return after;
 					}
 				}
 			}
-			if (restart && purgeable.size() < batchSize) {
-				after = 0;
-				break;
-			}
 		}
-		this.walked.set(after);
-		return purgeable.isEmpty() ? 0 : delete(retention, purgeable);
+		return after;
 	}
 
 	private int delete(Duration retention, List<Long> ids) {

@@ -27,10 +27,14 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * in flight under it is passed; an expired one is redriven as the lease index's expired
  * leases are ({@link IntentRedrive}); one still live after {@link #HAND_OVER_AFTER} is
  * handed to the lease index (its {@code lease_swept} cleared: one more row version, for
- * long attempts only); a younger live one stops the walk, which resumes there at the next
- * round. The watermark then moves past everything walked, but never past a lease it could
- * not settle (a row another transaction held locked). One instance sweeps at a time: a
- * round locks the watermark's row, and another instance's round skips it.
+ * long attempts only); a younger live one is walked again at the next round. The
+ * watermark then moves past everything walked, but never past a live lease nor one it
+ * could not settle (a row another transaction held locked). Once it reaches the horizon,
+ * the sweep walks on, the same way, over the leases already committed past it (from where
+ * this instance's last such walk got), so that a transaction left open holds back the
+ * watermark but not the redrive of expired leases committed after it began. One instance
+ * sweeps at a time: a round locks the watermark's row, and another instance's round skips
+ * it.
  */
 public final class LeaseSweep {
 
@@ -84,6 +88,12 @@ public final class LeaseSweep {
 
 	private final JdbcTemplate template;
 
+	/**
+	 * How far this instance's walk past the horizon got: only a shortcut, the watermark
+	 * is what no lease is ever passed over by.
+	 */
+	private volatile Position ahead = new Position(0, 0);
+
 	LeaseSweep(JdbcTemplate template) {
 		this.template = template;
 	}
@@ -91,17 +101,19 @@ public final class LeaseSweep {
 	/**
 	 * One sweep: walks the leases past the watermark, {@code limit} at a time, redrives
 	 * the expired ones, hands the long-running ones to the lease index and moves the
-	 * watermark, until it reaches a live lease that may still complete soon or the oldest
-	 * transaction still running.
+	 * watermark up to the first live lease that may still complete soon, or to the oldest
+	 * transaction still running; then walks the leases committed past that transaction
+	 * the same way.
 	 * @return the intents redriven
 	 */
 	List<Settled> sweep(int limit, Collection<String> reconciled, Collection<String> limited) {
 		List<Settled> redriven = new ArrayList<>();
+		Sweep sweep = new Sweep();
 		for (int step = 0; step < MAX_STEPS; step++) {
-			List<Settled> settled = new ArrayList<>();
 			Boolean more = this.template.execute((Connection connection) -> BatchFaults.inTransaction(connection, null,
-					() -> step(connection, limit, reconciled, limited, settled)));
-			redriven.addAll(settled);
+					() -> step(connection, limit, reconciled, limited, sweep)));
+			redriven.addAll(sweep.redriven);
+			sweep.redriven.clear();
 			if (!Boolean.TRUE.equals(more)) {
 				break;
 			}
@@ -110,12 +122,11 @@ public final class LeaseSweep {
 	}
 
 	/**
-	 * One step, in a transaction of its own: walks at most {@code limit} leases, adding
-	 * the intents it redrove to {@code redriven}.
+	 * One step, in a transaction of its own: walks at most {@code limit} leases.
 	 * @return whether the walk was cut short by the limit (more may follow)
 	 */
 	private boolean step(Connection connection, int limit, Collection<String> reconciled, Collection<String> limited,
-			List<Settled> redriven) throws SQLException {
+			Sweep sweep) throws SQLException {
 		// read before this transaction takes an id of its own, which would hold it back
 		long horizon;
 		try (PreparedStatement statement = connection.prepareStatement(HORIZON_SQL);
@@ -132,61 +143,13 @@ public final class LeaseSweep {
 			}
 			watermark = new Position(rs.getLong(1), rs.getLong(2));
 		}
-		List<Long> expired = new ArrayList<>();
-		List<Long> longRunning = new ArrayList<>();
-		Position reached = watermark;
-		boolean stopped = false;
-		int walked = 0;
-		try (PreparedStatement statement = connection.prepareStatement(LEASES_SQL)) {
-			statement.setLong(1, HAND_OVER_AFTER.toMillis());
-			statement.setLong(2, watermark.xid());
-			statement.setLong(3, watermark.id());
-			statement.setLong(4, horizon);
-			statement.setInt(5, limit);
-			try (ResultSet rs = statement.executeQuery()) {
-				while (rs.next()) {
-					walked++;
-					long id = rs.getLong(1);
-					Position position = new Position(rs.getLong(2), id);
-					if (rs.getBoolean(3)) {
-						if (rs.getBoolean(4)) {
-							expired.add(id);
-						}
-						else if (rs.getBoolean(5)) {
-							longRunning.add(id);
-						}
-						else {
-							// a live attempt that may still complete soon: resume here
-							stopped = true;
-							break;
-						}
-					}
-					reached = position;
-				}
-			}
-		}
-		if (!stopped && walked < limit) {
-			// every lease taken below the horizon was walked
-			reached = new Position(horizon - 1, Long.MAX_VALUE);
-		}
-		redriven.addAll(redrive(connection, expired, reconciled, limited));
-		handOver(connection, longRunning);
-		// a lease another transaction held locked is walked again at the next round
-		List<Long> walkedHeld = new ArrayList<>(expired);
-		walkedHeld.addAll(longRunning);
-		if (!walkedHeld.isEmpty()) {
-			try (PreparedStatement statement = connection.prepareStatement(STILL_HELD_SQL)) {
-				statement.setArray(1, BatchFaults.array(connection, "bigint", walkedHeld.toArray(Long[]::new)));
-				try (ResultSet rs = statement.executeQuery()) {
-					while (rs.next()) {
-						Position before = new Position(rs.getLong(2), rs.getLong(1) - 1);
-						if (before.compareTo(reached) < 0) {
-							reached = before;
-						}
-					}
-				}
-			}
-		}
+		Position from = (sweep.walked != null && sweep.walked.compareTo(watermark) > 0) ? sweep.walked : watermark;
+		Walk below = walk(connection, from, horizon, limit);
+		sweep.walked = below.last();
+		Position reached = (below.walked() < limit) ? new Position(horizon - 1, Long.MAX_VALUE) : below.last();
+		sweep.keepBefore(below.firstLive());
+		sweep.keepBefore(settle(connection, below, reconciled, limited, sweep.redriven));
+		reached = sweep.capped(reached);
 		if (reached.compareTo(watermark) > 0) {
 			try (PreparedStatement statement = connection.prepareStatement(MOVE_WATERMARK_SQL)) {
 				statement.setLong(1, reached.xid());
@@ -194,7 +157,126 @@ public final class LeaseSweep {
 				statement.executeUpdate();
 			}
 		}
-		return !stopped && walked == limit;
+		if (below.walked() < limit) {
+			// past the horizon, the leases already committed: an expired one need not
+			// wait
+			// for a transaction left open, though the watermark does
+			Position horizonReached = new Position(horizon - 1, Long.MAX_VALUE);
+			Position ahead = this.ahead;
+			Walk past = walk(connection, (ahead.compareTo(horizonReached) > 0) ? ahead : horizonReached, Long.MAX_VALUE,
+					limit);
+			Sweep beyond = new Sweep();
+			beyond.keepBefore(past.firstLive());
+			beyond.keepBefore(settle(connection, past, reconciled, limited, sweep.redriven));
+			this.ahead = beyond.capped(past.last());
+			return false;
+		}
+		return true;
+	}
+
+	/**
+	 * Walks at most {@code limit} leases after {@code from} taken by transactions below
+	 * {@code upto}.
+	 */
+	private static Walk walk(Connection connection, Position from, long upto, int limit) throws SQLException {
+		List<Long> expired = new ArrayList<>();
+		List<Long> longRunning = new ArrayList<>();
+		Position last = from;
+		Position firstLive = null;
+		int walked = 0;
+		try (PreparedStatement statement = connection.prepareStatement(LEASES_SQL)) {
+			statement.setLong(1, HAND_OVER_AFTER.toMillis());
+			statement.setLong(2, from.xid());
+			statement.setLong(3, from.id());
+			statement.setLong(4, upto);
+			statement.setInt(5, limit);
+			try (ResultSet rs = statement.executeQuery()) {
+				while (rs.next()) {
+					walked++;
+					long id = rs.getLong(1);
+					last = new Position(rs.getLong(2), id);
+					if (rs.getBoolean(3)) {
+						if (rs.getBoolean(4)) {
+							expired.add(id);
+						}
+						else if (rs.getBoolean(5)) {
+							longRunning.add(id);
+						}
+						else if (firstLive == null) {
+							// a live attempt that may still complete soon: walked again
+							firstLive = last;
+						}
+					}
+				}
+			}
+		}
+		return new Walk(last, firstLive, walked, expired, longRunning);
+	}
+
+	/**
+	 * Redrives the expired leases walked and hands the long-running ones to the lease
+	 * index.
+	 * @return the first of them that another transaction held locked (walked again next
+	 * time), or {@code null}
+	 */
+	private static Position settle(Connection connection, Walk walk, Collection<String> reconciled,
+			Collection<String> limited, List<Settled> redriven) throws SQLException {
+		redriven.addAll(redrive(connection, walk.expired(), reconciled, limited));
+		handOver(connection, walk.longRunning());
+		List<Long> walkedHeld = new ArrayList<>(walk.expired());
+		walkedHeld.addAll(walk.longRunning());
+		if (walkedHeld.isEmpty()) {
+			return null;
+		}
+		Position first = null;
+		try (PreparedStatement statement = connection.prepareStatement(STILL_HELD_SQL)) {
+			statement.setArray(1, BatchFaults.array(connection, "bigint", walkedHeld.toArray(Long[]::new)));
+			try (ResultSet rs = statement.executeQuery()) {
+				while (rs.next()) {
+					Position held = new Position(rs.getLong(2), rs.getLong(1));
+					if (first == null || held.compareTo(first) < 0) {
+						first = held;
+					}
+				}
+			}
+		}
+		return first;
+	}
+
+	/**
+	 * What one walk saw: the last lease walked, the first that is live and may still
+	 * complete soon, how many it walked, the expired and the long-running ones.
+	 */
+	private record Walk(Position last, Position firstLive, int walked, List<Long> expired, List<Long> longRunning) {
+
+	}
+
+	/** One sweep's progress over its steps. */
+	private static final class Sweep {
+
+		final List<Settled> redriven = new ArrayList<>();
+
+		/** The last lease walked. */
+		Position walked;
+
+		/** The first lease walked that is still held: no watermark passes it. */
+		Position keep;
+
+		void keepBefore(Position held) {
+			if (held != null && (this.keep == null || held.compareTo(this.keep) < 0)) {
+				this.keep = held;
+			}
+		}
+
+		/** {@code reached}, or just before the first lease still held. */
+		Position capped(Position reached) {
+			if (this.keep == null) {
+				return reached;
+			}
+			Position before = new Position(this.keep.xid(), this.keep.id() - 1);
+			return (before.compareTo(reached) < 0) ? before : reached;
+		}
+
 	}
 
 	private static List<Settled> redrive(Connection connection, List<Long> expired, Collection<String> reconciled,
