@@ -144,7 +144,7 @@ public class DuctorInspector {
 			params.put("status", DbValues.of(filter.status()));
 			if (filter.status() == EffectStatus.IN_FLIGHT) {
 				// through the lease index and the sweep's index
-				sql.append(" AND ").append(IntentReads.IN_FLIGHT);
+				sql.append(" AND ").append(IntentReads.inFlight(sweepWatermark()));
 			}
 			else if (isLive(filter.status())) {
 				// the literal list (the index's predicate) lets even a generic plan read
@@ -355,6 +355,14 @@ public class DuctorInspector {
 	}
 
 	/**
+	 * The sweep's watermark, read first and written into a statement
+	 * ({@link IntentReads#inFlight(long)}).
+	 */
+	private long sweepWatermark() {
+		return this.jdbc.sql(IntentReads.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
+	}
+
+	/**
 	 * @return per lease owner (drainer instance): intents in flight and its latest lease
 	 * expiry
 	 */
@@ -363,14 +371,16 @@ public class DuctorInspector {
 				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
 				       max(lease_expires_at) < ductor_now() AS expired
 				FROM eec_effect_intent WHERE %s
-				GROUP BY lease_owner ORDER BY lease_owner""".formatted(IntentReads.IN_FLIGHT)).query((rs, row) -> {
-			Map<String, Object> owner = new LinkedHashMap<>();
-			owner.put("owner", rs.getString("lease_owner"));
-			owner.put("inFlight", rs.getLong("in_flight"));
-			owner.put("leaseUntil", rs.getObject("lease_until", OffsetDateTime.class));
-			owner.put("expired", rs.getBoolean("expired"));
-			return owner;
-		}).list();
+				GROUP BY lease_owner ORDER BY lease_owner""".formatted(IntentReads.inFlight(sweepWatermark())))
+			.query((rs, row) -> {
+				Map<String, Object> owner = new LinkedHashMap<>();
+				owner.put("owner", rs.getString("lease_owner"));
+				owner.put("inFlight", rs.getLong("in_flight"));
+				owner.put("leaseUntil", rs.getObject("lease_until", OffsetDateTime.class));
+				owner.put("expired", rs.getBoolean("expired"));
+				return owner;
+			})
+			.list();
 	}
 
 	/**
