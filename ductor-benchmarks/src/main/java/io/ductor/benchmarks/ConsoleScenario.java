@@ -259,21 +259,23 @@ final class ConsoleScenario {
 	 */
 	private void explain(Db db, Map<String, Object> s) {
 		Map<String, String> queries = new LinkedHashMap<>();
-		String live = " AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')";
+		String live = " AND queue_status = status AND queue_status IN ('pending', 'reconciling', 'failed', 'needs_decision')";
+		String inFlight = " AND status = 'in_flight' AND (queue_lease_expires_at IS NOT NULL OR lease_xid >= "
+				+ "(SELECT w.lease_xid FROM eec_effect_lease_sweep w WHERE w.name = 'intents'))";
 		queries.put("failed, page 300", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("failedAfter")
 				+ " AND status = 'failed'" + live + " ORDER BY id LIMIT 50");
 		queries.put("failed + effect", "SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'failed'" + live
 				+ " AND effect_name = 'payment.charge' ORDER BY id LIMIT 50");
 		queries.put("in_flight, first page",
-				"SELECT * FROM eec_effect_intent WHERE id > 0 AND status = 'in_flight' " + "ORDER BY id LIMIT 50");
+				"SELECT * FROM eec_effect_intent WHERE id > 0" + inFlight + " ORDER BY id LIMIT 50");
 		queries.put("completed, deep page", "SELECT * FROM eec_effect_intent WHERE id > " + s.get("completedAfter")
 				+ " AND status = 'completed' ORDER BY id LIMIT 50");
 		queries.put("by key", "SELECT * FROM eec_effect_intent WHERE id > 0 AND idempotency_key = '" + s.get("key")
 				+ "' ORDER BY id LIMIT 50");
 		queries.put("by run", "SELECT * FROM eec_effect_intent WHERE id > 0 AND run_id = '" + s.get("run")
 				+ "' ORDER BY id LIMIT 50");
-		queries.put("parked by effect", "SELECT effect_name, status, count(*) FROM eec_effect_intent "
-				+ "WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status");
+		queries.put("parked by effect", "SELECT effect_name, queue_status, count(*) FROM eec_effect_intent "
+				+ "WHERE queue_status IN ('failed', 'needs_decision') GROUP BY effect_name, queue_status");
 		queries.put("first id of a creation time",
 				FIRST_ID_CREATED_AT_OR_AFTER.replace(":at", "'" + s.get("from") + "'"));
 		queries.put("all + created in a past hour",
@@ -284,12 +286,10 @@ final class ConsoleScenario {
 				"SELECT * FROM eec_effect_intent WHERE id > " + s.get("windowAfter") + " AND status = 'failed'" + live
 						+ " AND created_at >= '" + s.get("from") + "' AND id < " + s.get("windowBefore")
 						+ " AND created_at < '" + s.get("to") + "' ORDER BY id LIMIT 50");
-		queries.put("throughput",
-				"SELECT date_trunc('minute', finished_at), count(*) FROM eec_effect_intent "
-						+ "WHERE status IN ('completed', 'cancelled') AND status = 'completed' "
-						+ "AND finished_at >= date_trunc('minute', now()) - interval '900 seconds' GROUP BY 1");
-		queries.put("lease owners", "SELECT lease_owner, count(*) FROM eec_effect_intent WHERE status = 'in_flight' "
-				+ "GROUP BY lease_owner");
+		queries.put("throughput", "SELECT minute, completed FROM eec_effect_throughput "
+				+ "WHERE minute >= date_trunc('minute', now()) - interval '900 seconds' ORDER BY minute");
+		queries.put("lease owners",
+				"SELECT lease_owner, count(*) FROM eec_effect_intent WHERE true" + inFlight + " GROUP BY lease_owner");
 		queries.put("bulk snapshot page", "SELECT id FROM eec_effect_intent WHERE effect_name = 'mail.send' "
 				+ "AND status = 'failed'" + live + " AND updated_at <= now() AND id > 0 ORDER BY id LIMIT 200");
 		queries.put("one-shot alarms: next name",
@@ -299,7 +299,7 @@ final class ConsoleScenario {
 				"SELECT id, status FROM eec_effect_intent WHERE alarm_name = 'reminder:order-8000' "
 						+ "AND alarm_name IS NOT NULL AND status <> 'pending' ORDER BY id DESC LIMIT 1");
 		queries.put("one-shot alarms: pending occurrence", "SELECT id FROM eec_effect_intent "
-				+ "WHERE alarm_name = 'reminder:order-8000' AND status = 'pending'");
+				+ "WHERE alarm_name = 'reminder:order-8000' AND queue_status = 'pending'");
 		queries.put("recurring alarms: last occurrence", "SELECT a.name, i.status FROM eec_recurring_alarm a "
 				+ "LEFT JOIN eec_effect_intent i ON i.idempotency_key = a.last_key WHERE a.name > '' ORDER BY a.name "
 				+ "LIMIT 50");

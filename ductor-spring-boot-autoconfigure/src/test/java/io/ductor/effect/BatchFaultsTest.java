@@ -92,16 +92,18 @@ class BatchFaultsTest {
 
 	/** An intent row as a crashed, raced or older instance may have left it. */
 	static long insert(String effect, String key, String status, String alarm) {
-		return jdbc.sql("""
-				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
-				    status, alarm_name, attempts, lease_owner, lease_expires_at, next_attempt_at, finished_at)
-				VALUES (?, ?, '["x"]', 'f', 3, ?, ?, CASE WHEN ? = 'pending' THEN 0 ELSE 1 END,
-				    CASE WHEN ? = 'in_flight' THEN 'test-owner' END,
-				    CASE WHEN ? = 'in_flight' THEN now() + interval '1 hour' END,
-				    now() + interval '1 hour',
-				    CASE WHEN ? IN ('completed', 'failed') THEN now() - interval '30 days' END)
-				RETURNING id""")
-			.params(effect, key, status, alarm, status, status, status, status)
+		return jdbc
+			.sql("""
+					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+					    status, alarm_name, attempts, lease_owner, lease_expires_at, next_attempt_at, finished_at, created_at)
+					VALUES (?, ?, '["x"]', 'f', 3, ?, ?, CASE WHEN ? = 'pending' THEN 0 ELSE 1 END,
+					    CASE WHEN ? = 'in_flight' THEN 'test-owner' END,
+					    CASE WHEN ? = 'in_flight' THEN now() + interval '1 hour' END,
+					    now() + interval '1 hour',
+					    CASE WHEN ? IN ('completed', 'failed') THEN now() - interval '30 days' END,
+					    CASE WHEN ? IN ('completed', 'failed') THEN now() - interval '30 days' ELSE now() END)
+					RETURNING id""")
+			.params(effect, key, status, alarm, status, status, status, status, status)
 			.query(Long.class)
 			.single();
 	}

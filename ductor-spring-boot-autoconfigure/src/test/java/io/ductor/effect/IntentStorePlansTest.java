@@ -23,6 +23,7 @@ import io.ductor.effect.internal.IntentClaims;
 import io.ductor.effect.internal.IntentOutcomes;
 import io.ductor.effect.internal.IntentRedrive;
 import io.ductor.effect.internal.IntentRetention;
+import io.ductor.effect.internal.LeaseSweep;
 import io.ductor.effect.internal.OperatorMoves;
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
@@ -105,9 +106,9 @@ class IntentStorePlansTest {
 		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
 		String values = idArray + ", array_fill(1, ARRAY[" + batch + "]), array_fill('completed'::text, ARRAY[" + batch
 				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch
-				+ "]), 'gone'";
+				+ "]), 'gone', " + idArray;
 		String plans = plans(IntentOutcomes.COMPLETE_SQL, IntentOutcomes.COMPLETION_SETTINGS,
-				"bigint[], int[], text[], text[], bigint[], text", values);
+				"bigint[], int[], text[], text[], bigint[], text, bigint[]", values);
 		assertThat(plans).doesNotContain("Seq Scan").doesNotContain("Nested Loop").contains("rows=" + batch);
 	}
 
@@ -176,10 +177,27 @@ class IntentStorePlansTest {
 
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000, 100_000 })
-	void retentionReadsTheFinishedIndexAndThePrimaryKey(int batch) throws SQLException {
-		String plans = plans(IntentRetention.PURGE_SQL, null, "bigint, int", "86400000, " + batch, "retentionMs",
-				"batch");
-		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_finished_idx");
+	void retentionWalksThePrimaryKey(int batch) throws SQLException {
+		String walk = plans(IntentRetention.WALK_SQL, null, "bigint, bigint, bigint, int",
+				"86400000, 86400000, 0, " + batch);
+		assertThat(walk).doesNotContain("Seq Scan").contains("eec_effect_intent_pkey");
+		List<Long> ids = JdbcClient.create(dataSource)
+			.sql("SELECT id FROM eec_effect_intent ORDER BY id LIMIT ?")
+			.param(batch)
+			.query(Long.class)
+			.list();
+		String purge = plans(
+				IntentRetention.PURGE_SQL.replace(":ids", String.join(",", ids.stream().map(String::valueOf).toList())),
+				null, "bigint", "86400000", "retentionMs");
+		assertThat(purge).doesNotContain("Seq Scan").contains("eec_effect_intent_pkey");
+	}
+
+	@ParameterizedTest(name = "batch of {0}")
+	@ValueSource(ints = { 1, 1_000, 10_000 })
+	void theSweepReadsItsIndex(int batch) throws SQLException {
+		String plans = plans(LeaseSweep.LEASES_SQL, null, "bigint, bigint, bigint, bigint, int",
+				"1000, 0, 0, txid_current(), " + batch);
+		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_xid_idx");
 	}
 
 	@ParameterizedTest(name = "batch of {0}")

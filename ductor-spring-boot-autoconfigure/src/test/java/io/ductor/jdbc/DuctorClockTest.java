@@ -104,10 +104,10 @@ class DuctorClockTest {
 	void ductorsClockIsInlinedSoAStatementPlansAsItDidWithNow() {
 		JdbcClient jdbc = JdbcClient.create(dataSource);
 		String withClock = plan(jdbc,
-				"SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= ductor_now()"
+				"SELECT id FROM eec_effect_intent WHERE queue_status = 'pending' AND next_attempt_at <= ductor_now()"
 						+ " ORDER BY next_attempt_at, id LIMIT 10");
 		String withNow = plan(jdbc,
-				"SELECT id FROM eec_effect_intent WHERE status = 'pending' AND next_attempt_at <= now()"
+				"SELECT id FROM eec_effect_intent WHERE queue_status = 'pending' AND next_attempt_at <= now()"
 						+ " ORDER BY next_attempt_at, id LIMIT 10");
 		// the inlined body reads the session's setting, then falls back to the server's
 		// clock: the same plan, the same index condition

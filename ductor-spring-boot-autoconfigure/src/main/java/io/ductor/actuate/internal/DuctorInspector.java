@@ -27,11 +27,11 @@ import io.ductor.internal.DbValues;
  * named alarms by name, the holders of concurrency slots, and the figures of the
  * overview. Every query reads an index: the primary key, the unique key, the run index,
  * the partial indexes of the live statuses ({@code eec_effect_intent_live_id_idx} for
- * every live status but {@code in_flight}, the parked and lease indexes), the finished
- * index, or the alarm indexes ({@code eec_effect_intent_alarm_name_idx} of every
- * occurrence of a named alarm, {@code eec_effect_intent_alarm_idx} of the pending ones).
- * A creation-time window is turned into a range of ids first, by probes of the primary
- * key.
+ * every live status but {@code in_flight}, the parked and lease indexes, the sweep's
+ * index of the leases past its watermark), the table of completions per minute, or the
+ * alarm indexes ({@code eec_effect_intent_alarm_name_idx} of every occurrence of a named
+ * alarm, {@code eec_effect_intent_alarm_idx} of the pending ones). A creation-time window
+ * is turned into a range of ids first, by probes of the primary key.
  */
 public class DuctorInspector {
 
@@ -111,7 +111,7 @@ public class DuctorInspector {
 			FROM (SELECT name FROM names WHERE name IS NOT NULL AND starts_with(name, :prefix) LIMIT :limit) n
 			LEFT JOIN LATERAL (
 			    SELECT id, idempotency_key, next_attempt_at, effect_name FROM eec_effect_intent
-			    WHERE alarm_name = n.name AND status = 'pending') nx ON true
+			    WHERE alarm_name = n.name AND queue_status = 'pending') nx ON true
 			LEFT JOIN LATERAL (
 			    SELECT id, idempotency_key, status, finished_at, updated_at, last_error, effect_name FROM eec_effect_intent
 			    WHERE alarm_name = n.name AND alarm_name IS NOT NULL AND status <> 'pending'
@@ -142,10 +142,14 @@ public class DuctorInspector {
 		if (filter.status() != null) {
 			sql.append(" AND status = :status");
 			params.put("status", DbValues.of(filter.status()));
-			if (isLive(filter.status()) && filter.status() != EffectStatus.IN_FLIGHT) {
+			if (filter.status() == EffectStatus.IN_FLIGHT) {
+				// through the lease index and the sweep's index
+				sql.append(" AND ").append(IntentReads.inFlight(sweepWatermark()));
+			}
+			else if (isLive(filter.status())) {
 				// the literal list (the index's predicate) lets even a generic plan read
 				// the live index
-				sql.append(" AND status IN ").append(LIVE_ID_INDEXED);
+				sql.append(" AND queue_status = :status AND queue_status IN ").append(LIVE_ID_INDEXED);
 			}
 		}
 		condition(sql, params, "effect_name", "effect", filter.effect());
@@ -316,36 +320,31 @@ public class DuctorInspector {
 	 * parked index
 	 */
 	public List<Map<String, Object>> parkedByEffect() {
-		return this.jdbc
-			.sql("""
-					SELECT effect_name, status, count(*) AS intents FROM eec_effect_intent
-					WHERE status IN ('failed', 'needs_decision') GROUP BY effect_name, status ORDER BY effect_name, status""")
-			.query((rs, row) -> {
-				Map<String, Object> count = new LinkedHashMap<>();
-				count.put("effect", rs.getString("effect_name"));
-				count.put("status", rs.getString("status"));
-				count.put("intents", rs.getLong("intents"));
-				return count;
-			})
-			.list();
+		return this.jdbc.sql("""
+				SELECT effect_name, queue_status AS status, count(*) AS intents FROM eec_effect_intent
+				WHERE queue_status IN ('failed', 'needs_decision') GROUP BY effect_name, queue_status
+				ORDER BY effect_name, queue_status""").query((rs, row) -> {
+			Map<String, Object> count = new LinkedHashMap<>();
+			count.put("effect", rs.getString("effect_name"));
+			count.put("status", rs.getString("status"));
+			count.put("intents", rs.getLong("intents"));
+			return count;
+		}).list();
 	}
 
 	/**
 	 * Completions per minute over the last minutes, with the mean and largest dispatch
-	 * lag (from the time an intent was due to its completion), through the finished
-	 * index.
+	 * lag (from the time an intent was due to its completion), as the drainers'
+	 * completions counted them ({@code eec_effect_throughput}).
 	 * @param window how far back, at most an hour
 	 * @return one entry per minute that completed something, oldest first
 	 */
 	public List<Map<String, Object>> throughput(Duration window) {
 		return this.jdbc.sql("""
-				SELECT date_trunc('minute', finished_at) AS minute, count(*) AS completed,
-				       avg(extract(epoch FROM finished_at - next_attempt_at)) * 1000 AS mean_lag_ms,
-				       max(extract(epoch FROM finished_at - next_attempt_at)) * 1000 AS max_lag_ms
-				FROM eec_effect_intent
-				WHERE status IN ('completed', 'cancelled') AND status = 'completed'
-				  AND finished_at >= date_trunc('minute', ductor_now()) - :seconds * interval '1 second'
-				GROUP BY 1 ORDER BY 1""").param("seconds", Math.min(window.toSeconds(), 3600)).query((rs, row) -> {
+				SELECT minute, completed, lag_ms_sum / completed AS mean_lag_ms, lag_ms_max AS max_lag_ms
+				FROM eec_effect_throughput
+				WHERE minute >= date_trunc('minute', ductor_now()) - :seconds * interval '1 second'
+				ORDER BY minute""").param("seconds", Math.min(window.toSeconds(), 3600)).query((rs, row) -> {
 			Map<String, Object> minute = new LinkedHashMap<>();
 			minute.put("minute", rs.getObject("minute", OffsetDateTime.class));
 			minute.put("completed", rs.getLong("completed"));
@@ -356,6 +355,14 @@ public class DuctorInspector {
 	}
 
 	/**
+	 * The sweep's watermark, read first and written into a statement
+	 * ({@link IntentReads#inFlight(long)}).
+	 */
+	private long sweepWatermark() {
+		return this.jdbc.sql(IntentReads.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
+	}
+
+	/**
 	 * @return per lease owner (drainer instance): intents in flight and its latest lease
 	 * expiry
 	 */
@@ -363,7 +370,8 @@ public class DuctorInspector {
 		return this.jdbc.sql("""
 				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
 				       max(lease_expires_at) < ductor_now() AS expired
-				FROM eec_effect_intent WHERE status = 'in_flight' GROUP BY lease_owner ORDER BY lease_owner""")
+				FROM eec_effect_intent WHERE %s
+				GROUP BY lease_owner ORDER BY lease_owner""".formatted(IntentReads.inFlight(sweepWatermark())))
 			.query((rs, row) -> {
 				Map<String, Object> owner = new LinkedHashMap<>();
 				owner.put("owner", rs.getString("lease_owner"));
@@ -492,8 +500,8 @@ public class DuctorInspector {
 	List<Long> snapshotPage(String effect, EffectStatus status, OffsetDateTime asOf, long afterId, int limit) {
 		return this.jdbc.sql("""
 				SELECT id FROM eec_effect_intent
-				WHERE effect_name = :effect AND status = :status
-				  AND status IN ('pending', 'reconciling', 'failed', 'needs_decision')
+				WHERE effect_name = :effect AND queue_status = :status
+				  AND queue_status IN ('pending', 'reconciling', 'failed', 'needs_decision')
 				  AND updated_at <= :asOf AND id > :after
 				ORDER BY id LIMIT :limit""")
 			.param("effect", effect)

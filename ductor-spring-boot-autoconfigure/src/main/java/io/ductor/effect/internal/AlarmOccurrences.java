@@ -30,7 +30,7 @@ public final class AlarmOccurrences {
 			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
 			    updated_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE updated_at END,
 			    finished_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE finished_at END
-			WHERE alarm_name = :alarm AND status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
+			WHERE alarm_name = :alarm AND queue_status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
 			RETURNING status""";
 
 	private final JdbcClient jdbc;
@@ -63,7 +63,7 @@ public final class AlarmOccurrences {
 	public Optional<EffectIntent> pendingOccurrence(String alarmName) {
 		return this.jdbc
 			.sql("SELECT " + IntentReads.COLUMNS
-					+ " FROM eec_effect_intent WHERE alarm_name = :alarm AND status = 'pending'")
+					+ " FROM eec_effect_intent WHERE alarm_name = :alarm AND queue_status = 'pending'")
 			.param("alarm", alarmName)
 			.query(IntentReads::intent)
 			.optional();

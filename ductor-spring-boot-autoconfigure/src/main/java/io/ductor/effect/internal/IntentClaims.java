@@ -100,11 +100,11 @@ public final class IntentClaims {
 				WITH due AS (
 				    SELECT %s
 				    FROM eec_effect_intent i
-				    WHERE i.status = 'pending' AND i.next_attempt_at <= ductor_now()%s
+				    WHERE i.queue_status = 'pending' AND i.next_attempt_at <= ductor_now()%s
 				      AND (i.ordering_key IS NULL OR NOT EXISTS (
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
-				            AND o.status IN (%s)))
+				            AND o.queue_status IN (%s)))
 				      AND (i.compensation_of IS NULL OR COALESCE((
 				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
 				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
@@ -115,7 +115,7 @@ public final class IntentClaims {
 				UPDATE eec_effect_intent t
 				SET status = 'in_flight', attempts = t.attempts + 1, lease_owner = :owner,
 				    lease_expires_at = ductor_now() + :leaseMs * interval '1 millisecond', updated_at = ductor_now(),
-				    attempt_started_at = NULL
+				    attempt_started_at = NULL, lease_swept = true, lease_xid = txid_current()
 				%s
 				RETURNING t.id, t.effect_name, t.idempotency_key, t.payload::text AS payload, t.attempts,
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at, t.run_id,

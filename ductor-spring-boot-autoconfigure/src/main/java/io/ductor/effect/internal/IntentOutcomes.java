@@ -32,9 +32,13 @@ public final class IntentOutcomes {
 	 * a superseded alarm occurrence (its alarm was rescheduled or cancelled while it ran)
 	 * may complete or fail, but instead of going back to pending beside the newer
 	 * occurrence it is cancelled. An outcome {@code reconciling} starts the
-	 * reconciliation of the attempt from its first round.
+	 * reconciliation of the attempt from its first round. The completions are counted in
+	 * the minute's row of {@code eec_effect_throughput} (what the console shows), in the
+	 * same statement. The rows are found through the array of their ids (the last
+	 * parameter), by primary key: no index holds the in-flight rows alone.
 	 */
 	public static final String COMPLETE_SQL = """
+			WITH done AS (
 			UPDATE eec_effect_intent i
 			SET status = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL THEN 'cancelled' ELSE v.status END,
 			    last_error = CASE WHEN v.status = 'pending' AND i.superseded_at IS NOT NULL
@@ -49,7 +53,16 @@ public final class IntentOutcomes {
 			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
 			    AS v(id, attempt, status, error, delay_ms)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
-			RETURNING i.id, i.status, i.effect_name, i.idempotency_key""";
+			  AND i.id = ANY (?::bigint[])
+			RETURNING i.id, i.status, i.effect_name, i.idempotency_key,
+			    extract(epoch FROM i.finished_at - i.next_attempt_at) * 1000 AS lag_ms),
+			counted AS (
+			INSERT INTO eec_effect_throughput AS t (minute, completed, lag_ms_sum, lag_ms_max)
+			SELECT date_trunc('minute', ductor_now()), count(*), sum(lag_ms), max(lag_ms)
+			FROM done WHERE status = 'completed' HAVING count(*) > 0
+			ON CONFLICT (minute) DO UPDATE SET completed = t.completed + excluded.completed,
+			    lag_ms_sum = t.lag_ms_sum + excluded.lag_ms_sum, lag_ms_max = greatest(t.lag_ms_max, excluded.lag_ms_max))
+			SELECT id, status, effect_name, idempotency_key FROM done""";
 
 	/**
 	 * Settings of the transaction that records outcomes. It commits without waiting for
@@ -157,6 +170,7 @@ public final class IntentOutcomes {
 			statement.setArray(4, BatchFaults.array(connection, "text", errors));
 			statement.setArray(5, BatchFaults.array(connection, "bigint", delays));
 			statement.setString(6, owner);
+			statement.setArray(7, BatchFaults.array(connection, "bigint", ids));
 			return Settled.readAll(statement);
 		}
 	}

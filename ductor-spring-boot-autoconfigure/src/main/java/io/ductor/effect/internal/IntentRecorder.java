@@ -42,13 +42,17 @@ public final class IntentRecorder {
 	/**
 	 * Records one intent already claimed by {@code owner}: in flight, attempt 1, under a
 	 * lease from the database clock, so that the committing instance runs it without a
-	 * claim while every other instance and the reconciler see an ordinary lease. Only for
-	 * intents due at once and without an ordering key; bound like {@link #INSERT_SQL}.
+	 * claim while every other instance and the reconciler see an ordinary lease, watched
+	 * by the reconciler's sweep ({@link LeaseSweep}) rather than by an index, so that its
+	 * completion writes no index entry. Only for intents due at once and without an
+	 * ordering key; bound like {@link #INSERT_SQL}.
 	 */
 	static final String INSERT_LEASED_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
-			    max_attempts, run_id, trace_context, status, attempts, lease_owner, lease_expires_at)
-			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, ?::jsonb, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond')
+			    max_attempts, run_id, trace_context, status, attempts, lease_owner, lease_expires_at, lease_swept,
+			    lease_xid)
+			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, ?::jsonb, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond',
+			    true, txid_current())
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 

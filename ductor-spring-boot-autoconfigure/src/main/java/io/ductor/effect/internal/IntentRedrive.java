@@ -1,6 +1,7 @@
 package io.ductor.effect.internal;
 
 import java.sql.PreparedStatement;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -16,11 +17,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public final class IntentRedrive {
 
-	/** The in-flight intents whose lease expired, oldest expiry first. */
+	/**
+	 * The in-flight intents whose lease the lease index watches and expired, oldest
+	 * expiry first; the others are the sweep's ({@link LeaseSweep}).
+	 */
 	private static final String EXPIRED_SQL = """
 			SELECT id FROM eec_effect_intent
-			WHERE status = 'in_flight' AND lease_expires_at < ductor_now()
-			ORDER BY lease_expires_at
+			WHERE queue_lease_expires_at < ductor_now()
+			ORDER BY queue_lease_expires_at
 			LIMIT :limit
 			FOR UPDATE SKIP LOCKED""";
 
@@ -37,7 +41,7 @@ public final class IntentRedrive {
 	 * effect among those {@code %2$s} names (the effects with a reconciler), goes to
 	 * {@code reconciling} instead, whatever its receiver, with its attempt counted.
 	 */
-	private static final String REDRIVE_UPDATE_SQL = """
+	static final String REDRIVE_UPDATE_SQL = """
 			UPDATE eec_effect_intent i
 			SET status = CASE WHEN (i.receiver = 'NOT_IDEMPOTENT' OR i.effect_name = ANY (%3$s)) AND i.attempt_started_at IS NULL
 			                   THEN CASE WHEN i.superseded_at IS NOT NULL THEN 'cancelled' ELSE 'pending' END
@@ -81,9 +85,12 @@ public final class IntentRedrive {
 
 	private final JdbcClient jdbc;
 
+	private final LeaseSweep sweep;
+
 	public IntentRedrive(DataSource dataSource) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
+		this.sweep = new LeaseSweep(this.template);
 	}
 
 	/**
@@ -95,6 +102,20 @@ public final class IntentRedrive {
 	 * the reason.
 	 */
 	List<Settled> redriveExpired(int limit, Collection<String> reconciled, Collection<String> limited) {
+		List<Settled> redriven = new ArrayList<>(redriveIndexed(limit, reconciled, limited));
+		redriven.addAll(this.sweep.sweep(limit, reconciled, limited));
+		return redriven;
+	}
+
+	/**
+	 * The sweep of the leases taken at commit and by claims ({@link LeaseSweep}), alone.
+	 * @return the intents it redrove
+	 */
+	public List<Settled> sweep(int limit, Collection<String> reconciled, Collection<String> limited) {
+		return this.sweep.sweep(limit, reconciled, limited);
+	}
+
+	private List<Settled> redriveIndexed(int limit, Collection<String> reconciled, Collection<String> limited) {
 		try {
 			return this.jdbc.sql(redriveSql(reconciled, limited))
 				.param("limit", limit)

@@ -34,9 +34,9 @@ public final class OperatorMoves {
 	 */
 	private static final String PARKED_SQL = """
 			SELECT id FROM eec_effect_intent
-			WHERE effect_name = :name AND status = :from AND status IN ('failed', 'needs_decision')
-			  AND updated_at <= :asOf
-			ORDER BY updated_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
+			WHERE effect_name = :name AND queue_status = :from AND queue_status IN ('failed', 'needs_decision')
+			  AND parked_at <= :asOf
+			ORDER BY parked_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
 
 	/**
 	 * Marks superseded the other live occurrences of the alarms of the intents the
@@ -49,7 +49,7 @@ public final class OperatorMoves {
 			    UPDATE eec_effect_intent o SET superseded_at = COALESCE(o.superseded_at, ductor_now())
 			    WHERE o.alarm_name = ANY (ARRAY(SELECT m.alarm_name FROM moved m
 			                                    WHERE m.alarm_name IS NOT NULL AND m.status = 'pending'))
-			      AND o.status IN ('in_flight', 'reconciling', 'failed', 'needs_decision')
+			      AND o.queue_status IN ('in_flight', 'reconciling', 'failed', 'needs_decision')
 			      AND o.id <> ALL (ARRAY(SELECT m.id FROM moved m))
 			    RETURNING o.id)
 			""";

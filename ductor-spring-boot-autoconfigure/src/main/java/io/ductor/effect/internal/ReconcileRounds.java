@@ -34,7 +34,7 @@ public final class ReconcileRounds {
 	static final String CLAIM_RECONCILING_SQL = """
 			WITH due AS (
 			    SELECT id FROM eec_effect_intent
-			    WHERE status = 'reconciling' AND next_attempt_at <= ductor_now()
+			    WHERE queue_status = 'reconciling' AND next_attempt_at <= ductor_now()
 			      AND (lease_expires_at IS NULL OR lease_expires_at < ductor_now())
 			    ORDER BY next_attempt_at, id
 			    LIMIT :limit

@@ -8,6 +8,8 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.IntentReads;
+
 /**
  * What is waiting in Ductor's tables, read with one cheap statement: every count walks a
  * partial index of live rows in its order (so the planner never prefers a table scan,
@@ -18,25 +20,38 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public class DuctorBacklog {
 
-	/** The snapshot query; {@code :cap} is the count limit. */
-	public static final String SQL = """
-			SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'pending'
-			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS pending,
-			       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
-			           AS pending_estimate,
-			       (SELECT min(next_attempt_at) FROM eec_effect_intent
-			        WHERE status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
-			       ductor_now() AS db_now,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'in_flight'
-			            ORDER BY lease_expires_at LIMIT :cap) x) AS in_flight,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'failed'
-			            ORDER BY status, updated_at LIMIT :cap) x) AS failed,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'needs_decision'
-			            ORDER BY status, updated_at LIMIT :cap) x) AS needs_decision,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE status = 'reconciling'
-			            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
-			       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
-			            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations""";
+	/**
+	 * The snapshot query, with the sweep's watermark at 0; {@code :cap} is the count
+	 * limit.
+	 */
+	public static final String SQL = sql(0);
+
+	/**
+	 * The snapshot query; {@code :cap} is the count limit.
+	 * @param watermark the sweep's watermark ({@link IntentReads#inFlight(long)})
+	 * @return the query
+	 */
+	static String sql(long watermark) {
+		return """
+				SELECT (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'pending'
+				            ORDER BY next_attempt_at, id LIMIT :cap) x) AS pending,
+				       (SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('eec_effect_intent_due_idx'))
+				           AS pending_estimate,
+				       (SELECT min(next_attempt_at) FROM eec_effect_intent
+				        WHERE queue_status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
+				       ductor_now() AS db_now,
+				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE %s
+				            LIMIT :cap) x) AS in_flight,
+				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'failed'
+				            ORDER BY queue_status, parked_at LIMIT :cap) x) AS failed,
+				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'needs_decision'
+				            ORDER BY queue_status, parked_at LIMIT :cap) x) AS needs_decision,
+				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'reconciling'
+				            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
+				       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
+				            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations"""
+			.formatted(IntentReads.inFlight(watermark));
+	}
 
 	private final JdbcClient jdbc;
 
@@ -103,7 +118,8 @@ public class DuctorBacklog {
 	}
 
 	private Snapshot query() {
-		return this.jdbc.sql(SQL).param("cap", this.countLimit).query((rs, row) -> {
+		long watermark = this.jdbc.sql(IntentReads.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
+		return this.jdbc.sql(sql(watermark)).param("cap", this.countLimit).query((rs, row) -> {
 			long pending = rs.getLong("pending");
 			boolean estimated = pending >= this.countLimit;
 			if (estimated) {
