@@ -14,6 +14,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -156,6 +157,20 @@ class LeaseSweepOpenTransactionTest {
 			awaitExpired(crashed);
 			reconciler.redriveExpired(batch, List.of(), List.of());
 			assertThat(status(crashed)).as("expired lease after the reconciler's next round").isEqualTo("pending");
+		}
+	}
+
+	@Test
+	@Disabled("two transactions left open with an id hold back the redrive of the leases taken after the younger one "
+			+ "began until it ends (the walk past the horizon stops at the next transaction still running); "
+			+ "documented in operations.md and internals.md")
+	void anExpiredLeaseIsRedrivenInTheNextRoundWhileTwoTransactionsStayOpen() throws Exception {
+		IntentRedrive reconciler = new IntentRedrive(dataSource);
+		try (Connection first = idleInTransaction(); Connection second = idleInTransaction()) {
+			long crashed = recordLeased("crashed-" + UUID.randomUUID(), SHORT);
+			awaitExpired(crashed);
+			reconciler.redriveExpired(500, List.of(), List.of());
+			assertThat(status(crashed)).isEqualTo("pending");
 		}
 	}
 
