@@ -24,7 +24,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * bounded steps, deleting what is finished past its retention and stepping over what is
  * not, until it reaches intents recorded within the retention; the next pass starts from
  * the oldest again, so an intent stepped over (still live, or finished recently) is
- * looked at again.
+ * looked at again. It also deletes the console's completions per minute
+ * ({@code eec_effect_throughput}) older than a day.
  */
 public final class IntentRetention {
 
@@ -55,6 +56,13 @@ public final class IntentRetention {
 	public static final String PURGE_SQL = "DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL
 			+ "))";
 
+	/**
+	 * The console's completions per minute older than a day (it shows at most the last
+	 * hour), by primary key.
+	 */
+	static final String PURGE_THROUGHPUT_SQL = """
+			DELETE FROM eec_effect_throughput WHERE minute < ductor_now() - interval '1 day'""";
+
 	private final JdbcTemplate template;
 
 	private final JdbcClient jdbc;
@@ -78,6 +86,7 @@ public final class IntentRetention {
 	 * @return how many were deleted
 	 */
 	public int purge(Duration retention, int batchSize) {
+		this.template.update(PURGE_THROUGHPUT_SQL);
 		Set<Long> purgeable = new LinkedHashSet<>();
 		int step = Math.max(100, batchSize);
 		// the oldest intents first, up to those recorded within the retention

@@ -30,11 +30,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * long attempts only); a younger live one is walked again at the next round. The
  * watermark then moves past everything walked, but never past a live lease nor one it
  * could not settle (a row another transaction held locked). Once it reaches the horizon,
- * the sweep walks on, the same way, over the leases already committed past it (from where
- * this instance's last such walk got), so that a transaction left open holds back the
- * watermark but not the redrive of expired leases committed after it began. One instance
- * sweeps at a time: a round locks the watermark's row, and another instance's round skips
- * it.
+ * the sweep walks on, the same way, over the leases of the transactions that ended past
+ * it (from where this instance's last such walk got, up to the next transaction still
+ * running), so that a transaction left open holds back the watermark but not the redrive
+ * of expired leases committed after it began. One instance sweeps at a time: a round
+ * locks the watermark's row, and another instance's round skips it.
  */
 public final class LeaseSweep {
 
@@ -47,8 +47,16 @@ public final class LeaseSweep {
 	/** How many steps of {@code limit} leases one sweep walks at most. */
 	private static final int MAX_STEPS = 100;
 
-	/** The oldest transaction still running: every lease taken below it is visible. */
-	private static final String HORIZON_SQL = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+	/**
+	 * The oldest transaction still running (every lease taken below it is visible), and
+	 * the next one still running after it, or the first not yet started: every lease
+	 * taken between them is visible too.
+	 */
+	private static final String HORIZON_SQL = """
+			SELECT pg_snapshot_xmin(s)::text::bigint,
+			    COALESCE((SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) x WHERE x <> pg_snapshot_xmin(s)),
+			             pg_snapshot_xmax(s)::text::bigint)
+			FROM pg_current_snapshot() s""";
 
 	private static final String WATERMARK_SQL = """
 			SELECT lease_xid, intent_id FROM eec_effect_lease_sweep WHERE name = 'intents'
@@ -129,10 +137,12 @@ public final class LeaseSweep {
 			Sweep sweep) throws SQLException {
 		// read before this transaction takes an id of its own, which would hold it back
 		long horizon;
+		long nextRunning;
 		try (PreparedStatement statement = connection.prepareStatement(HORIZON_SQL);
 				ResultSet rs = statement.executeQuery()) {
 			rs.next();
 			horizon = rs.getLong(1);
+			nextRunning = rs.getLong(2);
 		}
 		Position watermark;
 		try (PreparedStatement statement = connection.prepareStatement(WATERMARK_SQL);
@@ -158,18 +168,27 @@ public final class LeaseSweep {
 			}
 		}
 		if (below.walked() < limit) {
-			// past the horizon, the leases already committed: an expired one need not
-			// wait
-			// for a transaction left open, though the watermark does
-			Position horizonReached = new Position(horizon - 1, Long.MAX_VALUE);
-			Position ahead = this.ahead;
-			Walk past = walk(connection, (ahead.compareTo(horizonReached) > 0) ? ahead : horizonReached, Long.MAX_VALUE,
-					limit);
-			Sweep beyond = new Sweep();
-			beyond.keepBefore(past.firstLive());
-			beyond.keepBefore(settle(connection, past, reconciled, limited, sweep.redriven));
-			this.ahead = beyond.capped(past.last());
-			return false;
+			// past the horizon, the leases of the transactions that ended after the
+			// oldest one still running began: an expired one need not wait for a
+			// transaction left open, though the watermark does. The walk stops before
+			// the next transaction still running (one that took its id before others
+			// that ended may still commit a lease), and goes on over the steps of this
+			// sweep while it fills its limit.
+			Position pastFrom = new Position(horizon - 1, Long.MAX_VALUE);
+			for (Position after : new Position[] { this.ahead, sweep.pastWalked }) {
+				if (after != null && after.compareTo(pastFrom) > 0) {
+					pastFrom = after;
+				}
+			}
+			Walk past = walk(connection, pastFrom, nextRunning, limit);
+			if (sweep.beyond == null) {
+				sweep.beyond = new Sweep();
+			}
+			sweep.pastWalked = past.last();
+			sweep.beyond.keepBefore(past.firstLive());
+			sweep.beyond.keepBefore(settle(connection, past, reconciled, limited, sweep.redriven));
+			this.ahead = sweep.beyond.capped(past.last());
+			return past.walked() == limit;
 		}
 		return true;
 	}
@@ -261,6 +280,12 @@ public final class LeaseSweep {
 
 		/** The first lease walked that is still held: no watermark passes it. */
 		Position keep;
+
+		/** The last lease walked past the horizon. */
+		Position pastWalked;
+
+		/** The walk past the horizon: the first lease it walked that is still held. */
+		Sweep beyond;
 
 		void keepBefore(Position held) {
 			if (held != null && (this.keep == null || held.compareTo(this.keep) < 0)) {
