@@ -198,6 +198,8 @@ final class DuctorSystem implements OutboxSystem {
 			all.add(excludeModulith()
 					+ (List.of(properties).contains(TRACING_ON) ? "" : "," + TRACING_AUTO_CONFIGURATION));
 			all.add("management.endpoints.access.default=none");
+			// the Kafka outbox is on this class path for scenario 11 only
+			all.add("ductor.kafka.enabled=false");
 		}
 		all.addAll(extraProperties);
 		all.addAll(List.of(properties));
