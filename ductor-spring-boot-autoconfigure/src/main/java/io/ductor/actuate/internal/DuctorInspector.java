@@ -19,6 +19,7 @@ import io.ductor.effect.EffectStatus;
 import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentReads;
 import io.ductor.internal.DbValues;
+import io.ductor.internal.InFlightIntents;
 
 /**
  * The read-only queries behind the operator console, all in one place: intents by any
@@ -144,7 +145,7 @@ public class DuctorInspector {
 			params.put("status", DbValues.of(filter.status()));
 			if (filter.status() == EffectStatus.IN_FLIGHT) {
 				// through the lease index and the sweep's index
-				sql.append(" AND ").append(IntentReads.inFlight(sweepWatermark()));
+				sql.append(" AND ").append(InFlightIntents.inFlight(sweepWatermark()));
 			}
 			else if (isLive(filter.status())) {
 				// the literal list (the index's predicate) lets even a generic plan read
@@ -356,10 +357,10 @@ public class DuctorInspector {
 
 	/**
 	 * The sweep's watermark, read first and written into a statement
-	 * ({@link IntentReads#inFlight(long)}).
+	 * ({@link InFlightIntents#inFlight(long)}).
 	 */
 	private long sweepWatermark() {
-		return this.jdbc.sql(IntentReads.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
+		return this.jdbc.sql(InFlightIntents.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
 	}
 
 	/**
@@ -371,7 +372,7 @@ public class DuctorInspector {
 				SELECT lease_owner, count(*) AS in_flight, max(lease_expires_at) AS lease_until,
 				       max(lease_expires_at) < ductor_now() AS expired
 				FROM eec_effect_intent WHERE %s
-				GROUP BY lease_owner ORDER BY lease_owner""".formatted(IntentReads.inFlight(sweepWatermark())))
+				GROUP BY lease_owner ORDER BY lease_owner""".formatted(InFlightIntents.inFlight(sweepWatermark())))
 			.query((rs, row) -> {
 				Map<String, Object> owner = new LinkedHashMap<>();
 				owner.put("owner", rs.getString("lease_owner"));

@@ -81,21 +81,6 @@ public final class IntentReads {
 			status = 'in_flight' AND (queue_lease_expires_at IS NOT NULL
 			    OR lease_xid >= (SELECT w.lease_xid FROM eec_effect_lease_sweep w WHERE w.name = 'intents'))""";
 
-	/** The sweep's watermark: the transaction id every lease it watches is at or past. */
-	public static final String SWEEP_WATERMARK_SQL = "SELECT lease_xid FROM eec_effect_lease_sweep WHERE name = 'intents'";
-
-	/**
-	 * {@link #IN_FLIGHT} with the sweep's watermark read beforehand
-	 * ({@link #SWEEP_WATERMARK_SQL}) and written into the condition: the planner then
-	 * knows how few leases are past it (compared with a value it cannot see, it expects a
-	 * third of the table and plans a parallel scan).
-	 * @param watermark the watermark's transaction id
-	 * @return the condition
-	 */
-	public static String inFlight(long watermark) {
-		return "status = 'in_flight' AND (queue_lease_expires_at IS NOT NULL OR lease_xid >= " + watermark + ")";
-	}
-
 	/** Reads one row of {@link #COLUMNS}. */
 	public static EffectIntent intent(ResultSet rs, int row) throws SQLException {
 		return new EffectIntent(rs.getLong("id"), rs.getString("effect_name"), rs.getString("idempotency_key"),

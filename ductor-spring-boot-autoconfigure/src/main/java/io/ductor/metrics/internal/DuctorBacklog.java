@@ -8,7 +8,7 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.ductor.effect.internal.IntentReads;
+import io.ductor.internal.InFlightIntents;
 
 /**
  * What is waiting in Ductor's tables, read with one cheap statement: every count walks a
@@ -28,7 +28,7 @@ public class DuctorBacklog {
 
 	/**
 	 * The snapshot query; {@code :cap} is the count limit.
-	 * @param watermark the sweep's watermark ({@link IntentReads#inFlight(long)})
+	 * @param watermark the sweep's watermark ({@link InFlightIntents#inFlight(long)})
 	 * @return the query
 	 */
 	static String sql(long watermark) {
@@ -50,7 +50,7 @@ public class DuctorBacklog {
 				            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
 				       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
 				            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations"""
-			.formatted(IntentReads.inFlight(watermark));
+			.formatted(InFlightIntents.inFlight(watermark));
 	}
 
 	private final JdbcClient jdbc;
@@ -118,7 +118,7 @@ public class DuctorBacklog {
 	}
 
 	private Snapshot query() {
-		long watermark = this.jdbc.sql(IntentReads.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
+		long watermark = this.jdbc.sql(InFlightIntents.SWEEP_WATERMARK_SQL).query(Long.class).optional().orElse(0L);
 		return this.jdbc.sql(sql(watermark)).param("cap", this.countLimit).query((rs, row) -> {
 			long pending = rs.getLong("pending");
 			boolean estimated = pending >= this.countLimit;

@@ -1,0 +1,28 @@
+package io.ductor.internal;
+
+/**
+ * Which intents are in flight, for the readers outside the effect storage (the backlog
+ * metrics, the console): every attempt under a lease the lease index watches, and every
+ * lease the reconciler's sweep has not walked past yet.
+ */
+public final class InFlightIntents {
+
+	private InFlightIntents() {
+	}
+
+	/** The sweep's watermark: the transaction id every lease it watches is at or past. */
+	public static final String SWEEP_WATERMARK_SQL = "SELECT lease_xid FROM eec_effect_lease_sweep WHERE name = 'intents'";
+
+	/**
+	 * {@code IntentReads.IN_FLIGHT} with the sweep's watermark read beforehand
+	 * ({@link #SWEEP_WATERMARK_SQL}) and written into the condition: the planner then
+	 * knows how few leases are past it (compared with a value it cannot see, it expects a
+	 * third of the table and plans a parallel scan).
+	 * @param watermark the watermark's transaction id
+	 * @return the condition
+	 */
+	public static String inFlight(long watermark) {
+		return "status = 'in_flight' AND (queue_lease_expires_at IS NOT NULL OR lease_xid >= " + watermark + ")";
+	}
+
+}
