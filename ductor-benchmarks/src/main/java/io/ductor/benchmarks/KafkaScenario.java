@@ -138,10 +138,12 @@ final class KafkaScenario {
 			this.bench.report.note("Scenario 11: messages received before their transaction committed "
 					+ "(KafkaTemplate in the transaction; lag trials, per trial): "
 					+ column(results.get(Kind.TEMPLATE), 3).stream().map((v) -> String.valueOf(v.longValue())).toList()
-					+ "; Ductor: " + column(results.get(Kind.DUCTOR_KEYED), 3).stream()
+					+ "; Ductor: "
+					+ column(results.get(Kind.DUCTOR_KEYED), 3).stream()
 						.map((v) -> String.valueOf(v.longValue()))
 						.toList()
-					+ ", " + column(results.get(Kind.DUCTOR_UNKEYED), 3).stream()
+					+ ", "
+					+ column(results.get(Kind.DUCTOR_UNKEYED), 3).stream()
 						.map((v) -> String.valueOf(v.longValue()))
 						.toList()
 					+ ". Copies received beyond N in the closed loop (per trial, the three systems in the order above): "
@@ -250,8 +252,8 @@ final class KafkaScenario {
 	}
 
 	/**
-	 * One application (Ductor's auto-configuration, Spring Kafka's, Ductor's Kafka outbox)
-	 * whose transactions insert an order row and publish it.
+	 * One application (Ductor's auto-configuration, Spring Kafka's, Ductor's Kafka
+	 * outbox) whose transactions insert an order row and publish it.
 	 */
 	private static final class Producing implements AutoCloseable {
 
@@ -327,9 +329,8 @@ final class KafkaScenario {
 
 		Receiving(EmbeddedKafkaKraftBroker broker, String topic, int n) {
 			this.receivedAt = new long[n];
-			KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
-					ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
-					ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+			KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+					broker.getBrokersAsString(), ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
 					ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
 					ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10, ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
 			List<TopicPartition> partitions = consumer.partitionsFor(topic)

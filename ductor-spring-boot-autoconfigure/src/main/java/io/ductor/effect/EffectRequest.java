@@ -37,7 +37,8 @@ public record EffectRequest(String effectName, List<@Nullable Object> args, @Nul
 
 	public EffectRequest {
 		Objects.requireNonNull(effectName, "effectName must not be null");
-		args = List.copyOf(Objects.requireNonNull(args, "args must not be null").stream().toList());
+		// an unmodifiable copy that keeps null elements (List.copyOf refuses them)
+		args = Objects.requireNonNull(args, "args must not be null").stream().toList();
 		if (delay != null && delay.isNegative()) {
 			throw new IllegalArgumentException("delay must not be negative but was " + delay);
 		}

@@ -112,6 +112,18 @@ class KafkaRelayTest {
 	}
 
 	@Test
+	void aMessageWithoutARecordKeyIsDeliveredWithoutOne() {
+		String order = "order-" + UUID.randomUUID();
+		String key = tx.execute((status) -> kafka.send("unkeyed", null, new OrderPlaced(order, 1)));
+		EffectIntent intent = awaitStatus(key, EffectStatus.COMPLETED);
+		assertThat(intent.orderingKey()).isNull();
+		List<ConsumerRecord<String, String>> records = broker.readUntil("unkeyed",
+				(record) -> key.equals(KafkaBroker.header(record, DuctorMessageHeaders.IDEMPOTENCY_KEY)),
+				Duration.ofSeconds(30));
+		assertThat(records.get(records.size() - 1).key()).isNull();
+	}
+
+	@Test
 	void theHealthContributionSaysWhetherTheBrokerAnswersAndShowsTheRelaysBacklog() {
 		KafkaRelayHealthIndicator health = context.getBean(KafkaRelayHealthIndicator.class);
 		Health up = health.health(true);
