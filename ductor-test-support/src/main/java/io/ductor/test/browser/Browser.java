@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TimeoutException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -131,7 +132,21 @@ public final class Browser implements AutoCloseable {
 
 	/** Clicks an element once it is in the page. */
 	public void click(String css) {
-		find(css).click();
+		// a page that renders again between the find and the click (a poll's refresh) is
+		// searched again
+		await(() -> {
+			WebElement element = this.driver.findElements(By.cssSelector(css)).stream().findFirst().orElse(null);
+			if (element == null) {
+				return null;
+			}
+			try {
+				element.click();
+				return true;
+			}
+			catch (StaleElementReferenceException ex) {
+				return null;
+			}
+		}, "a clickable element matching " + css);
 	}
 
 	/**
