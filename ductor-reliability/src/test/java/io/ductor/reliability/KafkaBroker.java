@@ -16,6 +16,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
+import io.ductor.test.TcpProxy;
+
 /**
  * A single-node KRaft broker in the test JVM behind a {@link TcpProxy}: the broker
  * advertises the proxy's address, so every client (the applications in JVMs of their own

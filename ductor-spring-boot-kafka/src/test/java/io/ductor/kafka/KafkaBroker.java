@@ -18,6 +18,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
+import io.ductor.test.TcpProxy;
+
 /**
  * A single-node KRaft broker in the test JVM on a fixed port, so that it can be stopped
  * and started again where the clients expect it.

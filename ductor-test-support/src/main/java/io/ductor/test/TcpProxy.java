@@ -1,4 +1,4 @@
-package io.ductor.kafka;
+package io.ductor.test;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * clients know (the broker advertises it), so that the broker behind it can be restarted
  * on another port, and the connections can be dropped and refused for a while.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
 	private final ServerSocket server;
 
@@ -26,28 +26,28 @@ final class TcpProxy implements AutoCloseable {
 
 	private volatile boolean muted;
 
-	TcpProxy() throws IOException {
+	public TcpProxy() throws IOException {
 		this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
 		Thread acceptor = new Thread(this::accept, "tcp-proxy-" + port());
 		acceptor.setDaemon(true);
 		acceptor.start();
 	}
 
-	int port() {
+	public int port() {
 		return this.server.getLocalPort();
 	}
 
-	void target(int port) {
+	public void target(int port) {
 		this.targetPort = port;
 	}
 
 	/** Close every connection and refuse new ones until {@link #accepting()}. */
-	void refuse() {
+	public void refuse() {
 		this.refusing = true;
 		dropAll();
 	}
 
-	void accepting() {
+	public void accepting() {
 		this.refusing = false;
 	}
 
@@ -55,17 +55,17 @@ final class TcpProxy implements AutoCloseable {
 	 * Pass the clients' requests on but swallow the answers: the broker does the work,
 	 * the clients never hear of it.
 	 */
-	void mute() {
+	public void mute() {
 		this.muted = true;
 	}
 
 	/** Answer again, on new connections (the swallowed answers broke the old ones). */
-	void unmute() {
+	public void unmute() {
 		this.muted = false;
 		dropAll();
 	}
 
-	void dropAll() {
+	public void dropAll() {
 		for (Socket socket : this.sockets) {
 			closeQuietly(socket);
 		}
