@@ -45,7 +45,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * key, and per routing key the messages carry a sequence number in commit order. The
  * consuming application ({@link DepotApplication}) applies them from one queue, one
  * consumer, one unacknowledged message at a time, with {@code @IdempotentListener}. Both
- * are killed with SIGKILL and restarted, and the broker connections are dropped, refused
+ * are killed with SIGKILL and restarted (the producer also while the broker's confirms
+ * are swallowed, its intents in flight), and the broker connections are dropped, refused
  * for a while, and muted (messages routed, the confirms swallowed) mid-stream. Judged at
  * the end, in SQL, in the consumer's delivery log and from an audit queue bound beside
  * the consumer's (a copy of every message the broker routed): every committed row's
@@ -65,6 +66,12 @@ class RabbitOutboxCrashTest {
 
 		/** SIGKILL of the producing application, restarted at once. */
 		KILL_PRODUCER,
+		/**
+		 * SIGKILL of the producing application 1 s into a mute of the broker's frames:
+		 * messages routed, their confirms never heard, their intents in flight; restarted
+		 * with the broker answering again.
+		 */
+		KILL_PRODUCER_MUTED,
 		/** SIGKILL of the consuming application while it applies messages, restarted. */
 		KILL_CONSUMER,
 		/** Every connection to the broker closed; reconnecting is allowed at once. */
@@ -80,17 +87,18 @@ class RabbitOutboxCrashTest {
 	}
 
 	/** The size of the attack in the short and the long profile. */
-	record Attack(int producerKills, int consumerKills, int drops, int refusals, int mutes, int producerThreads,
-			int keys, int pauseMillis, int parcelsBetweenFaults) {
+	record Attack(int producerKills, int mutedProducerKills, int consumerKills, int drops, int refusals, int mutes,
+			int producerThreads, int keys, int pauseMillis, int parcelsBetweenFaults) {
 
 		static Attack current() {
-			return "chaos".equals(Scale.current().name()) ? new Attack(10, 4, 6, 3, 4, 4, 16, 40, 100)
-					: new Attack(2, 1, 1, 1, 1, 4, 16, 40, 20);
+			return "chaos".equals(Scale.current().name()) ? new Attack(7, 3, 4, 6, 3, 4, 4, 16, 40, 100)
+					: new Attack(1, 1, 1, 1, 1, 1, 4, 16, 40, 20);
 		}
 
 		List<Fault> faults(Random random) {
 			List<Fault> faults = new ArrayList<>();
 			faults.addAll(Collections.nCopies(this.producerKills, Fault.KILL_PRODUCER));
+			faults.addAll(Collections.nCopies(this.mutedProducerKills, Fault.KILL_PRODUCER_MUTED));
 			faults.addAll(Collections.nCopies(this.consumerKills, Fault.KILL_CONSUMER));
 			faults.addAll(Collections.nCopies(this.drops, Fault.DROP));
 			faults.addAll(Collections.nCopies(this.refusals, Fault.REFUSE));
@@ -116,6 +124,7 @@ class RabbitOutboxCrashTest {
 		List<Fault> faults = attack.faults(random);
 		List<Duration> restarts = new ArrayList<>();
 		List<Long> backlogAtKill = new ArrayList<>();
+		List<Long> inFlightAtKill = new ArrayList<>();
 		long start = System.nanoTime();
 		try (RabbitCrashBroker broker = new RabbitCrashBroker()) {
 			Launcher launcher = new Launcher(directory, database, broker, stopFile, rolledBackLog, deliveryLog, attack);
@@ -136,10 +145,18 @@ class RabbitOutboxCrashTest {
 							() -> parcels(jdbc, "%") >= before + attack.parcelsBetweenFaults());
 					Thread.sleep(300 + random.nextInt(900));
 					switch (fault) {
-						case KILL_PRODUCER -> {
+						case KILL_PRODUCER, KILL_PRODUCER_MUTED -> {
+							if (fault == Fault.KILL_PRODUCER_MUTED) {
+								broker.muteAnswers();
+								Thread.sleep(1000);
+							}
 							backlogAtKill.add(backlog(jdbc));
+							inFlightAtKill.add(inFlight(jdbc));
 							producer.destroyForcibly();
 							assertThat(producer.waitFor(30, TimeUnit.SECONDS)).isTrue();
+							if (fault == Fault.KILL_PRODUCER_MUTED) {
+								broker.answer();
+							}
 							producerGeneration++;
 							long launched = System.nanoTime();
 							producer = launcher.producer(producerGeneration);
@@ -200,6 +217,7 @@ class RabbitOutboxCrashTest {
 					.parameter("time between faults",
 							attack.parcelsBetweenFaults() + " new parcels, then 300 to 1200 ms, random (seed 20261205)")
 					.figure("intents pending or in flight at each producer kill", backlogAtKill)
+					.figure("of which in flight", inFlightAtKill)
 					.figure("producer restart to its first parcel (JVM start)", Report.spread(restarts))
 					.figure("settle after the last fault", Report.millis(settle))
 					.figure("whole attack", Report.millis(Duration.ofNanos(System.nanoTime() - start)))
@@ -384,6 +402,14 @@ class RabbitOutboxCrashTest {
 	private static long backlog(JdbcClient jdbc) {
 		return jdbc
 			.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name = ? AND status IN ('pending', 'in_flight')")
+			.param(DurableRabbit.EFFECT)
+			.query(Long.class)
+			.single();
+	}
+
+	/** The relay's intents in flight: claimed, their attempt not recorded. */
+	private static long inFlight(JdbcClient jdbc) {
+		return jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name = ? AND status = 'in_flight'")
 			.param(DurableRabbit.EFFECT)
 			.query(Long.class)
 			.single();
