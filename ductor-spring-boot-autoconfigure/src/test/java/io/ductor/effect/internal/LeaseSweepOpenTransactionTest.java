@@ -1,6 +1,7 @@
 package io.ductor.effect.internal;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -31,6 +32,7 @@ import io.ductor.test.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The reconciler's sweep ({@link LeaseSweep}) while another transaction holding a
@@ -208,6 +210,69 @@ class LeaseSweepOpenTransactionTest {
 					.as("the watermark stays below the oldest transaction still open")
 					.isLessThan(xid(first));
 			}
+		}
+	}
+
+	/**
+	 * A transaction prepared for two-phase commit keeps its id, and its lease stays
+	 * invisible, until it is committed or rolled back, whatever becomes of the connection
+	 * that prepared it (here closed, as by a transaction manager that crashed): the
+	 * watermark waits for it, the redrive of other leases does not, and its own lease is
+	 * redriven once it is committed. Needs {@code max_prepared_transactions} above 0 (the
+	 * embedded server's; PostgreSQL's default is 0, which refuses
+	 * {@code PREPARE TRANSACTION}).
+	 */
+	@Test
+	void aPreparedTransactionHoldsBackTheWatermarkButNotTheRedriveAndItsLeaseIsRedrivenOnceCommitted()
+			throws Exception {
+		assumeTrue(
+				jdbc.sql("SELECT current_setting('max_prepared_transactions')::int").query(Integer.class).single() > 0,
+				"max_prepared_transactions is 0 on this server");
+		IntentRedrive reconciler = new IntentRedrive(dataSource);
+		String gid = "ductor-test-" + UUID.randomUUID();
+		String key = "prepared-" + UUID.randomUUID();
+		long preparedXid;
+		try (Connection preparing = dataSource.getConnection()) {
+			preparing.setAutoCommit(false);
+			preparedXid = xid(preparing);
+			try (PreparedStatement insert = preparing.prepareStatement(IntentRecorder.INSERT_LEASED_SQL)) {
+				Object[] values = { "sweep-open", key, "[]", "f", "IDEMPOTENT", 3, null, null, "instance-a",
+						SHORT.toMillis() };
+				for (int i = 0; i < values.length; i++) {
+					insert.setObject(i + 1, values[i]);
+				}
+				insert.executeQuery().close();
+			}
+			try (Statement statement = preparing.createStatement()) {
+				statement.execute("PREPARE TRANSACTION '" + gid + "'");
+			}
+			preparing.setAutoCommit(true);
+		}
+		try (Connection open = idleInTransaction()) {
+			long crashed = recordLeased("crashed-" + UUID.randomUUID(), SHORT);
+			awaitExpired(crashed);
+			reconciler.redriveExpired(500, List.of(), List.of());
+			assertThat(status(crashed)).as("expired lease committed while a prepared transaction waits")
+				.isEqualTo("pending");
+			assertThat(jdbc.sql("SELECT lease_xid FROM eec_effect_lease_sweep").query(Long.class).single())
+				.as("the watermark stays below the prepared transaction")
+				.isLessThan(preparedXid);
+			jdbc.sql("COMMIT PREPARED '" + gid + "'").update();
+			long prepared = jdbc.sql("SELECT id FROM eec_effect_intent WHERE idempotency_key = ?")
+				.param(key)
+				.query(Long.class)
+				.single();
+			awaitExpired(prepared);
+			reconciler.redriveExpired(500, List.of(), List.of());
+			assertThat(status(prepared)).as("the prepared transaction's expired lease, once committed")
+				.isEqualTo("pending");
+		}
+		finally {
+			jdbc.sql("SELECT gid FROM pg_prepared_xacts WHERE gid = ?")
+				.param(gid)
+				.query(String.class)
+				.optional()
+				.ifPresent((left) -> jdbc.sql("ROLLBACK PREPARED '" + left + "'").update());
 		}
 	}
 
