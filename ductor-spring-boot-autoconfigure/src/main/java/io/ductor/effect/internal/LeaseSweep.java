@@ -100,9 +100,10 @@ public final class LeaseSweep {
 
 	/**
 	 * The stretches of the index this instance walked with every lease in them ended and
-	 * none held: only a shortcut, the watermark is what no lease is ever passed over by.
+	 * none held, as of the last step that committed: a step works on a copy, kept only
+	 * once its transaction committed, since a step that rolls back undoes its redrives.
 	 */
-	private final Walked walked = new Walked();
+	private volatile Walked walked = new Walked();
 
 	LeaseSweep(JdbcTemplate template) {
 		this.template = template;
@@ -118,8 +119,13 @@ public final class LeaseSweep {
 		List<Settled> redriven = new ArrayList<>();
 		for (int step = 0; step < MAX_STEPS; step++) {
 			List<Settled> settled = new ArrayList<>();
+			Walked view = this.walked.copy();
 			Boolean more = this.template.execute((Connection connection) -> BatchFaults.inTransaction(connection, null,
-					() -> step(connection, limit, reconciled, limited, settled)));
+					() -> step(connection, limit, reconciled, limited, settled, view)));
+			if (view.swept) {
+				// committed
+				this.walked = view;
+			}
 			redriven.addAll(settled);
 			if (!Boolean.TRUE.equals(more)) {
 				break;
@@ -133,7 +139,7 @@ public final class LeaseSweep {
 	 * @return whether the walk was cut short by the limit (more may follow)
 	 */
 	private boolean step(Connection connection, int limit, Collection<String> reconciled, Collection<String> limited,
-			List<Settled> redriven) throws SQLException {
+			List<Settled> redriven, Walked walked) throws SQLException {
 		// read before this transaction takes an id of its own, which would hold it back
 		long horizon;
 		long next;
@@ -154,7 +160,8 @@ public final class LeaseSweep {
 			}
 			watermark = new Position(rs.getLong(1), rs.getLong(2));
 		}
-		this.walked.forgetThrough(watermark);
+		walked.swept = true;
+		walked.forgetThrough(watermark);
 		// the stretches of ended transactions: below the oldest running one, then
 		// between each running one and the next, or the first not yet started
 		List<Position[]> stretches = new ArrayList<>();
@@ -165,12 +172,12 @@ public final class LeaseSweep {
 		}
 		int left = limit;
 		for (Position[] stretch : stretches) {
-			left = walkStretch(connection, stretch[0], stretch[1], left, reconciled, limited, redriven);
+			left = walkStretch(connection, walked, stretch[0], stretch[1], left, reconciled, limited, redriven);
 			if (left == 0) {
 				break;
 			}
 		}
-		Position reached = this.walked.reach(watermark, Position.before(horizon));
+		Position reached = walked.reach(watermark, Position.before(horizon));
 		if (reached.compareTo(watermark) > 0) {
 			try (PreparedStatement statement = connection.prepareStatement(MOVE_WATERMARK_SQL)) {
 				statement.setLong(1, reached.xid());
@@ -186,23 +193,23 @@ public final class LeaseSweep {
 	 * past the stretches already walked.
 	 * @return how many more leases this step may walk
 	 */
-	private int walkStretch(Connection connection, Position from, Position to, int left, Collection<String> reconciled,
-			Collection<String> limited, List<Settled> redriven) throws SQLException {
+	private static int walkStretch(Connection connection, Walked walked, Position from, Position to, int left,
+			Collection<String> reconciled, Collection<String> limited, List<Settled> redriven) throws SQLException {
 		Position at = from;
 		while (left > 0 && at.compareTo(to) < 0) {
-			Position skip = this.walked.skip(at);
+			Position skip = walked.skip(at);
 			if (skip != null) {
 				at = skip;
 				continue;
 			}
-			Position nextWalked = this.walked.nextAfter(at);
+			Position nextWalked = walked.nextAfter(at);
 			Position upto = (nextWalked != null && nextWalked.compareTo(to) < 0) ? nextWalked : to;
 			Walk walk = walk(connection, at, upto, left);
 			left -= walk.walked();
 			List<Position> held = new ArrayList<>(walk.live());
 			held.addAll(settle(connection, walk, reconciled, limited, redriven));
 			Position through = (left > 0) ? upto : walk.last();
-			this.walked.add(at, through, held);
+			walked.add(at, through, held);
 			at = through;
 		}
 		return left;
@@ -288,6 +295,16 @@ public final class LeaseSweep {
 	static final class Walked {
 
 		private final TreeMap<Position, Position> stretches = new TreeMap<>();
+
+		/** Whether a step locked the watermark and walked with this copy. */
+		boolean swept;
+
+		/** A copy to walk one step with. */
+		synchronized Walked copy() {
+			Walked copy = new Walked();
+			copy.stretches.putAll(this.stretches);
+			return copy;
+		}
 
 		/** The end of the stretch walked right after {@code at}, or {@code null}. */
 		synchronized Position skip(Position at) {

@@ -31,6 +31,7 @@ import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -210,6 +211,43 @@ class LeaseSweepOpenTransactionTest {
 					.as("the watermark stays below the oldest transaction still open")
 					.isLessThan(xid(first));
 			}
+		}
+	}
+
+	/**
+	 * A round whose transaction rolls back (here its commit fails, as when the server
+	 * restarts or the connection breaks at commit) undoes its redrives: nothing it walked
+	 * counts as walked, so the next round walks those leases again, and the watermark
+	 * never passes them.
+	 */
+	@Test
+	void aLeaseRedrivenByARoundThatRolledBackIsRedrivenByTheNextRound() throws Exception {
+		jdbc.sql("CREATE SEQUENCE IF NOT EXISTS sweep_commit_faults").update();
+		jdbc.sql("""
+				CREATE OR REPLACE FUNCTION sweep_commit_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+				    IF NEW.idempotency_key LIKE 'rolled-back-%' AND nextval('sweep_commit_faults') = 1 THEN
+				        RAISE EXCEPTION 'the commit of this round fails';
+				    END IF;
+				    RETURN NULL;
+				END $$""").update();
+		jdbc.sql("""
+				CREATE CONSTRAINT TRIGGER sweep_commit_fault AFTER UPDATE ON eec_effect_intent
+				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+				WHEN (OLD.status = 'in_flight' AND NEW.status = 'pending') EXECUTE FUNCTION sweep_commit_fault()""")
+			.update();
+		try {
+			IntentRedrive reconciler = new IntentRedrive(dataSource);
+			long crashed = recordLeased("rolled-back-" + UUID.randomUUID(), SHORT);
+			awaitExpired(crashed);
+			assertThatThrownBy(() -> reconciler.redriveExpired(500, List.of(), List.of()))
+				.hasMessageContaining("the commit of this round fails");
+			assertThat(status(crashed)).isEqualTo("in_flight");
+			reconciler.redriveExpired(500, List.of(), List.of());
+			assertThat(status(crashed)).as("redriven by the round after the one that rolled back").isEqualTo("pending");
+		}
+		finally {
+			jdbc.sql("DROP TRIGGER sweep_commit_fault ON eec_effect_intent").update();
 		}
 	}
 
