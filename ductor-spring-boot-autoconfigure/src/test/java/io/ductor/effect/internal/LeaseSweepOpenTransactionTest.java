@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -249,6 +250,52 @@ class LeaseSweepOpenTransactionTest {
 		finally {
 			jdbc.sql("DROP TRIGGER sweep_commit_fault ON eec_effect_intent").update();
 		}
+	}
+
+	/**
+	 * Two reconcilers: while one holds the watermark in the middle of its round, the
+	 * other's rounds skip the sweep; when the first is killed there (its database
+	 * connection terminated, so its round rolls back), the other's next round redrives
+	 * what the killed one had redriven.
+	 */
+	@Test
+	void whenTheReconcilerSweepingIsKilledMidRoundAnotherOneRedrivesWhatItHad() throws Exception {
+		jdbc.sql("""
+				CREATE OR REPLACE FUNCTION sweep_stall() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+				    IF NEW.idempotency_key LIKE 'killed-%' THEN
+				        PERFORM pg_sleep(60);
+				    END IF;
+				    RETURN NULL;
+				END $$""").update();
+		jdbc.sql("""
+				CREATE CONSTRAINT TRIGGER sweep_stall AFTER UPDATE ON eec_effect_intent
+				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+				WHEN (OLD.status = 'in_flight' AND NEW.status = 'pending') EXECUTE FUNCTION sweep_stall()""").update();
+		IntentRedrive first = new IntentRedrive(dataSource);
+		IntentRedrive second = new IntentRedrive(dataSource);
+		long crashed = recordLeased("killed-" + UUID.randomUUID(), SHORT);
+		awaitExpired(crashed);
+		CompletableFuture<List<Settled>> stalled = CompletableFuture
+			.supplyAsync(() -> first.redriveExpired(500, List.of(), List.of()));
+		try {
+			long pid = await().atMost(Duration.ofSeconds(20))
+				.until(() -> jdbc.sql("""
+						SELECT pid FROM pg_stat_activity
+						WHERE datname = current_database() AND wait_event = 'PgSleep'""").query(Long.class).optional(),
+						java.util.Optional::isPresent)
+				.orElseThrow();
+			second.redriveExpired(500, List.of(), List.of());
+			assertThat(status(crashed)).as("the first reconciler's round holds the sweep").isEqualTo("in_flight");
+			jdbc.sql("SELECT pg_terminate_backend(?::int)").param(pid).query(Boolean.class).single();
+			assertThatThrownBy(() -> stalled.get(20, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+		}
+		finally {
+			jdbc.sql("DROP TRIGGER sweep_stall ON eec_effect_intent").update();
+		}
+		assertThat(status(crashed)).as("the killed round rolled back").isEqualTo("in_flight");
+		second.redriveExpired(500, List.of(), List.of());
+		assertThat(status(crashed)).as("redriven by the other reconciler").isEqualTo("pending");
 	}
 
 	/**
