@@ -347,10 +347,6 @@ public final class LeaseSweep {
 			this.stretches.values().removeIf((end) -> end.compareTo(watermark) <= 0);
 		}
 
-		synchronized int size() {
-			return this.stretches.size();
-		}
-
 		private void put(Position start, Position end) {
 			if (start.compareTo(end) >= 0) {
 				return;
