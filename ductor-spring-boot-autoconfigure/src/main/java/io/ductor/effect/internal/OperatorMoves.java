@@ -83,16 +83,18 @@ public final class OperatorMoves {
 	 * Moves an intent from one of {@code from} to {@code to} in one conditional update.
 	 * An intent moved to pending is no longer superseded: an operator chose to run it;
 	 * the other live occurrences of its alarm, if it is an alarm occurrence, are
-	 * superseded by it in the same statement.
+	 * superseded by it in the same statement. The {@code note} (what the operator did and
+	 * why) is kept in {@code last_error}, the column that holds the last attempt's error
+	 * or the note on the intent's last move.
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
-	public Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
+	public Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String note,
 			Integer maxAttempts, OperatorDecision decision) {
 		return this.jdbc
 			.sql("""
 					WITH moved AS (
 					    UPDATE eec_effect_intent
-					    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = ductor_now(),
+					    SET status = :to, last_error = COALESCE(:note, last_error), updated_at = ductor_now(),
 					        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
 					        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
 					        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
@@ -107,7 +109,7 @@ public final class OperatorMoves {
 			.param("to", DbValues.of(to))
 			.param("ended", IntentStatuses.ENDED.contains(to))
 			.param("from", from.stream().map(DbValues::of).toList())
-			.param("error", error)
+			.param("note", note)
 			.param("maxAttempts", maxAttempts)
 			.param("decided", decision != null)
 			.param("reason", (decision != null) ? decision.reason() : null)
