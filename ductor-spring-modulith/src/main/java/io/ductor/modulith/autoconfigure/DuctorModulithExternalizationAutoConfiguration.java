@@ -30,13 +30,15 @@ import io.ductor.modulith.internal.RelayEventExternalizer;
  * ones by default) is recorded as a relay message in the publishing transaction, routed
  * and mapped as that configuration says. Needs Ductor as Modulith's publication registry
  * ({@link DuctorModulithAutoConfiguration}); off with
- * {@code ductor.modulith.externalization.enabled=false}.
+ * {@code ductor.modulith.externalization.enabled=false} (or Modulith's
+ * {@code spring.modulith.events.externalization.enabled=false}).
  */
 @AutoConfiguration(after = { DuctorModulithAutoConfiguration.class, EventExternalizationAutoConfiguration.class },
 		afterName = { "io.ductor.kafka.autoconfigure.DuctorKafkaAutoConfiguration",
 				"io.ductor.amqp.autoconfigure.DuctorAmqpAutoConfiguration" })
 @ConditionalOnClass(EventExternalizationConfiguration.class)
 @ConditionalOnBooleanProperty(name = "ductor.modulith.externalization.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "spring.modulith.events.externalization.enabled", matchIfMissing = true)
 @ConditionalOnBean({ DuctorListenerFactory.class, EventExternalizationConfiguration.class })
 public final class DuctorModulithExternalizationAutoConfiguration {
 
