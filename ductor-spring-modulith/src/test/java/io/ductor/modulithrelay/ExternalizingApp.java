@@ -1,4 +1,4 @@
-package io.ductor.modulithkafka;
+package io.ductor.modulithrelay;
 
 import java.util.Map;
 

@@ -1,4 +1,4 @@
-package io.ductor.modulithkafka;
+package io.ductor.modulithrelay;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -36,8 +36,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.ductor.kafka.DurableKafka;
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.modulith.ModulithPublications;
-import io.ductor.modulithkafka.ExternalizingApp.InvoiceIssued;
-import io.ductor.modulithkafka.ExternalizingApp.OrderCompleted;
+import io.ductor.modulithrelay.ExternalizingApp.InvoiceIssued;
+import io.ductor.modulithrelay.ExternalizingApp.OrderCompleted;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
