@@ -18,6 +18,7 @@ import org.springframework.modulith.events.CompletedEventPublications;
 import org.springframework.modulith.events.EventPublication;
 import org.springframework.modulith.events.IncompleteEventPublications;
 import org.springframework.modulith.events.core.EventPublicationRegistry;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -40,6 +41,8 @@ import static org.awaitility.Awaitility.await;
  * and moves them.
  */
 @SpringBootTest(classes = ModulithApp.class)
+// closed with the class, before the JVM exits with its database dropped
+@DirtiesContext
 class ModulithOnDuctorTest {
 
 	@RegisterExtension

@@ -16,6 +16,7 @@ import org.springframework.modulith.test.AssertablePublishedEvents;
 import org.springframework.modulith.test.EnableScenarios;
 import org.springframework.modulith.test.PublishedEventsExtension;
 import org.springframework.modulith.test.Scenario;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -31,6 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * application whose publications Ductor records and runs.
  */
 @SpringBootTest(classes = ModulithApp.class)
+// closed with the class, before the JVM exits with its database dropped
+@DirtiesContext
 @EnableScenarios
 @ExtendWith(PublishedEventsExtension.class)
 class ModulithTestSupportTest {

@@ -15,6 +15,7 @@ import org.springframework.context.ApplicationEvent;
 import org.springframework.context.PayloadApplicationEvent;
 import org.springframework.modulith.events.core.ConditionalEventListener;
 import org.springframework.modulith.events.support.CompletionRegisteringAdvisor;
+import org.springframework.modulith.events.support.DelegatingEventExternalizer;
 import org.springframework.transaction.event.TransactionalApplicationListenerMethodAdapter;
 
 /**
@@ -170,11 +171,32 @@ class DuctorListenerAdapter extends TransactionalApplicationListenerMethodAdapte
 			super(beanName, targetClass, method, beanFactory);
 		}
 
+		private volatile @Nullable Boolean relayed;
+
 		@Override
 		public boolean supports(Object event) {
-			return ((ConditionalEventListener) beanForCondition()).supports(event);
+			Object bean = beanForCondition();
+			if (bean instanceof DelegatingEventExternalizer && relayed()) {
+				// Ductor's relays externalize in the publishing transaction: Modulith's
+				// broker externalizers (spring-modulith-events-kafka, -amqp) stand down
+				return false;
+			}
+			return ((ConditionalEventListener) bean).supports(event);
 		}
 
+		private boolean relayed() {
+			Boolean relayed = this.relayed;
+			if (relayed == null) {
+				relayed = beanFactory().getBeanProvider(RelayEventExternalizer.class).getIfAvailable() != null;
+				this.relayed = relayed;
+			}
+			return relayed;
+		}
+
+	}
+
+	BeanFactory beanFactory() {
+		return this.beanFactory;
 	}
 
 	/** The bean itself, whatever thread asks. */

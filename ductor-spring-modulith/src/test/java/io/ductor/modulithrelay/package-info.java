@@ -1,0 +1,5 @@
+/**
+ * An application externalizing Modulith events through Ductor's Kafka and RabbitMQ
+ * relays.
+ */
+package io.ductor.modulithrelay;
