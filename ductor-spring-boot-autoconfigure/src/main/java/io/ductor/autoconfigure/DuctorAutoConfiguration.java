@@ -79,6 +79,9 @@ public final class DuctorAutoConfiguration {
 	 * sets a key under {@code ductor.} that Ductor does not read (a misspelled key would
 	 * otherwise be ignored), naming it, where it was set and the closest key.
 	 */
+	// not @ConditionalOnMissingBean: a check of the configuration, not a service; a
+	// BeanFactoryPostProcessor runs before conditions on beans could see an application's
+	// own, and turning it off would let a misspelled key be silently ignored
 	@Bean
 	static BeanFactoryPostProcessor ductorPropertyNamesCheck(Environment environment) {
 		return (beanFactory) -> {
@@ -95,6 +98,9 @@ public final class DuctorAutoConfiguration {
 	 * completion, so that an effect called from an {@code afterCommit} callback is
 	 * refused rather than written where nothing commits it.
 	 */
+	// not @ConditionalOnMissingBean: a BeanPostProcessor is created before the beans a
+	// condition could compare it with, and without it an effect called after a commit
+	// would be written where nothing commits it
 	@Bean
 	static BeanPostProcessor ductorCommittingTransactions() {
 		return CommittingTransactions.postProcessor();
@@ -127,6 +133,7 @@ public final class DuctorAutoConfiguration {
 	 * on the class path, so that they would silently not run.
 	 */
 	@Bean
+	@ConditionalOnMissingBean
 	ApplicationMigrationsCheck ductorApplicationMigrationsCheck(ListableBeanFactory beans) {
 		ClassLoader classLoader = (beans instanceof ConfigurableBeanFactory configurable
 				&& configurable.getBeanClassLoader() != null) ? configurable.getBeanClassLoader()
@@ -161,7 +168,7 @@ public final class DuctorAutoConfiguration {
 				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()),
 				observer.getIfUnique(() -> DuctorObserver.NOOP),
 				observations.getIfUnique(() -> DuctorObservations.NOOP),
-				() -> failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
+				failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
 	}
 
 	@Bean

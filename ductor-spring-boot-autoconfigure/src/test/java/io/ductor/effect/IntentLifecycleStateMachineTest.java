@@ -55,7 +55,7 @@ import io.ductor.effect.internal.IntentOutcomes;
 import io.ductor.effect.internal.IntentReads;
 import io.ductor.effect.internal.IntentRedrive;
 import io.ductor.effect.internal.IntentRetention;
-import io.ductor.effect.internal.LeaseReconciler;
+import io.ductor.effect.internal.ExpiredLeaseRedriver;
 import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.effect.internal.Settled;
 import io.ductor.internal.DbValues;
@@ -81,7 +81,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * <p>
  * Two drainers share one database; each step is one call of the real statements
  * ({@link IntentClaims}, {@link IntentOutcomes}, …), {@link EffectOutbox},
- * {@link LeaseReconciler} or retention purger. Some intents are poisoned: a trigger
+ * {@link ExpiredLeaseRedriver} or retention purger. Some intents are poisoned: a trigger
  * stands for an application constraint that refuses to let them leave {@code in_flight}
  * for {@code pending}, {@code completed} or {@code needs_decision}, or to be deleted, so
  * every batch statement meets rows that break it.
@@ -818,7 +818,7 @@ class IntentLifecycleStateMachineTest {
 
 		void reconcile() {
 			List<Settled> redriven = new ArrayList<>();
-			LeaseReconciler reconciler = new LeaseReconciler(redrive, 1000, redriven::addAll, registry,
+			ExpiredLeaseRedriver reconciler = new ExpiredLeaseRedriver(redrive, 1000, redriven::addAll, registry,
 					new EffectReconciliation(rounds, registry, payloads, DuctorObserver.NOOP,
 							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
 							io.ductor.observation.internal.DuctorObservations.NOOP));

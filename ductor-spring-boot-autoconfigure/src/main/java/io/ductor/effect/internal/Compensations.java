@@ -73,7 +73,7 @@ public class Compensations implements RunFailureHandler {
 
 	private final OperatorMoves moves;
 
-	Compensations(DataSource dataSource, EffectRegistry registry, EffectPayloads payloads, EffectWriter writer,
+	public Compensations(DataSource dataSource, EffectRegistry registry, EffectPayloads payloads, EffectWriter writer,
 			IntentRecorder recorder, IntentReads reads, OperatorMoves moves) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.registry = registry;

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -70,23 +69,7 @@ public final class DefaultTickService implements TickService {
 
 	private final DuctorObservations observations;
 
-	private final Supplier<RunFailureHandler> failureHandler;
-
-	/**
-	 * Create a tick service that reports to no observer and fails runs without
-	 * compensations.
-	 * @param dataSource the database holding Ductor's tables
-	 * @param transactionManager the transaction manager of that database
-	 * @param json the codec for states and inputs
-	 * @param maxAttempts how often a tick is computed before a version conflict is given
-	 * up, at least 1
-	 * @param backoff the wait between attempts
-	 */
-	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
-			int maxAttempts, Backoff backoff) {
-		this(dataSource, transactionManager, json, maxAttempts, backoff, DuctorObserver.NOOP, DuctorObservations.NOOP,
-				() -> RunFailureHandler.NONE);
-	}
+	private final RunFailureHandler failureHandler;
 
 	/**
 	 * Create a tick service whose ticks are observed.
@@ -102,7 +85,7 @@ public final class DefaultTickService implements TickService {
 	 */
 	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
 			int maxAttempts, Backoff backoff, DuctorObserver observer, DuctorObservations observations,
-			Supplier<RunFailureHandler> failureHandler) {
+			RunFailureHandler failureHandler) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
@@ -278,7 +261,7 @@ public final class DefaultTickService implements TickService {
 	}
 
 	private int failed(String runId) {
-		int recorded = this.failureHandler.get().runFailed(runId);
+		int recorded = this.failureHandler.runFailed(runId);
 		if (recorded > 0) {
 			this.store.markCompensating(runId);
 		}
