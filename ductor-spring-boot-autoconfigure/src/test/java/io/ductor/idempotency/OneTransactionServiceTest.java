@@ -125,7 +125,8 @@ class OneTransactionServiceTest {
 				new DataSourceTransactionManager(dataSource), new JsonCodec(JsonMapper.builder().build()),
 				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), DuplicatePolicy.REJECT,
 						Duration.ofSeconds(5), Duration.ofSeconds(1)),
-				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null));
+				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null,
+						io.ductor.observation.internal.TraceContextSource.NONE, true));
 		IdempotentRequest request = request(UUID.randomUUID().toString());
 		TransactionalDecision<String> decision = new TransactionalDecision<>() {
 

@@ -310,15 +310,21 @@ public final class DuctorEffectsAutoConfiguration {
 					properties.drainer().dispatchAtCommit(), observer(observer), observations(observations));
 		}
 
-		/**
-		 * Records a run's compensations in the transaction of the tick that fails it: the
-		 * tick service's {@link RunFailureHandler}.
-		 */
 		@Bean
 		@ConditionalOnMissingBean
 		Compensations ductorCompensations(DuctorDatabase database, EffectRegistry registry, EffectPayloads payloads,
 				EffectWriter writer, IntentRecorder recorder, IntentReads reads, OperatorMoves moves) {
 			return new Compensations(database.dataSource(), registry, payloads, writer, recorder, reads, moves);
+		}
+
+		/**
+		 * Records a run's compensations in the transaction of the tick that fails it; the
+		 * tick service receives it.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		RunFailureHandler ductorRunFailureHandler(Compensations compensations) {
+			return compensations::runFailed;
 		}
 
 		@Bean

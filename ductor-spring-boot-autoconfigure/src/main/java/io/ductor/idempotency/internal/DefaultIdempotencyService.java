@@ -78,19 +78,6 @@ public final class DefaultIdempotencyService implements IdempotencyService {
 	private final DuctorObservations observations;
 
 	/**
-	 * Create the service, reporting to no observer.
-	 * @param dataSource the database holding Ductor's tables
-	 * @param transactionManager the transaction manager of that database
-	 * @param json the codec for stored headers and {@link #execute} results
-	 * @param settings TTLs and the duplicate policy
-	 * @param listener wakes parked duplicates; may be {@code null}
-	 */
-	public DefaultIdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager,
-			JsonCodec json, IdempotencySettings settings, @Nullable PostgresNotificationListener listener) {
-		this(dataSource, transactionManager, json, settings, listener, DuctorObserver.NOOP, DuctorObservations.NOOP);
-	}
-
-	/**
 	 * Create the service, reporting every reservation to {@code observer} and observing
 	 * the two-phase reservations while they run.
 	 * @param dataSource the database holding Ductor's tables

@@ -73,17 +73,6 @@ public class PeriodicWorker implements SmartLifecycle {
 	private @Nullable ScheduledFuture<?> timer;
 
 	/**
-	 * Create a worker.
-	 * @param threads where its timer and its rounds run, and the deadline of its stop
-	 * @param name the worker's name, used in logs ("sweeper")
-	 * @param interval the pause between rounds
-	 * @param task the work
-	 */
-	public PeriodicWorker(DuctorThreads threads, String name, Duration interval, WorkerTask task) {
-		this(threads, name, interval, task, DuctorObserver.NOOP, DuctorObservations.NOOP);
-	}
-
-	/**
 	 * Create a worker that reports its rounds and has each of them observed.
 	 * @param threads where its timer and its rounds run, and the deadline of its stop
 	 * @param name the worker's name, used in logs ("sweeper")

@@ -61,7 +61,7 @@ class ReplaceableBeansTest {
 					() -> context.getBean(Effects.class).echo("through the application's codec"));
 			Effects effects = context.getBean(Effects.class);
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> effects.received.contains("through the application's codec"));
+				.until(() -> effects.received().contains("through the application's codec"));
 			assertThat(payloads.encoded).hasPositiveValue();
 			assertThat(payloads.read).hasPositiveValue();
 		});
@@ -75,11 +75,11 @@ class ReplaceableBeansTest {
 			inTransaction(context.getBean(PlatformTransactionManager.class),
 					() -> effects.parcel(new Parcel("SKU-1", 2)));
 			String stored = JdbcClient.create(context.getBean(DataSource.class))
-				.sql("SELECT args::text FROM eec_effect_intent WHERE effect_name = 'parcel'")
+				.sql("SELECT payload::text FROM eec_effect_intent WHERE effect_name = 'parcel'")
 				.query(String.class)
 				.single();
 			assertThat(stored).contains("\"stock_unit\"").doesNotContain("stockUnit");
-			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received.contains("SKU-1x2"));
+			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received().contains("SKU-1x2"));
 		});
 	}
 
@@ -91,8 +91,8 @@ class ReplaceableBeansTest {
 			assertThat(threads).isSameAs(UserThreads.THREADS);
 			Effects effects = context.getBean(Effects.class);
 			inTransaction(context.getBean(PlatformTransactionManager.class), () -> effects.echo("on whose thread"));
-			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received.contains("on whose thread"));
-			assertThat(UserThreads.THREADS.liveThreads()).contains(effects.threads.get(0));
+			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received().contains("on whose thread"));
+			assertThat(UserThreads.THREADS.liveThreads()).contains(effects.threads().get(0));
 		});
 	}
 
@@ -123,7 +123,7 @@ class ReplaceableBeansTest {
 				assertThat(context.getBean(RecurringAlarms.class)).isSameAs(UserServices.ALARMS);
 				Effects effects = context.getBean(Effects.class);
 				inTransaction(context.getBean(PlatformTransactionManager.class), () -> effects.echo("still durable"));
-				await().atMost(Duration.ofSeconds(20)).until(() -> effects.received.contains("still durable"));
+				await().atMost(Duration.ofSeconds(20)).until(() -> effects.received().contains("still durable"));
 				assertThat(JdbcClient.create(context.getBean(DataSource.class))
 					.sql("SELECT count(*) FROM eec_recurring_alarm WHERE name = 'hourly'")
 					.query(Long.class)
@@ -140,9 +140,17 @@ class ReplaceableBeansTest {
 
 	static class Effects {
 
-		final List<String> received = new CopyOnWriteArrayList<>();
+		private final List<String> received = new CopyOnWriteArrayList<>();
 
-		final List<Thread> threads = new CopyOnWriteArrayList<>();
+		private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+		public List<String> received() {
+			return this.received;
+		}
+
+		public List<Thread> threads() {
+			return this.threads;
+		}
 
 		@DurableEffect(name = "echo")
 		public void echo(String text) {

@@ -233,7 +233,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
 			return new DefaultIdempotencyService(dataSource,
 					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
-					IdempotencySettings.defaults(), null);
+					IdempotencySettings.defaults(), null, io.ductor.metrics.internal.DuctorObserver.NOOP,
+					io.ductor.observation.internal.DuctorObservations.NOOP);
 		}
 
 		@Bean
@@ -253,7 +254,9 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 		@Bean
 		PeriodicWorker ductorSweeperWorker(DuctorThreads threads) {
-			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false);
+			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false,
+					io.ductor.metrics.internal.DuctorObserver.NOOP,
+					io.ductor.observation.internal.DuctorObservations.NOOP);
 		}
 
 	}
