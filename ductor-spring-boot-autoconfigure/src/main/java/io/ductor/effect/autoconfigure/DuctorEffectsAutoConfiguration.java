@@ -153,6 +153,21 @@ public final class DuctorEffectsAutoConfiguration {
 	}
 
 	/**
+	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean
+	 * is ready (after the check of the names), so that an unknown effect or arguments that do not fit it fail
+	 * start-up naming the property.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
+	SmartInitializingSingleton ductorRecurringAlarmDeclarations(io.ductor.effect.internal.RecurringAlarms recurring,
+			DuctorDatabase database, DuctorConfiguredAlarms alarms) {
+		List<RecurringAlarmDeclaration> declared = new ArrayList<>();
+		new TreeMap<>(alarms.byName()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
+				"ductor.effects.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
+		return () -> recurring.declareAll(declared, new TransactionTemplate(database.transactionManager()));
+	}
+
+	/**
 	 * The statements on Ductor's effect tables, and the codec of effect arguments.
 	 */
 	@Configuration(proxyBeanMethods = false)
@@ -463,21 +478,6 @@ public final class DuctorEffectsAutoConfiguration {
 				ObjectProvider<DuctorObserver> observer, DuctorEffectsProperties properties) {
 			return new PeriodicWorker(threads, "alarm-scheduler", properties.alarmScheduler().interval(), scheduler,
 					observer(observer), DuctorObservations.NOOP);
-		}
-
-		/**
-		 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean
-		 * is ready, so that an unknown effect or arguments that do not fit it fail
-		 * start-up naming the property.
-		 */
-		@Bean
-		@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
-		SmartInitializingSingleton ductorRecurringAlarmDeclarations(io.ductor.effect.internal.RecurringAlarms recurring,
-				DuctorDatabase database, DuctorConfiguredAlarms alarms) {
-			List<RecurringAlarmDeclaration> declared = new ArrayList<>();
-			new TreeMap<>(alarms.byName()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
-					"ductor.effects.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
-			return () -> recurring.declareAll(declared, new TransactionTemplate(database.transactionManager()));
 		}
 
 		@Bean
