@@ -172,10 +172,10 @@ class ReservationStateMachineTest {
 			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
 		service = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null,
-				io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP);
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		otherInstance = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null,
-				io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP);
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		sweeper = new IdempotencySweeper(dataSource, 100);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));
 	}

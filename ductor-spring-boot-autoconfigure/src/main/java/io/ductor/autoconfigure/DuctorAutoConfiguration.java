@@ -42,6 +42,7 @@ import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.DefaultTickService;
@@ -152,6 +153,18 @@ public final class DuctorAutoConfiguration {
 		return new DuctorThreads(Threading.VIRTUAL.isActive(environment), properties.shutdownTimeout());
 	}
 
+	/**
+	 * The one instrumentation seam of Ductor's collaborators: the meters when metrics are
+	 * on, and the observations when an {@code ObservationRegistry} is there.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorInstrumentation ductorInstrumentation(ObjectProvider<DuctorObserver> metrics,
+			ObjectProvider<DuctorObservations> observations) {
+		return DuctorInstrumentation.of(metrics.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper) {
@@ -161,13 +174,10 @@ public final class DuctorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	TickService tickService(DuctorDatabase database, JsonCodec json, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, ObjectProvider<RunFailureHandler> failureHandler,
-			DuctorProperties properties) {
+	TickService tickService(DuctorDatabase database, JsonCodec json, DuctorInstrumentation instrumentation,
+			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
 		return new DefaultTickService(database.dataSource(), database.transactionManager(), json,
-				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP),
+				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()), instrumentation,
 				failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
 	}
 
@@ -184,13 +194,10 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
 	PeriodicWorker ductorRetentionWorker(DuctorThreads threads, ObjectProvider<RetentionPurger> purgers,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			DuctorProperties properties) {
+			DuctorInstrumentation instrumentation, DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
 		return new PeriodicWorker(threads, "retention", retention.interval(),
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), instrumentation);
 	}
 
 	/** The workers of this instance, whose statuses health and the endpoint show. */

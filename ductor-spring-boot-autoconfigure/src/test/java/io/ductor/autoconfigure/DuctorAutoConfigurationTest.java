@@ -297,8 +297,7 @@ class DuctorAutoConfigurationTest {
 		TickService userTicks(DataSource dataSource, JsonCodec json) {
 			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
 					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2),
-					io.ductor.metrics.internal.DuctorObserver.NOOP,
-					io.ductor.observation.internal.DuctorObservations.NOOP,
+					io.ductor.observation.internal.DuctorInstrumentation.NOOP,
 					io.ductor.run.internal.RunFailureHandler.NONE);
 		}
 

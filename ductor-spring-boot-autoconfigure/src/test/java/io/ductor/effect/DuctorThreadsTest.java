@@ -220,7 +220,7 @@ class DuctorThreadsTest {
 				inRound.countDown();
 				release.await(5, TimeUnit.MINUTES);
 				return false;
-			}, io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP);
+			}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

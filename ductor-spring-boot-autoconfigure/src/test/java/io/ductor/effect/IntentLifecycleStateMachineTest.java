@@ -179,8 +179,8 @@ class IntentLifecycleStateMachineTest {
 		rounds = new ReconcileRounds(dataSource);
 		registry = context.getBean(EffectRegistry.class);
 		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
-		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
-				RECONCILE_BACKOFF, io.ductor.observation.internal.DuctorObservations.NOOP);
+		dispatcher = new EffectDispatcher(registry, payloads, io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+				Duration.ofHours(1), RECONCILE_BACKOFF);
 		purger = new EffectRetentionPurger(new IntentRetention(dataSource), Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);
@@ -819,9 +819,9 @@ class IntentLifecycleStateMachineTest {
 		void reconcile() {
 			List<Settled> redriven = new ArrayList<>();
 			ExpiredLeaseRedriver reconciler = new ExpiredLeaseRedriver(redrive, 1000, redriven::addAll, registry,
-					new EffectReconciliation(rounds, registry, payloads, DuctorObserver.NOOP,
-							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
-							io.ductor.observation.internal.DuctorObservations.NOOP));
+					new EffectReconciliation(rounds, registry, payloads,
+							io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50)));
 			Map<Long, String> expected = new HashMap<>();
 			for (Intent intent : this.intents) {
 				if (!intent.status.equals("in_flight") || !intent.leaseExpired) {

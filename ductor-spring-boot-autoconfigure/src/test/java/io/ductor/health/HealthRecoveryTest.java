@@ -121,7 +121,7 @@ class HealthRecoveryTest {
 			return new PeriodicWorker(threads, "stuck", Duration.ofMillis(100), () -> {
 				release.await();
 				return false;
-			}, io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP);
+			}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

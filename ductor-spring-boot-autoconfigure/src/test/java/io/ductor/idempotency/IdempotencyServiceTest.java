@@ -75,7 +75,7 @@ class IdempotencyServiceTest {
 			PostgresNotificationListener listener) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, listener,
-				io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP);
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 	}
 
 	static IdempotencySettings settings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy policy,

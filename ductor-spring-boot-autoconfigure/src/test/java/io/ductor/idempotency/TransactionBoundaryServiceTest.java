@@ -81,11 +81,9 @@ class TransactionBoundaryServiceTest {
 
 	static IdempotencyService service(DuplicatePolicy policy) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()),
-				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), policy, Duration.ofSeconds(60),
-						Duration.ofMillis(200)),
-				null, io.ductor.metrics.internal.DuctorObserver.NOOP,
-				io.ductor.observation.internal.DuctorObservations.NOOP);
+				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
+						Duration.ofMinutes(10), policy, Duration.ofSeconds(60), Duration.ofMillis(200)),
+				null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 	}
 
 	static IdempotentRequest request(String key) {

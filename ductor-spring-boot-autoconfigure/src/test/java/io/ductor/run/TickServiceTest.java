@@ -64,7 +64,7 @@ class TickServiceTest {
 		return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), maxAttempts,
 				new Backoff(Duration.ofMillis(5), Duration.ofMillis(200), 2.0),
-				io.ductor.metrics.internal.DuctorObserver.NOOP, io.ductor.observation.internal.DuctorObservations.NOOP,
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP,
 				io.ductor.run.internal.RunFailureHandler.NONE);
 	}
 

@@ -69,7 +69,7 @@ import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
-import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.RunFailureHandler;
@@ -153,9 +153,9 @@ public final class DuctorEffectsAutoConfiguration {
 	}
 
 	/**
-	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean
-	 * is ready (after the check of the names), so that an unknown effect or arguments that do not fit it fail
-	 * start-up naming the property.
+	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean is
+	 * ready (after the check of the names), so that an unknown effect or arguments that
+	 * do not fit it fail start-up naming the property.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
@@ -287,22 +287,19 @@ public final class DuctorEffectsAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		EffectDispatcher ductorEffectDispatcher(EffectRegistry registry, EffectPayloads payloads,
-				ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-				DuctorEffectsProperties properties) {
-			return new EffectDispatcher(registry, payloads, observer(observer), properties.drainer().pollInterval(),
-					backoff(properties.reconciliation().backoff()), observations(observations));
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new EffectDispatcher(registry, payloads, instrumentation, properties.drainer().pollInterval(),
+					backoff(properties.reconciliation().backoff()));
 		}
 
 		@Bean
 		@ConditionalOnMissingBean
 		EffectReconciliation ductorEffectReconciliation(ReconcileRounds rounds, EffectRegistry registry,
-				EffectPayloads payloads, ObjectProvider<DuctorObserver> observer,
-				ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties) {
-			return new EffectReconciliation(rounds, registry, payloads, observer(observer),
+				EffectPayloads payloads, DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new EffectReconciliation(rounds, registry, payloads, instrumentation,
 					new EffectReconciliation.Settings(properties.reconciliation().maxRounds(),
 							backoff(properties.reconciliation().backoff()), properties.drainer().lease(),
-							RECONCILE_BATCH_SIZE),
-					observations(observations));
+							RECONCILE_BATCH_SIZE));
 		}
 
 		/**
@@ -319,10 +316,10 @@ public final class DuctorEffectsAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		EffectWriter ductorEffectWriter(DuctorDatabase database, IntentRecorder recorder, EffectPayloads payloads,
-				CommitNotifier notifier, LocalDrainer drainer, ObjectProvider<DuctorObserver> observer,
-				ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties) {
+				CommitNotifier notifier, LocalDrainer drainer, DuctorInstrumentation instrumentation,
+				DuctorEffectsProperties properties) {
 			return new EffectWriter(database.dataSource(), recorder, payloads, notifier, drainer,
-					properties.drainer().dispatchAtCommit(), observer(observer), observations(observations));
+					properties.drainer().dispatchAtCommit(), instrumentation);
 		}
 
 		@Bean
@@ -422,12 +419,12 @@ public final class DuctorEffectsAutoConfiguration {
 		@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)
 		EffectDrainer ductorEffectDrainer(IntentClaims claims, EffectSlots slots, IntentOutcomes outcomes,
 				DrainerLeases leases, EffectDispatcher dispatcher, SettledIntents settled, LocalDrainer drainer,
-				ObjectProvider<DuctorObserver> observer, DuctorThreads threads, DuctorEffectsProperties properties) {
+				DuctorInstrumentation instrumentation, DuctorThreads threads, DuctorEffectsProperties properties) {
 			DuctorEffectsProperties.Drainer settings = properties.drainer();
 			return new EffectDrainer(new DrainSession.Stores(claims, slots, outcomes, leases), dispatcher, settled,
 					drainer, new EffectDrainer.Settings(settings.batchSize(), settings.concurrency(),
 							settings.pollInterval(), settings.lease()),
-					observer(observer), threads);
+					instrumentation.metrics(), threads);
 		}
 
 		/**
@@ -456,28 +453,27 @@ public final class DuctorEffectsAutoConfiguration {
 		@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
 		@ConditionalOnBooleanProperty(name = "ductor.effects.reconciler.enabled", matchIfMissing = true)
 		PeriodicWorker ductorReconcilerWorker(DuctorThreads threads, ExpiredLeaseRedriver redriver,
-				ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-				DuctorEffectsProperties properties) {
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
 			return new PeriodicWorker(threads, "reconciler", properties.reconciler().interval(), redriver,
-					observer(observer), observations(observations));
+					instrumentation);
 		}
 
 		@Bean
 		@ConditionalOnMissingBean
 		AlarmScheduler ductorAlarmScheduler(RecurringAlarmStore alarms, IntentRecorder recorder,
 				EffectRegistry registry, DuctorDatabase database, LocalDrainer drainer,
-				ObjectProvider<DuctorObserver> observer, DuctorEffectsProperties properties) {
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
 			return new AlarmScheduler(alarms, recorder, registry, database.transactionManager(), drainer,
-					observer(observer), properties.alarmScheduler().batchSize());
+					instrumentation.metrics(), properties.alarmScheduler().batchSize());
 		}
 
 		@Bean(name = "ductorAlarmSchedulerWorker")
 		@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
 		@ConditionalOnBooleanProperty(name = "ductor.effects.alarm-scheduler.enabled", matchIfMissing = true)
 		PeriodicWorker ductorAlarmSchedulerWorker(DuctorThreads threads, AlarmScheduler scheduler,
-				ObjectProvider<DuctorObserver> observer, DuctorEffectsProperties properties) {
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
 			return new PeriodicWorker(threads, "alarm-scheduler", properties.alarmScheduler().interval(), scheduler,
-					observer(observer), DuctorObservations.NOOP);
+					DuctorInstrumentation.of(instrumentation.metrics(), DuctorObservations.NOOP));
 		}
 
 		@Bean
@@ -486,14 +482,6 @@ public final class DuctorEffectsAutoConfiguration {
 			return new EffectRetentionPurger(retention, properties.retention());
 		}
 
-	}
-
-	private static DuctorObserver observer(ObjectProvider<DuctorObserver> observer) {
-		return observer.getIfUnique(() -> DuctorObserver.NOOP);
-	}
-
-	private static DuctorObservations observations(ObjectProvider<DuctorObservations> observations) {
-		return observations.getIfUnique(() -> DuctorObservations.NOOP);
 	}
 
 	private static EffectRetrySettings retrySettings(DuctorEffectsProperties properties,

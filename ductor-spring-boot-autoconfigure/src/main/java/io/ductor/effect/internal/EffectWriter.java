@@ -22,6 +22,7 @@ import io.ductor.internal.Ids;
 import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.internal.RunningTick;
 
@@ -70,14 +71,13 @@ public class EffectWriter {
 	 * @param localDrainer woken after a commit, and given the intents due at commit
 	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased
 	 * to the local drainer, when it runs and has room, rather than pending
-	 * @param observer what is told about recorded intents
-	 * @param observations where recordings are observed
+	 * @param instrumentation the meters and observations of its work
 	 */
 	public EffectWriter(DataSource dataSource, IntentRecorder recorder, EffectPayloads payloads,
-			CommitNotifier notifier, LocalDrainer localDrainer, boolean dispatchAtCommit, DuctorObserver observer,
-			DuctorObservations observations) {
-		this.observer = observer;
-		this.observations = observations;
+			CommitNotifier notifier, LocalDrainer localDrainer, boolean dispatchAtCommit,
+			DuctorInstrumentation instrumentation) {
+		this.observer = instrumentation.metrics();
+		this.observations = instrumentation.observations();
 		this.dataSource = dataSource;
 		this.recorder = recorder;
 		this.payloads = payloads;

@@ -25,6 +25,7 @@ import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.Run;
 import io.ductor.run.RunStatus;
@@ -79,13 +80,11 @@ public final class DefaultTickService implements TickService {
 	 * @param maxAttempts how often a tick is computed before a version conflict is given
 	 * up, at least 1
 	 * @param backoff the wait between attempts
-	 * @param observer what is told about every tick
-	 * @param observations where every tick is observed while it runs
+	 * @param instrumentation the meters and observations of its work
 	 * @param failureHandler told, in its transaction, of every tick that fails a run
 	 */
 	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
-			int maxAttempts, Backoff backoff, DuctorObserver observer, DuctorObservations observations,
-			RunFailureHandler failureHandler) {
+			int maxAttempts, Backoff backoff, DuctorInstrumentation instrumentation, RunFailureHandler failureHandler) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
@@ -97,8 +96,8 @@ public final class DefaultTickService implements TickService {
 		this.json = json;
 		this.maxAttempts = maxAttempts;
 		this.backoff = backoff;
-		this.observer = observer;
-		this.observations = observations;
+		this.observer = instrumentation.metrics();
+		this.observations = instrumentation.observations();
 		this.failureHandler = failureHandler;
 	}
 

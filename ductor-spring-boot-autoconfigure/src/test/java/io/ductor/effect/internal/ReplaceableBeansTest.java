@@ -28,6 +28,8 @@ import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.json.internal.JsonCodec;
+import io.ductor.observation.internal.DuctorInstrumentation;
+import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.test.PostgresExtension;
@@ -93,6 +95,21 @@ class ReplaceableBeansTest {
 			inTransaction(context.getBean(PlatformTransactionManager.class), () -> effects.echo("on whose thread"));
 			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received().contains("on whose thread"));
 			assertThat(UserThreads.THREADS.liveThreads()).contains(effects.threads().get(0));
+		});
+	}
+
+	@Test
+	void theApplicationsDuctorInstrumentationIsToldOfRecordingsDispatchesAndTicks() {
+		this.runner.withUserConfiguration(UserInstrumentation.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			Effects effects = context.getBean(Effects.class);
+			inTransaction(context.getBean(PlatformTransactionManager.class), () -> effects.echo("counted"));
+			await().atMost(Duration.ofSeconds(20)).until(() -> effects.received().contains("counted"));
+			context.getBean(TickService.class).start("order", "run-2", Map.of("step", 0));
+			context.getBean(TickService.class).tick("run-2", "next", Map.class, (state, tick) -> state);
+			await().atMost(Duration.ofSeconds(20))
+				.untilAsserted(() -> assertThat(UserInstrumentation.CALLS).contains("scheduled echo", "dispatched echo",
+						"tick applied", "observed tick run-2"));
 		});
 	}
 
@@ -230,6 +247,43 @@ class ReplaceableBeansTest {
 		@Bean
 		DuctorThreads userThreads() {
 			return THREADS;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserInstrumentation {
+
+		static final List<String> CALLS = new CopyOnWriteArrayList<>();
+
+		@Bean
+		DuctorInstrumentation userInstrumentation() {
+			return DuctorInstrumentation.of(new io.ductor.metrics.internal.DuctorObserver() {
+
+				@Override
+				public void effectScheduled(String effect) {
+					CALLS.add("scheduled " + effect);
+				}
+
+				@Override
+				public void effectDispatched(String effect, String outcome, long nanos) {
+					CALLS.add("dispatched " + effect);
+				}
+
+				@Override
+				public void tick(String outcome, int attempts) {
+					CALLS.add("tick " + outcome);
+				}
+
+			}, new DuctorObservations() {
+
+				@Override
+				public Scope tick(String runId) {
+					CALLS.add("observed tick " + runId);
+					return Scope.NOOP;
+				}
+
+			});
 		}
 
 	}

@@ -233,8 +233,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
 			return new DefaultIdempotencyService(dataSource,
 					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
-					IdempotencySettings.defaults(), null, io.ductor.metrics.internal.DuctorObserver.NOOP,
-					io.ductor.observation.internal.DuctorObservations.NOOP);
+					IdempotencySettings.defaults(), null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 		@Bean
@@ -255,8 +254,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 		@Bean
 		PeriodicWorker ductorSweeperWorker(DuctorThreads threads) {
 			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false,
-					io.ductor.metrics.internal.DuctorObserver.NOOP,
-					io.ductor.observation.internal.DuctorObservations.NOOP);
+					io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}
