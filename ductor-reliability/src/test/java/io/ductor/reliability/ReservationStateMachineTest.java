@@ -171,9 +171,11 @@ class ReservationStateMachineTest {
 				Duration.ofSeconds(1))
 			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
 		service = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()), settings, null);
+				new JsonCodec(JsonMapper.builder().build()), settings, null,
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		otherInstance = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()), settings, null);
+				new JsonCodec(JsonMapper.builder().build()), settings, null,
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		sweeper = new IdempotencySweeper(dataSource, 100);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));
 	}

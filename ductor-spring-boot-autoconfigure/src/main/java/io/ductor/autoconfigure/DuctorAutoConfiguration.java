@@ -42,6 +42,7 @@ import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.DefaultTickService;
@@ -79,6 +80,9 @@ public final class DuctorAutoConfiguration {
 	 * sets a key under {@code ductor.} that Ductor does not read (a misspelled key would
 	 * otherwise be ignored), naming it, where it was set and the closest key.
 	 */
+	// not @ConditionalOnMissingBean: a check of the configuration, not a service; a
+	// BeanFactoryPostProcessor runs before conditions on beans could see an application's
+	// own, and turning it off would let a misspelled key be silently ignored
 	@Bean
 	static BeanFactoryPostProcessor ductorPropertyNamesCheck(Environment environment) {
 		return (beanFactory) -> {
@@ -95,6 +99,9 @@ public final class DuctorAutoConfiguration {
 	 * completion, so that an effect called from an {@code afterCommit} callback is
 	 * refused rather than written where nothing commits it.
 	 */
+	// not @ConditionalOnMissingBean: a BeanPostProcessor is created before the beans a
+	// condition could compare it with, and without it an effect called after a commit
+	// would be written where nothing commits it
 	@Bean
 	static BeanPostProcessor ductorCommittingTransactions() {
 		return CommittingTransactions.postProcessor();
@@ -127,6 +134,7 @@ public final class DuctorAutoConfiguration {
 	 * on the class path, so that they would silently not run.
 	 */
 	@Bean
+	@ConditionalOnMissingBean
 	ApplicationMigrationsCheck ductorApplicationMigrationsCheck(ListableBeanFactory beans) {
 		ClassLoader classLoader = (beans instanceof ConfigurableBeanFactory configurable
 				&& configurable.getBeanClassLoader() != null) ? configurable.getBeanClassLoader()
@@ -145,6 +153,18 @@ public final class DuctorAutoConfiguration {
 		return new DuctorThreads(Threading.VIRTUAL.isActive(environment), properties.shutdownTimeout());
 	}
 
+	/**
+	 * The one instrumentation seam of Ductor's collaborators: the meters when metrics are
+	 * on, and the observations when an {@code ObservationRegistry} is there.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	DuctorInstrumentation ductorInstrumentation(ObjectProvider<DuctorObserver> metrics,
+			ObjectProvider<DuctorObservations> observations) {
+		return DuctorInstrumentation.of(metrics.getIfUnique(() -> DuctorObserver.NOOP),
+				observations.getIfUnique(() -> DuctorObservations.NOOP));
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper) {
@@ -154,14 +174,11 @@ public final class DuctorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	TickService tickService(DuctorDatabase database, JsonCodec json, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, ObjectProvider<RunFailureHandler> failureHandler,
-			DuctorProperties properties) {
+	TickService tickService(DuctorDatabase database, JsonCodec json, DuctorInstrumentation instrumentation,
+			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
 		return new DefaultTickService(database.dataSource(), database.transactionManager(), json,
-				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP),
-				() -> failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
+				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()), instrumentation,
+				failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
 	}
 
 	@Bean
@@ -177,13 +194,10 @@ public final class DuctorAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
 	PeriodicWorker ductorRetentionWorker(DuctorThreads threads, ObjectProvider<RetentionPurger> purgers,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			DuctorProperties properties) {
+			DuctorInstrumentation instrumentation, DuctorProperties properties) {
 		DuctorProperties.Retention retention = properties.retention();
 		return new PeriodicWorker(threads, "retention", retention.interval(),
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
+				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), instrumentation);
 	}
 
 	/** The workers of this instance, whose statuses health and the endpoint show. */

@@ -233,8 +233,8 @@ class DuctorAutoConfigurationTest {
 					assertThat(context).hasNotFailed();
 					ConfigurableListableBeanFactory beans = context.getBeanFactory();
 					for (String name : List.of("tickService", "ductorBacklog", "ductorRetentionWorker",
-							"ductorNotificationListener", "ductorDurableEffects", "idempotencyService",
-							"ductorSweeperWorker")) {
+							"ductorNotificationListener", "ductorIntentRecorder", "ductorEffectSlots",
+							"idempotencyService", "ductorSweeperWorker")) {
 						assertThat(beans.getBeanDefinition(name).getDependsOn()).as(name).contains("ductorSchema");
 					}
 					assertThat(beans.getBeanDefinition("ductorSchema").getDependsOn()).contains("flywayInitializer");
@@ -296,7 +296,9 @@ class DuctorAutoConfigurationTest {
 		@Bean
 		TickService userTicks(DataSource dataSource, JsonCodec json) {
 			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
-					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2));
+					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2),
+					io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+					io.ductor.run.internal.RunFailureHandler.NONE);
 		}
 
 	}

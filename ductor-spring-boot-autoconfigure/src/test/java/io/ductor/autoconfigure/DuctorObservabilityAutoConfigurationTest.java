@@ -125,7 +125,8 @@ class DuctorObservabilityAutoConfigurationTest {
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DuctorEndpoint.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ductor")
 			.withBean("myEndpoint", DuctorEndpoint.class,
-					() -> new DuctorEndpoint(null, null, null, java.util.List.of()))
+					() -> new DuctorEndpoint(null, null, null, java.util.List.of(), null,
+							io.ductor.actuate.internal.PayloadMask.NONE, null))
 			.run((context) -> assertThat(context).hasSingleBean(DuctorEndpoint.class).hasBean("myEndpoint"));
 		this.runner
 			.withPropertyValues("management.endpoints.web.exposure.include=ductor",

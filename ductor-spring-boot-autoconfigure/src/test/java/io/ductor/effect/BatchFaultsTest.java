@@ -368,8 +368,8 @@ class BatchFaultsTest {
 		assertThatThrownBy(() -> operations.retry(offender)).isInstanceOf(EffectIntentStateException.class)
 			.hasMessageContaining("Intent " + offender + " is an occurrence of alarm '" + alarm + "'")
 			.hasMessageContaining("intent " + newer + " (key 'newer-" + tag + "') is its pending occurrence");
-		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(
-				new DuctorEndpoint(operations, null, null, List.of()));
+		DuctorEndpointWebExtension endpoint = new DuctorEndpointWebExtension(new DuctorEndpoint(operations, null, null,
+				List.of(), null, io.ductor.actuate.internal.PayloadMask.NONE, null), null);
 		assertThat(endpoint.act(offender, "retry", null)).satisfies((response) -> {
 			assertThat(response.getStatus()).isEqualTo(409);
 			assertThat(response.getBody()).asString().contains("intent " + newer);

@@ -18,7 +18,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.LocalDrainer;
 import io.ductor.effect.internal.IntentRecorder;
 import io.ductor.test.PostgresExtension;
 
@@ -41,7 +41,7 @@ class CommitNotificationTest {
 				"ductor.effects.drainer.notify-in-transaction=" + inTransaction); Connection listening = listen()) {
 			TestEffects effects = context.getBean(TestEffects.class);
 			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-			String sender = context.getBean(DurableEffects.class).drainer().instanceId();
+			String sender = context.getBean(LocalDrainer.class).instanceId();
 
 			tx.executeWithoutResult((status) -> {
 				effects.notify("rolled back");

@@ -324,7 +324,7 @@ class ConcurrencyLimitTest {
 			assertThat(holderStarted.getCount()).as("calls of the limited receiver after its lease expired")
 				.isEqualTo(1);
 			// the reconciler's round
-			context.getBean(io.ductor.effect.internal.DurableEffects.class).callingThreadDrainer().reconcile();
+			context.getBean(io.ductor.effect.internal.EffectTestSupport.class).callingThreadDrainer().reconcile();
 			EffectIntent holder = operations.findByKey("holder").orElseThrow();
 			assertThat(holder.status()).as("status after the redrive (last error: %s)", holder.lastError())
 				.isIn(EffectStatus.PENDING, EffectStatus.IN_FLIGHT, EffectStatus.COMPLETED);

@@ -220,7 +220,7 @@ class DuctorThreadsTest {
 				inRound.countDown();
 				release.await(5, TimeUnit.MINUTES);
 				return false;
-			});
+			}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

@@ -18,7 +18,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.EffectWriter;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
@@ -165,7 +165,7 @@ class DurableEffectDeclarationTest {
 		this.runner.withPropertyValues("ductor.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(EffectOutbox.class)
-				.doesNotHaveBean(DurableEffects.class)
+				.doesNotHaveBean(EffectWriter.class)
 				.doesNotHaveBean(PeriodicWorker.class));
 	}
 

@@ -55,7 +55,7 @@ import io.ductor.effect.internal.IntentOutcomes;
 import io.ductor.effect.internal.IntentReads;
 import io.ductor.effect.internal.IntentRedrive;
 import io.ductor.effect.internal.IntentRetention;
-import io.ductor.effect.internal.LeaseReconciler;
+import io.ductor.effect.internal.ExpiredLeaseRedriver;
 import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.effect.internal.Settled;
 import io.ductor.internal.DbValues;
@@ -81,7 +81,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * <p>
  * Two drainers share one database; each step is one call of the real statements
  * ({@link IntentClaims}, {@link IntentOutcomes}, …), {@link EffectOutbox},
- * {@link LeaseReconciler} or retention purger. Some intents are poisoned: a trigger
+ * {@link ExpiredLeaseRedriver} or retention purger. Some intents are poisoned: a trigger
  * stands for an application constraint that refuses to let them leave {@code in_flight}
  * for {@code pending}, {@code completed} or {@code needs_decision}, or to be deleted, so
  * every batch statement meets rows that break it.
@@ -179,8 +179,8 @@ class IntentLifecycleStateMachineTest {
 		rounds = new ReconcileRounds(dataSource);
 		registry = context.getBean(EffectRegistry.class);
 		payloads = new EffectPayloads(context.getBean(JsonCodec.class).mapper(), 256 * 1024);
-		dispatcher = new EffectDispatcher(registry, payloads, DuctorObserver.NOOP, Duration.ofHours(1),
-				RECONCILE_BACKOFF, io.ductor.observation.internal.DuctorObservations.NOOP);
+		dispatcher = new EffectDispatcher(registry, payloads, io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+				Duration.ofHours(1), RECONCILE_BACKOFF);
 		purger = new EffectRetentionPurger(new IntentRetention(dataSource), Duration.ofHours(1));
 		tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
 		jdbc = JdbcClient.create(dataSource);
@@ -818,10 +818,10 @@ class IntentLifecycleStateMachineTest {
 
 		void reconcile() {
 			List<Settled> redriven = new ArrayList<>();
-			LeaseReconciler reconciler = new LeaseReconciler(redrive, 1000, redriven::addAll, registry,
-					new EffectReconciliation(rounds, registry, payloads, DuctorObserver.NOOP,
-							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50),
-							io.ductor.observation.internal.DuctorObservations.NOOP));
+			ExpiredLeaseRedriver reconciler = new ExpiredLeaseRedriver(redrive, 1000, redriven::addAll, registry,
+					new EffectReconciliation(rounds, registry, payloads,
+							io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+							new EffectReconciliation.Settings(5, RECONCILE_BACKOFF, Duration.ofHours(1), 50)));
 			Map<Long, String> expected = new HashMap<>();
 			for (Intent intent : this.intents) {
 				if (!intent.status.equals("in_flight") || !intent.leaseExpired) {

@@ -24,7 +24,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.AlarmScheduler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
@@ -155,7 +155,7 @@ class RecurringAlarmTest {
 				.query(java.time.OffsetDateTime.class)
 				.single()
 				.toInstant();
-			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			WorkerTask round = context.getBean(AlarmScheduler.class);
 			assertThat(round.runOnce()).isFalse();
 
 			List<Instant> each = occurrences(jdbc, "each");
@@ -209,7 +209,7 @@ class RecurringAlarmTest {
 			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = ? WHERE name = 'dst'")
 				.param(first.atOffset(java.time.ZoneOffset.UTC))
 				.update();
-			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			WorkerTask round = context.getBean(AlarmScheduler.class);
 			while (round.runOnce()) {
 				// a round records at most a thousand occurrences of one alarm
 			}
@@ -282,7 +282,7 @@ class RecurringAlarmTest {
 			assertThat(inTx(tx, () -> alarms.pauseRecurring("api"))).isTrue();
 			jdbc.sql("UPDATE eec_recurring_alarm SET next_at = now() - interval '1 minute' WHERE name = 'api'")
 				.update();
-			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			WorkerTask round = context.getBean(AlarmScheduler.class);
 			round.runOnce();
 			assertThat(occurrences(jdbc, "api")).isEmpty();
 			// resumed: the pause is not made up, the next occurrence is after now
@@ -355,7 +355,7 @@ class RecurringAlarmTest {
 			JdbcClient jdbc = JdbcClient.create(context.getBean(javax.sql.DataSource.class));
 			assertThat(jdbc.sql("SELECT ductor_now()").query(java.time.OffsetDateTime.class).single().toInstant())
 				.isEqualTo(fortyDaysLater);
-			WorkerTask round = context.getBean(DurableEffects.class).alarmScheduler(100);
+			WorkerTask round = context.getBean(AlarmScheduler.class);
 			int rounds = 1;
 			while (round.runOnce() && rounds < 10) {
 				rounds++;

@@ -121,7 +121,7 @@ class HealthRecoveryTest {
 			return new PeriodicWorker(threads, "stuck", Duration.ofMillis(100), () -> {
 				release.await();
 				return false;
-			});
+			}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

@@ -74,7 +74,8 @@ class IdempotencyServiceTest {
 	static IdempotencyService service(DataSource dataSource, IdempotencySettings settings,
 			PostgresNotificationListener listener) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()), settings, listener);
+				new JsonCodec(JsonMapper.builder().build()), settings, listener,
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 	}
 
 	static IdempotencySettings settings(Duration pendingTtl, Duration completedTtl, DuplicatePolicy policy,

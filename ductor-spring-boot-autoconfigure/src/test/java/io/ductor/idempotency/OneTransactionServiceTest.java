@@ -91,9 +91,10 @@ class OneTransactionServiceTest {
 	static IdempotencyService service(DuplicatePolicy policy, Duration waitTimeout, Duration pollInterval,
 			PostgresNotificationListener listener) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
-				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
-						Duration.ofMinutes(10), policy, waitTimeout, pollInterval),
-				listener, observer, DuctorObservations.NOOP);
+				new JsonCodec(JsonMapper.builder().build()),
+				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), policy, waitTimeout,
+						pollInterval),
+				listener, io.ductor.observation.internal.DuctorInstrumentation.of(observer, DuctorObservations.NOOP));
 	}
 
 	static IdempotentRequest request(String key) {
@@ -125,7 +126,10 @@ class OneTransactionServiceTest {
 				new DataSourceTransactionManager(dataSource), new JsonCodec(JsonMapper.builder().build()),
 				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), DuplicatePolicy.REJECT,
 						Duration.ofSeconds(5), Duration.ofSeconds(1)),
-				null, observer, new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null));
+				null,
+				io.ductor.observation.internal.DuctorInstrumentation.of(observer,
+						new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null,
+								io.ductor.observation.internal.TraceContextSource.NONE, true)));
 		IdempotentRequest request = request(UUID.randomUUID().toString());
 		TransactionalDecision<String> decision = new TransactionalDecision<>() {
 

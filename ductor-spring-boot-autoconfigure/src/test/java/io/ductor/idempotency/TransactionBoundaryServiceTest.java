@@ -83,7 +83,7 @@ class TransactionBoundaryServiceTest {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), policy, Duration.ofSeconds(60), Duration.ofMillis(200)),
-				null);
+				null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 	}
 
 	static IdempotentRequest request(String key) {

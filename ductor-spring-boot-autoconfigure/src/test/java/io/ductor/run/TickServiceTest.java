@@ -63,7 +63,9 @@ class TickServiceTest {
 	static TickService tickService(DataSource dataSource, int maxAttempts) {
 		return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), maxAttempts,
-				new Backoff(Duration.ofMillis(5), Duration.ofMillis(200), 2.0));
+				new Backoff(Duration.ofMillis(5), Duration.ofMillis(200), 2.0),
+				io.ductor.observation.internal.DuctorInstrumentation.NOOP,
+				io.ductor.run.internal.RunFailureHandler.NONE);
 	}
 
 	static String newRun() {

@@ -17,7 +17,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.internal.CallingThreadDrainer;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.EffectTestSupport;
 import io.ductor.run.Run;
 import io.ductor.run.TickService;
 import io.ductor.worker.internal.WorkerTask;
@@ -48,9 +48,7 @@ public final class DuctorTester implements AutoCloseable {
 	 */
 	static final int MAX_DRAIN_STEPS = 10_000;
 
-	private static final int ALARM_BATCH = 100;
-
-	private final DurableEffects effects;
+	private final EffectTestSupport effects;
 
 	private final EffectOperations operations;
 
@@ -72,18 +70,19 @@ public final class DuctorTester implements AutoCloseable {
 
 	/**
 	 * Created by the tester's auto-configuration; tests inject the bean.
-	 * @param effects the effects runtime
+	 * @param effects the feature's facilities for tests
+	 * @param alarmScheduler the recurring-alarm scheduler's round
 	 * @param operations the intents, as an operator reads them
 	 * @param dataSource Ductor's data source
 	 * @param mapper the JSON mapper
 	 * @param ticks the tick service, if any
 	 */
-	DuctorTester(DurableEffects effects, EffectOperations operations, DataSource dataSource, JsonMapper mapper,
-			@Nullable TickService ticks) {
+	DuctorTester(EffectTestSupport effects, WorkerTask alarmScheduler, EffectOperations operations,
+			DataSource dataSource, JsonMapper mapper, @Nullable TickService ticks) {
 		this.effects = effects;
 		this.operations = operations;
 		this.drainer = effects.callingThreadDrainer();
-		this.alarmScheduler = effects.alarmScheduler(ALARM_BATCH);
+		this.alarmScheduler = alarmScheduler;
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.mapper = mapper;
 		this.ticks = ticks;

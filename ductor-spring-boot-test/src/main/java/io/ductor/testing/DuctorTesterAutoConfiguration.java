@@ -9,7 +9,8 @@ import org.springframework.context.annotation.Bean;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.AlarmScheduler;
+import io.ductor.effect.internal.EffectTestSupport;
 import io.ductor.idempotency.autoconfigure.DuctorIdempotencyAutoConfiguration;
 import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
@@ -24,7 +25,7 @@ import io.ductor.testing.internal.DuctorTesterClockPostProcessor;
  */
 @AutoConfiguration(after = { DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 		DuctorIdempotencyAutoConfiguration.class })
-@ConditionalOnBean(DurableEffects.class)
+@ConditionalOnBean(EffectTestSupport.class)
 final class DuctorTesterAutoConfiguration {
 
 	/**
@@ -37,9 +38,10 @@ final class DuctorTesterAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	DuctorTester ductorTester(DurableEffects effects, EffectOperations operations, DuctorDatabase database,
-			JsonCodec json, ObjectProvider<TickService> ticks) {
-		return new DuctorTester(effects, operations, database.dataSource(), json.mapper(), ticks.getIfAvailable());
+	DuctorTester ductorTester(EffectTestSupport effects, AlarmScheduler alarmScheduler, EffectOperations operations,
+			DuctorDatabase database, JsonCodec json, ObjectProvider<TickService> ticks) {
+		return new DuctorTester(effects, alarmScheduler, operations, database.dataSource(), json.mapper(),
+				ticks.getIfAvailable());
 	}
 
 }

@@ -112,25 +112,6 @@ public class DuctorEndpoint {
 
 	private final @Nullable TransactionOperations transactions;
 
-	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
-			List<Supplier<WorkerStatus>> workers) {
-		this(operations, alarms, backlog, workers, null, PayloadMask.NONE);
-	}
-
-	/**
-	 * @param operations the intents acted on
-	 * @param alarms the recurring alarms of the overview
-	 * @param backlog the backlog of the overview
-	 * @param workers this instance's workers
-	 * @param inspector the queries behind filters, lookups and the overview's figures, or
-	 * {@code null} for the status lists and compensation chains only
-	 * @param mask what hides sensitive arguments
-	 */
-	public DuctorEndpoint(EffectOperations operations, RecurringAlarms alarms, DuctorBacklog backlog,
-			List<Supplier<WorkerStatus>> workers, @Nullable DuctorInspector inspector, PayloadMask mask) {
-		this(operations, alarms, backlog, workers, inspector, mask, null);
-	}
-
 	/**
 	 * @param operations the intents acted on
 	 * @param alarms the recurring alarms of the overview, paused and resumed

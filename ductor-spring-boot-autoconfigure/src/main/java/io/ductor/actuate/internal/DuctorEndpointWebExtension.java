@@ -42,10 +42,6 @@ public class DuctorEndpointWebExtension {
 
 	private final @Nullable OperatorAccess access;
 
-	public DuctorEndpointWebExtension(DuctorEndpoint endpoint) {
-		this(endpoint, null);
-	}
-
 	/**
 	 * @param endpoint the endpoint
 	 * @param access who may write, or {@code null} for every caller

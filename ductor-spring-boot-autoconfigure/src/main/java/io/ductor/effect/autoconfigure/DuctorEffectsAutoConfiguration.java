@@ -18,27 +18,58 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.autoconfigure.BackoffProperties;
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarms;
+import io.ductor.effect.internal.AlarmOccurrences;
+import io.ductor.effect.internal.AlarmScheduler;
+import io.ductor.effect.internal.CommitNotifier;
+import io.ductor.effect.internal.Compensations;
+import io.ductor.effect.internal.DefaultEffectOperations;
+import io.ductor.effect.internal.DefaultEffectOutbox;
+import io.ductor.effect.internal.DefaultRecurringAlarms;
+import io.ductor.effect.internal.DrainSession;
+import io.ductor.effect.internal.DrainerLeases;
+import io.ductor.effect.internal.DrainerWakeUps;
 import io.ductor.effect.internal.DurableEffectAdvisor;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.DurableEffectInterceptor;
+import io.ductor.effect.internal.EffectDispatcher;
 import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.effect.internal.EffectMethods;
+import io.ductor.effect.internal.EffectPayloads;
+import io.ductor.effect.internal.EffectReconciliation;
 import io.ductor.effect.internal.EffectRegistry;
+import io.ductor.effect.internal.EffectRetentionPurger;
 import io.ductor.effect.internal.EffectRetrySettings;
+import io.ductor.effect.internal.EffectSlots;
+import io.ductor.effect.internal.EffectTestSupport;
+import io.ductor.effect.internal.EffectWriter;
+import io.ductor.effect.internal.ExpiredLeaseRedriver;
+import io.ductor.effect.internal.IntentClaims;
+import io.ductor.effect.internal.IntentOutcomes;
+import io.ductor.effect.internal.IntentReads;
+import io.ductor.effect.internal.IntentRecorder;
+import io.ductor.effect.internal.IntentRedrive;
+import io.ductor.effect.internal.IntentRetention;
+import io.ductor.effect.internal.LocalDrainer;
+import io.ductor.effect.internal.OperatorMoves;
+import io.ductor.effect.internal.ReconcileRounds;
 import io.ductor.effect.internal.RecurringAlarmDeclaration;
+import io.ductor.effect.internal.RecurringAlarmStore;
+import io.ductor.effect.internal.SettledIntents;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
-import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.RunFailureHandler;
@@ -64,6 +95,9 @@ import io.ductor.worker.internal.RetentionPurger;
 @Import(AutoProxyRegistrar.class)
 public final class DuctorEffectsAutoConfiguration {
 
+	/** The most reconciliation rounds one reconciler round asks, one after the other. */
+	private static final int RECONCILE_BATCH_SIZE = 50;
+
 	@Bean
 	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -74,8 +108,8 @@ public final class DuctorEffectsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static DurableEffectAdvisor ductorDurableEffectAdvisor(ObjectProvider<DurableEffects> effects) {
-		return new DurableEffectAdvisor(effects);
+	static DurableEffectAdvisor ductorDurableEffectAdvisor(ObjectProvider<DurableEffectInterceptor> interceptor) {
+		return new DurableEffectAdvisor(interceptor);
 	}
 
 	/**
@@ -118,106 +152,336 @@ public final class DuctorEffectsAutoConfiguration {
 		return () -> EffectKeys.checkNames(environment, registry.names(), alarms);
 	}
 
-	@Bean
-	@ConditionalOnMissingBean
-	@DependsOnDatabaseInitialization
-	DurableEffects ductorDurableEffects(DuctorDatabase database, EffectRegistry registry, JsonCodec json,
-			ApplicationEventPublisher events, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorEffectsProperties properties,
-			ObjectProvider<TickService> ticks, DuctorThreads threads) {
-		DuctorEffectsProperties.Drainer drainer = properties.drainer();
-		DurableEffects durableEffects = new DurableEffects(database, registry, json.mapper(), events,
-				new DurableEffects.Settings(drainer.notifyOnCommit(), drainer.notifyInTransaction(),
-						drainer.dispatchAtCommit(), properties.maxPayloadSize().toBytes(), properties.retention(),
-						properties.reconciler().batchSize(),
-						new EffectDrainer.Settings(drainer.batchSize(), drainer.concurrency(), drainer.pollInterval(),
-								drainer.lease()),
-						new DurableEffects.Reconcile(properties.reconciliation().maxRounds(),
-								backoff(properties.reconciliation().backoff()))),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP), ticks::getIfAvailable, threads);
-		return durableEffects;
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	EffectOutbox effectOutbox(DurableEffects effects) {
-		return effects.outbox();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	EffectOperations effectOperations(DurableEffects effects) {
-		return effects.operations();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	RecurringAlarms recurringAlarms(DurableEffects effects) {
-		return effects.recurringAlarms();
-	}
-
-	/**
-	 * Records a run's compensations in the transaction of the tick that fails it; the
-	 * tick service finds it by type.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	RunFailureHandler ductorRunCompensations(DurableEffects effects) {
-		return effects.runFailureHandler();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)
-	EffectDrainer ductorEffectDrainer(DurableEffects effects, ObjectProvider<PostgresNotificationListener> listener,
-			DuctorEffectsProperties properties) {
-		if (properties.drainer().notifyOnCommit()) {
-			listener.ifAvailable(effects::wakeDrainerOnNotifications);
-		}
-		return effects.drainer();
-	}
-
-	@Bean(name = "ductorReconcilerWorker")
-	@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
-	@ConditionalOnBooleanProperty(name = "ductor.effects.reconciler.enabled", matchIfMissing = true)
-	PeriodicWorker ductorReconcilerWorker(DuctorThreads threads, DurableEffects effects,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			DuctorEffectsProperties properties) {
-		return new PeriodicWorker(threads, "reconciler", properties.reconciler().interval(), effects.reconciler(),
-				observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
-	}
-
-	@Bean(name = "ductorAlarmSchedulerWorker")
-	@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
-	@ConditionalOnBooleanProperty(name = "ductor.effects.alarm-scheduler.enabled", matchIfMissing = true)
-	PeriodicWorker ductorAlarmSchedulerWorker(DuctorThreads threads, DurableEffects effects,
-			ObjectProvider<DuctorObserver> observer, DuctorEffectsProperties properties) {
-		DuctorEffectsProperties.AlarmScheduler scheduler = properties.alarmScheduler();
-		return new PeriodicWorker(threads, "alarm-scheduler", scheduler.interval(),
-				effects.alarmScheduler(scheduler.batchSize()), observer.getIfUnique(() -> DuctorObserver.NOOP),
-				DuctorObservations.NOOP);
-	}
-
 	/**
 	 * Declares the recurring alarms of {@code ductor.effects.alarms} once every bean is
-	 * ready, so that an unknown effect or arguments that do not fit it fail start-up
-	 * naming the property.
+	 * ready (after the check of the names), so that an unknown effect or arguments that
+	 * do not fit it fail start-up naming the property.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "ductorRecurringAlarmDeclarations")
-	SmartInitializingSingleton ductorRecurringAlarmDeclarations(DurableEffects effects, DuctorConfiguredAlarms alarms) {
+	SmartInitializingSingleton ductorRecurringAlarmDeclarations(io.ductor.effect.internal.RecurringAlarms recurring,
+			DuctorDatabase database, DuctorConfiguredAlarms alarms) {
 		List<RecurringAlarmDeclaration> declared = new ArrayList<>();
 		new TreeMap<>(alarms.byName()).forEach((name, alarm) -> declared.add(new RecurringAlarmDeclaration(name,
 				"ductor.effects.alarms." + name, alarm.effect(), alarm.toSchedule(), alarm.arguments())));
-		return () -> effects.declareAlarms(declared);
+		return () -> recurring.declareAll(declared, new TransactionTemplate(database.transactionManager()));
 	}
 
-	@Bean
-	@ConditionalOnMissingBean(name = "ductorEffectRetentionPurger")
-	RetentionPurger ductorEffectRetentionPurger(DurableEffects effects) {
-		return effects.retentionPurger();
+	/**
+	 * The statements on Ductor's effect tables, and the codec of effect arguments.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class EffectStoreConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentRecorder ductorIntentRecorder(DuctorDatabase database) {
+			return new IntentRecorder(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentClaims ductorIntentClaims(DuctorDatabase database) {
+			return new IntentClaims(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentOutcomes ductorIntentOutcomes(DuctorDatabase database) {
+			return new IntentOutcomes(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentReads ductorIntentReads(DuctorDatabase database) {
+			return new IntentReads(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentRedrive ductorIntentRedrive(DuctorDatabase database) {
+			return new IntentRedrive(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		IntentRetention ductorIntentRetention(DuctorDatabase database) {
+			return new IntentRetention(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		OperatorMoves ductorOperatorMoves(DuctorDatabase database) {
+			return new OperatorMoves(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		AlarmOccurrences ductorAlarmOccurrences(DuctorDatabase database) {
+			return new AlarmOccurrences(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		RecurringAlarmStore ductorRecurringAlarmStore(DuctorDatabase database) {
+			return new RecurringAlarmStore(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		DrainerLeases ductorDrainerLeases(DuctorDatabase database) {
+			return new DrainerLeases(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		ReconcileRounds ductorReconcileRounds(DuctorDatabase database) {
+			return new ReconcileRounds(database.dataSource());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@DependsOnDatabaseInitialization
+		EffectSlots ductorEffectSlots(DuctorDatabase database, EffectRegistry registry) {
+			return new EffectSlots(database.dataSource(), database.transactionManager(), registry::concurrencyLimits);
+		}
+
+		/** Encodes effect arguments with the application's {@code JsonMapper}. */
+		@Bean
+		@ConditionalOnMissingBean
+		EffectPayloads ductorEffectPayloads(JsonCodec json, DuctorEffectsProperties properties) {
+			return new EffectPayloads(json.mapper(), properties.maxPayloadSize().toBytes());
+		}
+
+	}
+
+	/**
+	 * What records, dispatches, reconciles and settles intents.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class EffectEngineConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		LocalDrainer ductorLocalDrainer() {
+			return new LocalDrainer();
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		SettledIntents ductorSettledIntents(ApplicationEventPublisher events, LocalDrainer drainer) {
+			return new SettledIntents(events, drainer);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectDispatcher ductorEffectDispatcher(EffectRegistry registry, EffectPayloads payloads,
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new EffectDispatcher(registry, payloads, instrumentation, properties.drainer().pollInterval(),
+					backoff(properties.reconciliation().backoff()));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectReconciliation ductorEffectReconciliation(ReconcileRounds rounds, EffectRegistry registry,
+				EffectPayloads payloads, DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new EffectReconciliation(rounds, registry, payloads, instrumentation,
+					new EffectReconciliation.Settings(properties.reconciliation().maxRounds(),
+							backoff(properties.reconciliation().backoff()), properties.drainer().lease(),
+							RECONCILE_BATCH_SIZE));
+		}
+
+		/**
+		 * Wakes the drainers of other instances after a commit; its thread ends within
+		 * {@code ductor.shutdown-timeout} when the context closes.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		CommitNotifier ductorCommitNotifier(IntentRecorder recorder, LocalDrainer drainer, DuctorThreads threads,
+				DuctorEffectsProperties properties) {
+			return new CommitNotifier(recorder, drainer.instanceId(), notifyMode(properties.drainer()), threads);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectWriter ductorEffectWriter(DuctorDatabase database, IntentRecorder recorder, EffectPayloads payloads,
+				CommitNotifier notifier, LocalDrainer drainer, DuctorInstrumentation instrumentation,
+				DuctorEffectsProperties properties) {
+			return new EffectWriter(database.dataSource(), recorder, payloads, notifier, drainer,
+					properties.drainer().dispatchAtCommit(), instrumentation);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		Compensations ductorCompensations(DuctorDatabase database, EffectRegistry registry, EffectPayloads payloads,
+				EffectWriter writer, IntentRecorder recorder, IntentReads reads, OperatorMoves moves) {
+			return new Compensations(database.dataSource(), registry, payloads, writer, recorder, reads, moves);
+		}
+
+		/**
+		 * Records a run's compensations in the transaction of the tick that fails it; the
+		 * tick service receives it.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		RunFailureHandler ductorRunFailureHandler(Compensations compensations) {
+			return compensations::runFailed;
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		io.ductor.effect.internal.RecurringAlarms ductorRecurringAlarmDeclarer(RecurringAlarmStore store,
+				EffectRegistry registry, EffectPayloads payloads, AlarmOccurrences occurrences) {
+			return new io.ductor.effect.internal.RecurringAlarms(store, registry, payloads, occurrences);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		DurableEffectInterceptor ductorDurableEffectInterceptor(EffectRegistry registry, EffectWriter writer,
+				Compensations compensations) {
+			return new DurableEffectInterceptor(registry, writer, compensations);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectTestSupport ductorEffectTestSupport(IntentClaims claims, IntentOutcomes outcomes, IntentReads reads,
+				IntentRedrive redrive, EffectDispatcher dispatcher, EffectRegistry registry,
+				EffectReconciliation reconciliation, SettledIntents settled, LocalDrainer drainer,
+				io.ductor.effect.internal.RecurringAlarms recurring, DuctorDatabase database,
+				DuctorEffectsProperties properties) {
+			return new EffectTestSupport(claims, outcomes, reads, redrive, dispatcher, registry, reconciliation,
+					settled, drainer, recurring, database.transactionManager(), properties.drainer().lease(),
+					properties.reconciler().batchSize());
+		}
+
+		private static CommitNotifier.Mode notifyMode(DuctorEffectsProperties.Drainer drainer) {
+			if (!drainer.notifyOnCommit()) {
+				return CommitNotifier.Mode.OFF;
+			}
+			return drainer.notifyInTransaction() ? CommitNotifier.Mode.IN_TRANSACTION
+					: CommitNotifier.Mode.AFTER_COMMIT;
+		}
+
+	}
+
+	/**
+	 * The three services, split by who calls them. Each is replaced by a bean of its own
+	 * type; the rest of the feature does not go through them, so it keeps working with an
+	 * application's own.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class EffectServicesConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectOutbox effectOutbox(EffectRegistry registry, EffectWriter writer, IntentRecorder recorder,
+				AlarmOccurrences occurrences, Compensations compensations) {
+			return new DefaultEffectOutbox(registry, writer, recorder, occurrences, compensations);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		EffectOperations effectOperations(EffectRegistry registry, IntentReads reads, OperatorMoves moves,
+				AlarmOccurrences occurrences, LocalDrainer drainer, Compensations compensations, EffectSlots slots,
+				ObjectProvider<TickService> ticks) {
+			return new DefaultEffectOperations(registry, reads, moves, occurrences, drainer, compensations, slots,
+					ticks::getIfAvailable);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		RecurringAlarms recurringAlarms(EffectRegistry registry, EffectWriter writer,
+				io.ductor.effect.internal.RecurringAlarms recurring) {
+			return new DefaultRecurringAlarms(registry, writer, recurring);
+		}
+
+	}
+
+	/**
+	 * The drainer and the periodic workers of the feature.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class EffectWorkersConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)
+		EffectDrainer ductorEffectDrainer(IntentClaims claims, EffectSlots slots, IntentOutcomes outcomes,
+				DrainerLeases leases, EffectDispatcher dispatcher, SettledIntents settled, LocalDrainer drainer,
+				DuctorInstrumentation instrumentation, DuctorThreads threads, DuctorEffectsProperties properties) {
+			DuctorEffectsProperties.Drainer settings = properties.drainer();
+			return new EffectDrainer(new DrainSession.Stores(claims, slots, outcomes, leases), dispatcher, settled,
+					drainer, new EffectDrainer.Settings(settings.batchSize(), settings.concurrency(),
+							settings.pollInterval(), settings.lease()),
+					instrumentation.metrics(), threads);
+		}
+
+		/**
+		 * Wakes the drainer when another instance commits a due intent; closing the
+		 * subscription (with the context) stops it.
+		 */
+		@Bean
+		@ConditionalOnMissingBean(name = "ductorDrainerWakeUps")
+		@ConditionalOnBean(PostgresNotificationListener.class)
+		@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)
+		@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.notify-on-commit", matchIfMissing = true)
+		PostgresNotificationListener.Subscription ductorDrainerWakeUps(PostgresNotificationListener listener,
+				LocalDrainer drainer) {
+			return listener.subscribe(IntentRecorder.CHANNEL, new DrainerWakeUps(drainer));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		ExpiredLeaseRedriver ductorExpiredLeaseRedriver(IntentRedrive redrive, SettledIntents settled,
+				EffectRegistry registry, EffectReconciliation reconciliation, DuctorEffectsProperties properties) {
+			return new ExpiredLeaseRedriver(redrive, properties.reconciler().batchSize(), settled, registry,
+					reconciliation);
+		}
+
+		@Bean(name = "ductorReconcilerWorker")
+		@ConditionalOnMissingBean(name = "ductorReconcilerWorker")
+		@ConditionalOnBooleanProperty(name = "ductor.effects.reconciler.enabled", matchIfMissing = true)
+		PeriodicWorker ductorReconcilerWorker(DuctorThreads threads, ExpiredLeaseRedriver redriver,
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new PeriodicWorker(threads, "reconciler", properties.reconciler().interval(), redriver,
+					instrumentation);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		AlarmScheduler ductorAlarmScheduler(RecurringAlarmStore alarms, IntentRecorder recorder,
+				EffectRegistry registry, DuctorDatabase database, LocalDrainer drainer,
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new AlarmScheduler(alarms, recorder, registry, database.transactionManager(), drainer,
+					instrumentation.metrics(), properties.alarmScheduler().batchSize());
+		}
+
+		@Bean(name = "ductorAlarmSchedulerWorker")
+		@ConditionalOnMissingBean(name = "ductorAlarmSchedulerWorker")
+		@ConditionalOnBooleanProperty(name = "ductor.effects.alarm-scheduler.enabled", matchIfMissing = true)
+		PeriodicWorker ductorAlarmSchedulerWorker(DuctorThreads threads, AlarmScheduler scheduler,
+				DuctorInstrumentation instrumentation, DuctorEffectsProperties properties) {
+			return new PeriodicWorker(threads, "alarm-scheduler", properties.alarmScheduler().interval(), scheduler,
+					DuctorInstrumentation.of(instrumentation.metrics(), DuctorObservations.NOOP));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "ductorEffectRetentionPurger")
+		RetentionPurger ductorEffectRetentionPurger(IntentRetention retention, DuctorEffectsProperties properties) {
+			return new EffectRetentionPurger(retention, properties.retention());
+		}
+
 	}
 
 	private static EffectRetrySettings retrySettings(DuctorEffectsProperties properties,

@@ -11,6 +11,7 @@ import java.util.Set;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.AlarmSchedule;
@@ -66,7 +67,7 @@ public class AlarmScheduler implements WorkerTask {
 
 	private final TransactionTemplate transactions;
 
-	private final Runnable wakeUp;
+	private final LocalDrainer drainer;
 
 	private final DuctorObserver observer;
 
@@ -74,13 +75,23 @@ public class AlarmScheduler implements WorkerTask {
 
 	private final Set<String> warned = new HashSet<>();
 
-	AlarmScheduler(RecurringAlarmStore alarms, IntentRecorder intents, EffectRegistry registry,
-			TransactionTemplate transactions, Runnable wakeUp, DuctorObserver observer, int batchSize) {
+	/**
+	 * @param alarms the stored recurring alarms
+	 * @param intents records the occurrences and wakes the drainers of other instances
+	 * @param registry the effects of the application
+	 * @param transactionManager the transaction manager of Ductor's own transactions
+	 * @param drainer this instance's drainer, woken when occurrences were recorded
+	 * @param observer what is told about recorded and missed occurrences
+	 * @param batchSize the most due alarms one round handles
+	 */
+	public AlarmScheduler(RecurringAlarmStore alarms, IntentRecorder intents, EffectRegistry registry,
+			PlatformTransactionManager transactionManager, LocalDrainer drainer, DuctorObserver observer,
+			int batchSize) {
 		this.alarms = alarms;
 		this.intents = intents;
 		this.registry = registry;
-		this.transactions = transactions;
-		this.wakeUp = wakeUp;
+		this.transactions = new TransactionTemplate(transactionManager);
+		this.drainer = drainer;
 		this.observer = observer;
 		this.batchSize = batchSize;
 	}
@@ -92,7 +103,8 @@ public class AlarmScheduler implements WorkerTask {
 			return false;
 		}
 		if (round.recorded > 0) {
-			this.wakeUp.run();
+			this.drainer.wakeUp();
+			this.intents.notifyDrainersNow(this.drainer.instanceId());
 		}
 		return round.more;
 	}

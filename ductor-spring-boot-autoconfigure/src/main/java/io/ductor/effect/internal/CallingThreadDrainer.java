@@ -24,12 +24,12 @@ import io.ductor.effect.internal.IntentOutcomes.Completion;
  * did is done when it returns.
  * <p>
  * It can also take the place of the drainer for dispatch at commit
- * ({@link DurableEffects#dispatchAtCommitTo(CallingThreadDrainer)}): intents due at
+ * ({@link EffectTestSupport#dispatchAtCommitTo(CallingThreadDrainer)}): intents due at
  * commit are then recorded already leased to it, by the same writer and transaction
  * synchronization as in production, and what their transactions hand over at commit waits
  * in a queue for {@link #runHandedOver(String)} instead of going to a worker.
  * <p>
- * Obtained from {@link DurableEffects#callingThreadDrainer()}.
+ * Obtained from {@link EffectTestSupport#callingThreadDrainer()}.
  */
 public final class CallingThreadDrainer {
 

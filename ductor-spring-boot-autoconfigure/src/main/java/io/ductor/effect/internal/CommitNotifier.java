@@ -29,7 +29,7 @@ import io.ductor.worker.internal.DuctorThreads;
 public final class CommitNotifier implements AutoCloseable {
 
 	/** When the notification is sent. */
-	enum Mode {
+	public enum Mode {
 
 		/** Never: other instances find intents at their next poll. */
 		OFF,
@@ -56,6 +56,8 @@ public final class CommitNotifier implements AutoCloseable {
 
 	private final ThreadPoolExecutor executor;
 
+	private final DuctorThreads threads;
+
 	/**
 	 * @param recorder sends the notification
 	 * @param sender the payload: lets the sender's own listener skip what it already
@@ -63,7 +65,8 @@ public final class CommitNotifier implements AutoCloseable {
 	 * @param mode when to notify
 	 * @param threads where its thread comes from
 	 */
-	CommitNotifier(IntentRecorder recorder, String sender, Mode mode, DuctorThreads threads) {
+	public CommitNotifier(IntentRecorder recorder, String sender, Mode mode, DuctorThreads threads) {
+		this.threads = threads;
 		this.recorder = recorder;
 		this.sender = sender;
 		this.mode = mode;
@@ -109,19 +112,15 @@ public final class CommitNotifier implements AutoCloseable {
 		}
 	}
 
-	/** Ends its thread: a notification under way is sent first. */
+	/**
+	 * Ends its thread: a notification under way is sent first, within what is left of
+	 * Ductor's one shutdown deadline ({@code ductor.shutdown-timeout}), after which it is
+	 * interrupted.
+	 */
 	@Override
 	public void close() {
 		this.executor.shutdown();
-		try {
-			if (!this.executor.awaitTermination(1, TimeUnit.SECONDS)) {
-				this.executor.shutdownNow();
-			}
-		}
-		catch (InterruptedException ex) {
-			this.executor.shutdownNow();
-			Thread.currentThread().interrupt();
-		}
+		this.threads.stopDeadline().awaitOrInterrupt(this.executor);
 	}
 
 }

@@ -22,7 +22,6 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.effect.Receiver;
 import io.ductor.internal.Ids;
 import io.ductor.run.RunCompensation;
-import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.run.internal.RunningTick;
 
 /**
@@ -52,7 +51,7 @@ import io.ductor.run.internal.RunningTick;
  * recorded (its key exists) is not recorded again, so failing a run twice, or a
  * {@code COMPENSATE} decision on a run that already failed, records nothing twice.
  */
-public class Compensations implements RunFailureHandler {
+public class Compensations {
 
 	/**
 	 * The prefix of compensation keys and of the ordering key of a run's compensations.
@@ -73,7 +72,7 @@ public class Compensations implements RunFailureHandler {
 
 	private final OperatorMoves moves;
 
-	Compensations(DataSource dataSource, EffectRegistry registry, EffectPayloads payloads, EffectWriter writer,
+	public Compensations(DataSource dataSource, EffectRegistry registry, EffectPayloads payloads, EffectWriter writer,
 			IntentRecorder recorder, IntentReads reads, OperatorMoves moves) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.registry = registry;
@@ -128,7 +127,11 @@ public class Compensations implements RunFailureHandler {
 		}
 	}
 
-	@Override
+	/**
+	 * Records the compensations of a run that failed in the current transaction.
+	 * @param runId the run
+	 * @return how many new compensations were recorded
+	 */
 	public int runFailed(String runId) {
 		this.moves.cancelNeverStarted(runId);
 		List<Registered> registered = this.jdbc.sql("""

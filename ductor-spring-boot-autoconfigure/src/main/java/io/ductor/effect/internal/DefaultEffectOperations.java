@@ -42,7 +42,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 
 	private final AlarmOccurrences occurrences;
 
-	private final Runnable wakeUp;
+	private final LocalDrainer drainer;
 
 	private final Compensations compensations;
 
@@ -50,14 +50,14 @@ public final class DefaultEffectOperations implements EffectOperations {
 
 	private final Supplier<@Nullable TickService> ticks;
 
-	DefaultEffectOperations(EffectRegistry registry, IntentReads reads, OperatorMoves moves,
-			AlarmOccurrences occurrences, Runnable wakeUp, Compensations compensations, EffectSlots slots,
+	public DefaultEffectOperations(EffectRegistry registry, IntentReads reads, OperatorMoves moves,
+			AlarmOccurrences occurrences, LocalDrainer drainer, Compensations compensations, EffectSlots slots,
 			Supplier<@Nullable TickService> ticks) {
 		this.registry = registry;
 		this.reads = reads;
 		this.moves = moves;
 		this.occurrences = occurrences;
-		this.wakeUp = wakeUp;
+		this.drainer = drainer;
 		this.compensations = compensations;
 		this.slots = slots;
 		this.ticks = ticks;
@@ -110,7 +110,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 			moved = this.moves.retryBatch(effectName, status, budget, 500, asOf);
 		}
 		if (total > 0) {
-			this.wakeUp.run();
+			this.drainer.wakeUp();
 		}
 		return total;
 	}
@@ -243,7 +243,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 	}
 
 	private EffectIntent wake(EffectIntent intent) {
-		this.wakeUp.run();
+		this.drainer.wakeUp();
 		return intent;
 	}
 

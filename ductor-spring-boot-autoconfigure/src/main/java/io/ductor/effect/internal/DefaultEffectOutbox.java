@@ -25,7 +25,7 @@ public final class DefaultEffectOutbox implements EffectOutbox {
 
 	private final Compensations compensations;
 
-	DefaultEffectOutbox(EffectRegistry registry, EffectWriter writer, IntentRecorder recorder,
+	public DefaultEffectOutbox(EffectRegistry registry, EffectWriter writer, IntentRecorder recorder,
 			AlarmOccurrences occurrences, Compensations compensations) {
 		this.registry = registry;
 		this.writer = writer;

@@ -24,7 +24,7 @@ public final class DefaultRecurringAlarms implements io.ductor.effect.RecurringA
 
 	private final RecurringAlarms recurring;
 
-	DefaultRecurringAlarms(EffectRegistry registry, EffectWriter writer, RecurringAlarms recurring) {
+	public DefaultRecurringAlarms(EffectRegistry registry, EffectWriter writer, RecurringAlarms recurring) {
 		this.registry = registry;
 		this.writer = writer;
 		this.recurring = recurring;

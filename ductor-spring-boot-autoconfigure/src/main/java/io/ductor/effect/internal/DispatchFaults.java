@@ -9,7 +9,7 @@ package io.ductor.effect.internal;
  * non-retryable, reconciliation or {@code needs_decision} for an outcome that is unknown.
  * An application never needs one; {@code ductor-spring-boot-test} installs its own.
  *
- * @see DurableEffects#injectFaults(DispatchFaults)
+ * @see EffectTestSupport#injectFaults(DispatchFaults)
  */
 @FunctionalInterface
 public interface DispatchFaults {

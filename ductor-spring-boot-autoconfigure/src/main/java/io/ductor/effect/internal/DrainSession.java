@@ -40,7 +40,7 @@ import io.ductor.worker.internal.DuctorThreads.Deadline;
  */
 public final class DrainSession {
 
-	private static final Log logger = LogFactory.getLog(EffectDrainer.class);
+	private static final Log logger = LogFactory.getLog(DrainSession.class);
 
 	private static final long CLAIM_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -484,7 +484,7 @@ public final class DrainSession {
 	 * @param outcomes the outcomes, started marks and hand-backs of attempts
 	 * @param leases the heartbeat's extension of leases
 	 */
-	record Stores(IntentClaims claims, EffectSlots slots, IntentOutcomes outcomes, DrainerLeases leases) {
+	public record Stores(IntentClaims claims, EffectSlots slots, IntentOutcomes outcomes, DrainerLeases leases) {
 	}
 
 }

@@ -22,13 +22,13 @@ public class DurableEffectAdvisor extends AbstractPointcutAdvisor {
 
 	private volatile MethodInterceptor interceptor;
 
-	public DurableEffectAdvisor(ObjectProvider<DurableEffects> effects) {
+	public DurableEffectAdvisor(ObjectProvider<DurableEffectInterceptor> interceptors) {
 		this.advice = (invocation) -> {
 			MethodInterceptor interceptor = this.interceptor;
 			if (interceptor == null) {
 				// resolved once, on the first call: every later call skips the bean
 				// factory
-				interceptor = effects.getObject().interceptor();
+				interceptor = interceptors.getObject();
 				this.interceptor = interceptor;
 			}
 			return interceptor.invoke(invocation);

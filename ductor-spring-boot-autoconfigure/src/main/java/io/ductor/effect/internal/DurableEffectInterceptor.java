@@ -37,7 +37,7 @@ public class DurableEffectInterceptor implements MethodInterceptor {
 
 	};
 
-	DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer, Compensations compensations) {
+	public DurableEffectInterceptor(EffectRegistry registry, EffectWriter writer, Compensations compensations) {
 		this.registry = registry;
 		this.writer = writer;
 		this.compensations = compensations;

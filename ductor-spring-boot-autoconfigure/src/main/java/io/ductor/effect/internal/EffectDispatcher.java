@@ -16,6 +16,7 @@ import io.ductor.effect.internal.IntentOutcomes.Completion;
 import io.ductor.internal.DbValues;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.Backoff;
 
@@ -56,12 +57,12 @@ public class EffectDispatcher {
 	 * @param reconcileBackoff the wait before the first reconciliation round of an
 	 * unknown outcome
 	 */
-	public EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorObserver observer,
-			Duration lookupRetryDelay, Backoff reconcileBackoff, DuctorObservations observations) {
-		this.observations = observations;
+	public EffectDispatcher(EffectRegistry registry, EffectPayloads payloads, DuctorInstrumentation instrumentation,
+			Duration lookupRetryDelay, Backoff reconcileBackoff) {
+		this.observations = instrumentation.observations();
 		this.registry = registry;
 		this.payloads = payloads;
-		this.observer = observer;
+		this.observer = instrumentation.metrics();
 		this.lookupRetryDelay = lookupRetryDelay;
 		this.reconcileBackoff = reconcileBackoff;
 	}

@@ -1,9 +1,7 @@
 package io.ductor.effect.internal;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -47,7 +45,7 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private final DuctorObserver observer;
 
-	private final String instanceId;
+	private final LocalDrainer local;
 
 	private final AtomicLong generation = new AtomicLong();
 
@@ -59,8 +57,18 @@ public class EffectDrainer implements SmartLifecycle {
 
 	private volatile DrainSession session;
 
-	EffectDrainer(DrainSession.Stores stores, EffectDispatcher dispatcher, Consumer<List<Settled>> settledListener,
-			Settings settings, DuctorObserver observer, DuctorThreads threads) {
+	/**
+	 * @param stores the statements it claims, completes and extends leases with
+	 * @param dispatcher runs the effects
+	 * @param settledListener told about the intents it settles
+	 * @param local registers it while it runs, and names its instance
+	 * @param settings how it works
+	 * @param observer what is told about its rounds and attempts
+	 * @param threads where its threads come from
+	 */
+	public EffectDrainer(DrainSession.Stores stores, EffectDispatcher dispatcher,
+			Consumer<List<Settled>> settledListener, LocalDrainer local, Settings settings, DuctorObserver observer,
+			DuctorThreads threads) {
 		this.observer = observer;
 		this.threads = threads;
 		this.stores = stores;
@@ -68,8 +76,7 @@ public class EffectDrainer implements SmartLifecycle {
 		this.settledListener = settledListener;
 		this.settings = settings;
 		this.rounds = new WorkerRounds("drainer", observer);
-		this.instanceId = ManagementFactory.getRuntimeMXBean().getName() + "/"
-				+ UUID.randomUUID().toString().substring(0, 8);
+		this.local = local;
 	}
 
 	/**
@@ -77,7 +84,7 @@ public class EffectDrainer implements SmartLifecycle {
 	 * the notifications its commits send)
 	 */
 	public String instanceId() {
-		return this.instanceId;
+		return this.local.instanceId();
 	}
 
 	/**
@@ -112,13 +119,14 @@ public class EffectDrainer implements SmartLifecycle {
 		if (this.session != null) {
 			return;
 		}
-		String owner = this.instanceId + "/" + this.generation.incrementAndGet();
+		String owner = this.local.instanceId() + "/" + this.generation.incrementAndGet();
 		DrainSession session = new DrainSession(owner, this.stores, this.dispatcher, this.settledListener,
 				this::roundEnded, this.settings, this.observer, this.threads);
 		this.owner = owner;
 		this.rounds.started();
 		this.session = session;
 		session.start();
+		this.local.started(this);
 	}
 
 	@Override
@@ -127,6 +135,7 @@ public class EffectDrainer implements SmartLifecycle {
 		if (session == null) {
 			return;
 		}
+		this.local.stopped(this);
 		try {
 			session.stop();
 		}

@@ -20,6 +20,7 @@ import io.ductor.effect.internal.EffectMethods.ReconcilerMethod;
 import io.ductor.effect.internal.ReconcileRounds.ReconcileClaim;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.worker.internal.Backoff;
 
@@ -53,12 +54,12 @@ public final class EffectReconciliation {
 	private final String owner = "reconciler/" + UUID.randomUUID();
 
 	public EffectReconciliation(ReconcileRounds rounds, EffectRegistry registry, EffectPayloads payloads,
-			DuctorObserver observer, Settings settings, DuctorObservations observations) {
-		this.observations = observations;
+			DuctorInstrumentation instrumentation, Settings settings) {
+		this.observations = instrumentation.observations();
 		this.rounds = rounds;
 		this.registry = registry;
 		this.payloads = payloads;
-		this.observer = observer;
+		this.observer = instrumentation.metrics();
 		this.settings = settings;
 	}
 

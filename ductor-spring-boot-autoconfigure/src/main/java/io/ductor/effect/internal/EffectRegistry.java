@@ -187,7 +187,7 @@ public class EffectRegistry implements SmartInitializingSingleton {
 	 * The concurrency limits of this application's effects.
 	 * @return the limit of every effect that has one, by effect name
 	 */
-	java.util.Map<String, Integer> concurrencyLimits() {
+	public java.util.Map<String, Integer> concurrencyLimits() {
 		java.util.Map<String, Integer> limits = new java.util.TreeMap<>();
 		for (EffectMethod effect : this.methods.all()) {
 			EffectDefinition definition = definition(effect);

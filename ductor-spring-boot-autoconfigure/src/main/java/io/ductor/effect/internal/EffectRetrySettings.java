@@ -26,12 +26,6 @@ public record EffectRetrySettings(int maxAttempts, Backoff backoff, Map<String, 
 		maxConcurrencyByEffect = Map.copyOf(maxConcurrencyByEffect);
 	}
 
-	/** Settings without concurrency limits from configuration. */
-	public EffectRetrySettings(int maxAttempts, Backoff backoff, Map<String, Integer> maxAttemptsByEffect,
-			Map<String, Backoff> backoffByEffect) {
-		this(maxAttempts, backoff, maxAttemptsByEffect, backoffByEffect, Map.of());
-	}
-
 	int maxConcurrencyFor(String effectName, int annotated) {
 		Integer configured = find(this.maxConcurrencyByEffect, effectName);
 		return (configured != null) ? configured : annotated;

@@ -12,7 +12,7 @@ import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
@@ -109,10 +109,11 @@ public final class EffectSlots {
 
 	private volatile boolean ensured;
 
-	EffectSlots(DataSource dataSource, Supplier<Map<String, Integer>> source) {
+	public EffectSlots(DataSource dataSource, PlatformTransactionManager transactionManager,
+			Supplier<Map<String, Integer>> source) {
 		this.template = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.template);
-		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.transactions = new TransactionTemplate(transactionManager);
 		this.source = source;
 	}
 

@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -23,6 +22,7 @@ import io.ductor.internal.Ids;
 import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.internal.RunningTick;
 
@@ -55,29 +55,35 @@ public class EffectWriter {
 
 	private final CommitNotifier notifier;
 
-	private final Runnable localWakeUp;
+	private final LocalDrainer localDrainer;
+
+	private final boolean dispatchAtCommit;
 
 	private final DuctorObserver observer;
-
-	private final Supplier<Handoff> handoffs;
 
 	private final DuctorObservations observations;
 
 	/**
-	 * @param handoffs a place in the local drainer for an intent due at commit, or
-	 * {@code null} when it has none (intents are then recorded pending)
+	 * @param dataSource the database of the callers' transactions
+	 * @param recorder inserts the intents
+	 * @param payloads encodes the arguments
+	 * @param notifier wakes the drainers of other instances after a commit
+	 * @param localDrainer woken after a commit, and given the intents due at commit
+	 * @param dispatchAtCommit whether an intent due at commit is recorded already leased
+	 * to the local drainer, when it runs and has room, rather than pending
+	 * @param instrumentation the meters and observations of its work
 	 */
-	EffectWriter(DataSource dataSource, IntentRecorder recorder, EffectPayloads payloads, CommitNotifier notifier,
-			Runnable localWakeUp, Supplier<Handoff> handoffs, DuctorObserver observer,
-			DuctorObservations observations) {
-		this.observer = observer;
-		this.observations = observations;
-		this.handoffs = handoffs;
+	public EffectWriter(DataSource dataSource, IntentRecorder recorder, EffectPayloads payloads,
+			CommitNotifier notifier, LocalDrainer localDrainer, boolean dispatchAtCommit,
+			DuctorInstrumentation instrumentation) {
+		this.observer = instrumentation.metrics();
+		this.observations = instrumentation.observations();
 		this.dataSource = dataSource;
 		this.recorder = recorder;
 		this.payloads = payloads;
 		this.notifier = notifier;
-		this.localWakeUp = localWakeUp;
+		this.localDrainer = localDrainer;
+		this.dispatchAtCommit = dispatchAtCommit;
 	}
 
 	/**
@@ -201,7 +207,7 @@ public class EffectWriter {
 		// An effect with a concurrency limit is always claimed: the claim is what takes
 		// its slot.
 		Handoff handoff = (wait.isZero() && ordering == null && alarmName == null && runId == null
-				&& !effect.isLimited()) ? this.handoffs.get() : null;
+				&& !effect.isLimited() && this.dispatchAtCommit) ? this.localDrainer.reserve() : null;
 		ClaimedIntent leased = null;
 		long id;
 		try {
@@ -467,7 +473,7 @@ public class EffectWriter {
 				}
 			}
 			if (uncertain && this.claimable) {
-				EffectWriter.this.localWakeUp.run();
+				EffectWriter.this.localDrainer.wakeUp();
 			}
 			if (committed) {
 				if (this.first != null) {
@@ -477,7 +483,7 @@ public class EffectWriter {
 					this.more.forEach(EffectWriter.this.observer::effectScheduled);
 				}
 				if (this.claimable) {
-					EffectWriter.this.localWakeUp.run();
+					EffectWriter.this.localDrainer.wakeUp();
 				}
 				if (this.dueNow) {
 					EffectWriter.this.notifier.afterCommit();

@@ -35,7 +35,7 @@ public class RecurringAlarmStore {
 
 	private final JdbcClient jdbc;
 
-	RecurringAlarmStore(DataSource dataSource) {
+	public RecurringAlarmStore(DataSource dataSource) {
 		this.jdbc = JdbcClient.create(dataSource);
 	}
 

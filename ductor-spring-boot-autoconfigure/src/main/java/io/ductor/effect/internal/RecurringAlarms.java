@@ -42,7 +42,7 @@ public class RecurringAlarms {
 
 	private final AlarmOccurrences occurrences;
 
-	RecurringAlarms(RecurringAlarmStore store, EffectRegistry registry, EffectPayloads payloads,
+	public RecurringAlarms(RecurringAlarmStore store, EffectRegistry registry, EffectPayloads payloads,
 			AlarmOccurrences occurrences) {
 		this.store = store;
 		this.registry = registry;
@@ -89,7 +89,7 @@ public class RecurringAlarms {
 	 * deletes the alarms declared in properties earlier that these no longer name (their
 	 * occurrences already recorded still run).
 	 */
-	void declareAll(List<RecurringAlarmDeclaration> declared, TransactionTemplate transactions) {
+	public void declareAll(List<RecurringAlarmDeclaration> declared, TransactionTemplate transactions) {
 		List<String> names = new ArrayList<>();
 		for (RecurringAlarmDeclaration alarm : declared) {
 			EffectDefinition effect = this.registry.find(alarm.effectName());

@@ -26,8 +26,7 @@ import io.ductor.idempotency.web.internal.IdempotencyFilter;
 import io.ductor.jdbc.internal.DuctorSchema;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
-import io.ductor.metrics.internal.DuctorObserver;
-import io.ductor.observation.internal.DuctorObservations;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.PeriodicWorker;
 
@@ -48,11 +47,10 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
 	IdempotencyService idempotencyService(DuctorDatabase database, JsonCodec json,
-			ObjectProvider<PostgresNotificationListener> listener, ObjectProvider<DuctorObserver> observer,
-			ObjectProvider<DuctorObservations> observations, DuctorIdempotencyProperties properties) {
+			ObjectProvider<PostgresNotificationListener> listener, DuctorInstrumentation instrumentation,
+			DuctorIdempotencyProperties properties) {
 		return new DefaultIdempotencyService(database.dataSource(), database.transactionManager(), json,
-				properties.toSettings(), listener.getIfAvailable(), observer.getIfUnique(() -> DuctorObserver.NOOP),
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
+				properties.toSettings(), listener.getIfAvailable(), instrumentation);
 	}
 
 	@Bean(name = "ductorSweeperWorker")
@@ -60,12 +58,10 @@ public final class DuctorIdempotencyAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
 	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, DuctorDatabase database,
-			ObjectProvider<DuctorObserver> observer, ObjectProvider<DuctorObservations> observations,
-			DuctorIdempotencyProperties properties) {
-		DuctorObserver reportTo = observer.getIfUnique(() -> DuctorObserver.NOOP);
+			DuctorInstrumentation instrumentation, DuctorIdempotencyProperties properties) {
 		return new PeriodicWorker(threads, "sweeper", properties.sweeper().interval(),
-				new IdempotencySweeper(database.dataSource(), SWEEP_BATCH_SIZE, reportTo), reportTo,
-				observations.getIfUnique(() -> DuctorObservations.NOOP));
+				new IdempotencySweeper(database.dataSource(), SWEEP_BATCH_SIZE, instrumentation.metrics()),
+				instrumentation);
 	}
 
 	@Bean

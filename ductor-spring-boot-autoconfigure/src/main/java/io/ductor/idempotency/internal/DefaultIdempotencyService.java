@@ -40,6 +40,7 @@ import io.ductor.jdbc.internal.DatabaseTransactions;
 import io.ductor.jdbc.internal.PostgresNotificationListener;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 
 /**
@@ -78,19 +79,6 @@ public final class DefaultIdempotencyService implements IdempotencyService {
 	private final DuctorObservations observations;
 
 	/**
-	 * Create the service, reporting to no observer.
-	 * @param dataSource the database holding Ductor's tables
-	 * @param transactionManager the transaction manager of that database
-	 * @param json the codec for stored headers and {@link #execute} results
-	 * @param settings TTLs and the duplicate policy
-	 * @param listener wakes parked duplicates; may be {@code null}
-	 */
-	public DefaultIdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager,
-			JsonCodec json, IdempotencySettings settings, @Nullable PostgresNotificationListener listener) {
-		this(dataSource, transactionManager, json, settings, listener, DuctorObserver.NOOP, DuctorObservations.NOOP);
-	}
-
-	/**
 	 * Create the service, reporting every reservation to {@code observer} and observing
 	 * the two-phase reservations while they run.
 	 * @param dataSource the database holding Ductor's tables
@@ -98,15 +86,13 @@ public final class DefaultIdempotencyService implements IdempotencyService {
 	 * @param json the codec for stored headers and {@link #execute} results
 	 * @param settings TTLs and the duplicate policy
 	 * @param listener wakes parked duplicates; may be {@code null}
-	 * @param observer what is told about every reservation
-	 * @param observations where every {@link #reserve(IdempotentRequest, DuplicatePolicy)
-	 * reservation} is observed
+	 * @param instrumentation the meters and observations of its work
 	 */
 	public DefaultIdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager,
 			JsonCodec json, IdempotencySettings settings, PostgresNotificationListener listener,
-			DuctorObserver observer, DuctorObservations observations) {
-		this.observer = observer;
-		this.observations = observations;
+			DuctorInstrumentation instrumentation) {
+		this.observer = instrumentation.metrics();
+		this.observations = instrumentation.observations();
 		this.dataSource = dataSource;
 		this.store = new IdempotencyStore(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);

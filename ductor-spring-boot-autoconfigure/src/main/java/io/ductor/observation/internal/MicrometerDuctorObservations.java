@@ -44,15 +44,6 @@ public final class MicrometerDuctorObservations implements DuctorObservations {
 	private final boolean observeRecordings;
 
 	/**
-	 * Every recording an observation of its own, as with {@code observeRecordings}.
-	 * @param registry the application's registry
-	 * @param convention the convention replacing the default one, or {@code null}
-	 */
-	public MicrometerDuctorObservations(ObservationRegistry registry, DuctorObservationConvention convention) {
-		this(registry, convention, TraceContextSource.NONE, true);
-	}
-
-	/**
 	 * @param registry the application's registry
 	 * @param convention the convention replacing the default one, or {@code null}
 	 * @param traceContexts the current trace context, stored with an intent whose

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -26,6 +25,7 @@ import io.ductor.jdbc.internal.CommittingTransactions;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.metrics.internal.DuctorObserver;
 import io.ductor.observation.internal.DuctorMdc;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.Run;
 import io.ductor.run.RunStatus;
@@ -70,23 +70,7 @@ public final class DefaultTickService implements TickService {
 
 	private final DuctorObservations observations;
 
-	private final Supplier<RunFailureHandler> failureHandler;
-
-	/**
-	 * Create a tick service that reports to no observer and fails runs without
-	 * compensations.
-	 * @param dataSource the database holding Ductor's tables
-	 * @param transactionManager the transaction manager of that database
-	 * @param json the codec for states and inputs
-	 * @param maxAttempts how often a tick is computed before a version conflict is given
-	 * up, at least 1
-	 * @param backoff the wait between attempts
-	 */
-	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
-			int maxAttempts, Backoff backoff) {
-		this(dataSource, transactionManager, json, maxAttempts, backoff, DuctorObserver.NOOP, DuctorObservations.NOOP,
-				() -> RunFailureHandler.NONE);
-	}
+	private final RunFailureHandler failureHandler;
 
 	/**
 	 * Create a tick service whose ticks are observed.
@@ -96,13 +80,11 @@ public final class DefaultTickService implements TickService {
 	 * @param maxAttempts how often a tick is computed before a version conflict is given
 	 * up, at least 1
 	 * @param backoff the wait between attempts
-	 * @param observer what is told about every tick
-	 * @param observations where every tick is observed while it runs
+	 * @param instrumentation the meters and observations of its work
 	 * @param failureHandler told, in its transaction, of every tick that fails a run
 	 */
 	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
-			int maxAttempts, Backoff backoff, DuctorObserver observer, DuctorObservations observations,
-			Supplier<RunFailureHandler> failureHandler) {
+			int maxAttempts, Backoff backoff, DuctorInstrumentation instrumentation, RunFailureHandler failureHandler) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
@@ -114,8 +96,8 @@ public final class DefaultTickService implements TickService {
 		this.json = json;
 		this.maxAttempts = maxAttempts;
 		this.backoff = backoff;
-		this.observer = observer;
-		this.observations = observations;
+		this.observer = instrumentation.metrics();
+		this.observations = instrumentation.observations();
 		this.failureHandler = failureHandler;
 	}
 
@@ -278,7 +260,7 @@ public final class DefaultTickService implements TickService {
 	}
 
 	private int failed(String runId) {
-		int recorded = this.failureHandler.get().runFailed(runId);
+		int recorded = this.failureHandler.runFailed(runId);
 		if (recorded > 0) {
 			this.store.markCompensating(runId);
 		}

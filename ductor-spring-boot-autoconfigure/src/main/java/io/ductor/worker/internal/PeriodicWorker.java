@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 import io.ductor.metrics.internal.DuctorObserver;
+import io.ductor.observation.internal.DuctorInstrumentation;
 import io.ductor.observation.internal.DuctorObservations;
 
 /**
@@ -73,27 +74,15 @@ public class PeriodicWorker implements SmartLifecycle {
 	private @Nullable ScheduledFuture<?> timer;
 
 	/**
-	 * Create a worker.
-	 * @param threads where its timer and its rounds run, and the deadline of its stop
-	 * @param name the worker's name, used in logs ("sweeper")
-	 * @param interval the pause between rounds
-	 * @param task the work
-	 */
-	public PeriodicWorker(DuctorThreads threads, String name, Duration interval, WorkerTask task) {
-		this(threads, name, interval, task, DuctorObserver.NOOP, DuctorObservations.NOOP);
-	}
-
-	/**
 	 * Create a worker that reports its rounds and has each of them observed.
 	 * @param threads where its timer and its rounds run, and the deadline of its stop
 	 * @param name the worker's name, used in logs ("sweeper")
 	 * @param interval the pause between rounds
 	 * @param task the work
-	 * @param observer what is told about every round
-	 * @param observations where every round is observed while it runs
+	 * @param instrumentation the meters and observations of its work
 	 */
 	public PeriodicWorker(DuctorThreads threads, String name, Duration interval, WorkerTask task,
-			DuctorObserver observer, DuctorObservations observations) {
+			DuctorInstrumentation instrumentation) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("interval of worker '" + name + "' must be positive");
 		}
@@ -101,8 +90,8 @@ public class PeriodicWorker implements SmartLifecycle {
 		this.name = name;
 		this.interval = interval;
 		this.task = task;
-		this.observations = observations;
-		this.rounds = new WorkerRounds(name, observer);
+		this.observations = instrumentation.observations();
+		this.rounds = new WorkerRounds(name, instrumentation.metrics());
 	}
 
 	/**

@@ -12,7 +12,7 @@ import io.ductor.autoconfigure.DuctorContextRunners;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.RecurringAlarms;
-import io.ductor.effect.internal.DurableEffects;
+import io.ductor.effect.internal.EffectWriter;
 import io.ductor.run.internal.RunFailureHandler;
 import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.RetentionPurger;
@@ -37,7 +37,7 @@ class DuctorEffectsAutoConfigurationTest {
 		this.runner.run((context) -> assertThat(context).hasNotFailed()
 			.hasBean("ductorEffectRetentionPurger")
 			.hasSingleBean(EffectOutbox.class)
-			.hasSingleBean(DurableEffects.class));
+			.hasSingleBean(EffectWriter.class));
 	}
 
 	@Test

@@ -233,7 +233,7 @@ class DuctorIdempotencyAutoConfigurationTest {
 		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
 			return new DefaultIdempotencyService(dataSource,
 					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
-					IdempotencySettings.defaults(), null);
+					IdempotencySettings.defaults(), null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 		@Bean
@@ -253,7 +253,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 		@Bean
 		PeriodicWorker ductorSweeperWorker(DuctorThreads threads) {
-			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false);
+			return new PeriodicWorker(threads, "user-sweeper", Duration.ofHours(1), () -> false,
+					io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

@@ -332,7 +332,7 @@ class KeyLocksHttpTest {
 				.withLockKeys((request) -> request.key().startsWith(COLLIDING) ? COLLIDING_LOCK
 						: LockKeys.SHA256.lockKey(request));
 			return new DefaultIdempotencyService(dataSource, transactionManager, json, settings,
-					listener.getIfAvailable());
+					listener.getIfAvailable(), io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
 	}

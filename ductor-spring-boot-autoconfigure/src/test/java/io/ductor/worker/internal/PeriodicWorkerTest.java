@@ -25,7 +25,7 @@ class PeriodicWorkerTest {
 		PeriodicWorker worker = new PeriodicWorker(this.threads, "test", Duration.ofMillis(20), () -> {
 			threeRounds.countDown();
 			return false;
-		});
+		}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		worker.start();
 		try {
 			assertThat(threeRounds.await(5, TimeUnit.SECONDS)).isTrue();
@@ -49,7 +49,7 @@ class PeriodicWorkerTest {
 			}
 			recovered.countDown();
 			return false;
-		});
+		}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		worker.start();
 		try {
 			assertThat(recovered.await(5, TimeUnit.SECONDS)).isTrue();
@@ -75,7 +75,7 @@ class PeriodicWorkerTest {
 				triggered.countDown();
 			}
 			return left > 0;
-		});
+		}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		worker.start();
 		try {
 			// an hour-long interval: only "more work" can drain the backlog, only
@@ -98,7 +98,7 @@ class PeriodicWorkerTest {
 			Thread.sleep(200);
 			finished.incrementAndGet();
 			return false;
-		});
+		}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		worker.start();
 		assertThat(inRound.await(5, TimeUnit.SECONDS)).isTrue();
 		worker.stop();

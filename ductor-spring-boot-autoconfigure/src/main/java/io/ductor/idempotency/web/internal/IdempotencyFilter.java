@@ -143,24 +143,6 @@ public class IdempotencyFilter implements Filter, Ordered, SmartInitializingSing
 	 * @param mappings the application's annotated-controller mappings, looked up once the
 	 * context is refreshed
 	 * @param maxRequestSize the largest request body read for the fingerprint
-	 */
-	public IdempotencyFilter(IdempotencyService service, IdempotencySettings settings, TenantScopeResolver tenants,
-			JsonCodec json, String headerName, ObjectProvider<RequestMappingHandlerMapping> mappings,
-			DataSize maxRequestSize) {
-		this(service, settings, tenants, json, headerName, mappings, maxRequestSize,
-				DataSize.ofBytes(DEFAULT_MAX_RESPONSE_SIZE));
-	}
-
-	/**
-	 * Create the filter.
-	 * @param service the idempotency service
-	 * @param settings the policy and timeout duplicates wait with
-	 * @param tenants resolves a request's tenant scope
-	 * @param json writes problem details
-	 * @param headerName the request header carrying the key ({@code Idempotency-Key})
-	 * @param mappings the application's annotated-controller mappings, looked up once the
-	 * context is refreshed
-	 * @param maxRequestSize the largest request body read for the fingerprint
 	 * @param maxResponseSize the largest response body stored
 	 * ({@code ductor.idempotency.max-response-size}); never more is buffered
 	 */

@@ -14,7 +14,7 @@ import io.ductor.worker.internal.WorkerTask;
  * ({@link EffectReconciliation}). An intent that cannot be redriven (it breaks a
  * constraint) is failed with the reason, and the rest of the round's batch is redriven.
  */
-public class LeaseReconciler implements WorkerTask {
+public class ExpiredLeaseRedriver implements WorkerTask {
 
 	private final IntentRedrive redrive;
 
@@ -26,7 +26,7 @@ public class LeaseReconciler implements WorkerTask {
 
 	private final EffectReconciliation reconciliation;
 
-	public LeaseReconciler(IntentRedrive redrive, int batchSize, Consumer<List<Settled>> settledListener,
+	public ExpiredLeaseRedriver(IntentRedrive redrive, int batchSize, Consumer<List<Settled>> settledListener,
 			EffectRegistry registry, EffectReconciliation reconciliation) {
 		this.redrive = redrive;
 		this.batchSize = batchSize;
