@@ -127,7 +127,8 @@ class SweptLeaseFeaturesTest {
 	@Test
 	void aConcurrencyLimitHoldsAcrossASweptExpiryAndRedrive() {
 		String effect = "limited-" + UUID.randomUUID();
-		EffectSlots slots = new EffectSlots(dataSource, () -> Map.of(effect, 2));
+		EffectSlots slots = new EffectSlots(dataSource, new DataSourceTransactionManager(dataSource),
+				() -> Map.of(effect, 2));
 		for (int i = 0; i < 5; i++) {
 			record(effect, null, Receiver.IDEMPOTENT, 5);
 		}
