@@ -1,5 +1,6 @@
 package io.ductor.sample;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,6 +35,7 @@ import io.ductor.sample.feed.OrderFeed;
 import io.ductor.sample.order.OrderFlow;
 import io.ductor.sample.order.OrderPlaced;
 import io.ductor.sample.order.PlaceOrderRequest;
+import io.ductor.test.browser.Browser;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -89,6 +91,51 @@ class OrderFeedTest extends ShopTestSupport {
 		assertThat(again.offset()).isGreaterThan(sent.offset());
 		awaitConsumedToTheEnd();
 		assertThat(feedRows(id)).as("the redelivered event, with the same ductor-idempotency-key").isOne();
+	}
+
+	@Test
+	void theEndpointKeepsTheBrokersAcknowledgementOfTheRelayedEvent() {
+		String id = bean(OrderFlow.class).place("feed-2", new PlaceOrderRequest("erin", "book-1", 1));
+		await().atMost(PATIENCE).until(() -> feedRows(id) == 1);
+		long intentId = relayIntent(id);
+		JsonNode details = ShopClient.json(new ShopClient(port()).get("/actuator/ductor/intents/" + intentId))
+			.get("details");
+		assertThat(details.get("receipt").asString())
+			.as("the partition and offset the broker acknowledged, where the listener read the event")
+			.isEqualTo(acknowledgement(id));
+	}
+
+	@Test
+	void theConsoleShowsTheRelayedEventsDestinationAndTheBrokersAcknowledgement() {
+		String id = bean(OrderFlow.class).place("feed-3", new PlaceOrderRequest("fred", "book-2", 2));
+		await().atMost(PATIENCE).until(() -> feedRows(id) == 1);
+		long intentId = relayIntent(id);
+		try (Browser browser = Browser.launch(1280, 900)) {
+			browser.open("http://localhost:" + port() + "/ductor/#/intent/" + intentId);
+			browser.find("#intent-page[data-status=completed]");
+			assertThat(browser.text("dd[data-field=destination]"))
+				.isEqualTo("Kafka topic \"" + OrderPlaced.TOPIC + "\", key \"" + id + "\"");
+			assertThat(browser.text("dd[data-field=receipt]")).isEqualTo(acknowledgement(id));
+			browser.screenshot(Path.of("target", "screenshots", "console-relayed-intent.png"));
+		}
+	}
+
+	private static long relayIntent(String orderId) {
+		return jdbc().sql("SELECT id FROM eec_effect_intent WHERE effect_name = ? AND payload::text LIKE ?")
+			.params(DurableKafka.EFFECT_NAME, "%" + orderId + "%")
+			.query(Long.class)
+			.single();
+	}
+
+	/**
+	 * The receipt the relay should have kept: where the feed's listener read the event.
+	 */
+	private static String acknowledgement(String orderId) {
+		return jdbc().sql("SELECT kafka_partition, kafka_offset FROM sample_order_feed WHERE order_id = ?")
+			.param(orderId)
+			.query((rs, row) -> "acknowledged by Kafka: topic '" + OrderPlaced.TOPIC + "', partition "
+					+ rs.getInt("kafka_partition") + ", offset " + rs.getLong("kafka_offset"))
+			.single();
 	}
 
 	private static long feedRows(String orderId) {

@@ -181,8 +181,10 @@ public class EffectDispatcher {
 			if (fault != null) {
 				return failure(effect, intent, fault);
 			}
+			AttemptReceipt.clear();
 			method.invoke(bean, args);
-			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null);
+			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null,
+					AttemptReceipt.take());
 		}
 		catch (InvocationTargetException ex) {
 			scope.error(ex.getTargetException());
@@ -193,6 +195,7 @@ public class EffectDispatcher {
 			return failure(effect, intent, ex);
 		}
 		finally {
+			AttemptReceipt.clear();
 			DurableEffectInterceptor.endDispatch();
 			current.close();
 		}
