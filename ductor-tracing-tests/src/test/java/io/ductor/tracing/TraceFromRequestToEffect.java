@@ -26,8 +26,10 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.amqp.DurableRabbit;
 import io.ductor.kafka.DurableKafka;
 import io.ductor.test.PostgresExtension;
+import io.ductor.test.RabbitBroker;
 import io.ductor.test.TestDatabases;
 import io.ductor.test.docs.DocSnippets;
 
@@ -114,6 +116,33 @@ abstract class TraceFromRequestToEffect {
 		}
 		finally {
 			broker.destroy();
+		}
+	}
+
+	@Test
+	void aMessageRelayedToRabbitMqCarriesTheRecordingTransactionsTraceToTheListener() {
+		RabbitBroker.assumeAvailable();
+		String exchange = RabbitBroker.uniqueName("exchange");
+		try (ConfigurableApplicationContext app = RabbitRelayTrace.start(TestDatabases.create(), exchange,
+				RabbitBroker.uniqueName("queue"))) {
+			Tracer tracer = app.getBean(Tracer.class);
+			DurableRabbit rabbit = app.getBean(DurableRabbit.class);
+			TransactionTemplate transactions = app.getBean(TransactionTemplate.class);
+			Span span = tracer.nextSpan().name("place order").start();
+			String traceId = span.context().traceId();
+			try (Tracer.SpanInScope scope = tracer.withSpan(span)) {
+				transactions.executeWithoutResult((status) -> rabbit.send(exchange, RabbitRelayTrace.ROUTING_KEY,
+						KafkaRelayTrace.payload("o-2")));
+			}
+			finally {
+				span.end();
+			}
+			RabbitRelayTrace.Listener listener = app.getBean(RabbitRelayTrace.Listener.class);
+			await().atMost(Duration.ofSeconds(60)).until(() -> !listener.seen().isEmpty());
+			RabbitRelayTrace.Seen seen = listener.seen().get(0);
+			assertThat(seen.traceparent()).as("the message's traceparent header")
+				.matches("00-" + traceId + "-[0-9a-f]{16}-0[01]");
+			assertThat(seen.traceId()).as("the trace the listener's body runs in").isEqualTo(traceId);
 		}
 	}
 
