@@ -198,8 +198,11 @@ final class DuctorSystem implements OutboxSystem {
 			all.add(excludeModulith()
 					+ (List.of(properties).contains(TRACING_ON) ? "" : "," + TRACING_AUTO_CONFIGURATION));
 			all.add("management.endpoints.access.default=none");
-			// the Kafka outbox is on this class path for scenario 11 only
+			// the Kafka and RabbitMQ outboxes are on this class path for scenarios 11 and
+			// 12 only
 			all.add("ductor.kafka.enabled=false");
+			all.add("ductor.amqp.enabled=false");
+			all.add("management.health.rabbit.enabled=false");
 		}
 		all.addAll(extraProperties);
 		all.addAll(List.of(properties));

@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  * @param orderingKey the ordering key, or {@code null}
  * @param alarmName the alarm this intent is an occurrence of, or {@code null}
  * @param runId the run whose tick recorded the intent, or {@code null}
- * @param lastError the last failure, or {@code null}
+ * @param lastError the last attempt's error, or the note on the intent's last move (an
+ * operator's decision, a bulk retry, a supersession or a cancellation), or {@code null}
  * @param payloadJson the arguments as a JSON array
  * @param createdAt when the intent was recorded
  * @param updatedAt when it last changed

@@ -168,7 +168,7 @@ class BatchFaultsTest {
 		// the attempt fails while the reschedule has not committed: its outcome waits for
 		// the reschedule
 		gate.countDown();
-		Thread.sleep(500);
+		DrainerSignals.awaitStatementWaitingForARowLock(context.getBean(DataSource.class));
 		assertThat(operations.findByKey(first).orElseThrow().status()).isEqualTo(EffectStatus.IN_FLIGHT);
 		commit.countDown();
 		String newer = second.get(20, TimeUnit.SECONDS);
@@ -407,7 +407,7 @@ class BatchFaultsTest {
 		assertThat(rescheduled.await(20, TimeUnit.SECONDS)).isTrue();
 		java.util.concurrent.CompletableFuture<EffectIntent> retry = java.util.concurrent.CompletableFuture
 			.supplyAsync(() -> operations.retry(failed));
-		Thread.sleep(300);
+		DrainerSignals.awaitStatementWaitingForARowLock(context.getBean(DataSource.class));
 		assertThat(retry).isNotDone();
 		commit.countDown();
 		String newer = reschedule.get(20, TimeUnit.SECONDS);

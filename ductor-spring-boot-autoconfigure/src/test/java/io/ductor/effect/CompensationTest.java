@@ -18,6 +18,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.run.RunCompensation;
 import io.ductor.run.RunStatus;
 import io.ductor.run.TickService;
@@ -50,6 +51,8 @@ class CompensationTest {
 
 	static JdbcClient jdbc;
 
+	static EffectDrainer drainer;
+
 	@BeforeAll
 	static void start() {
 		context = EffectInstances.start(postgres.database(), SagaEffects.Config.class,
@@ -60,6 +63,7 @@ class CompensationTest {
 		operations = context.getBean(EffectOperations.class);
 		receiver = context.getBean(RecordingReceiver.class);
 		jdbc = JdbcClient.create(context.getBean(DataSource.class));
+		drainer = context.getBean(EffectDrainer.class);
 	}
 
 	@AfterAll
@@ -198,7 +202,7 @@ class CompensationTest {
 		try {
 			fail(run);
 			awaitStatus("compensate:charge:" + run, EffectStatus.IN_FLIGHT);
-			Thread.sleep(1000);
+			DrainerSignals.awaitFreshClaim(drainer);
 			EffectIntent release = operations.findByKey("compensate:reserve:" + run).orElseThrow();
 			assertThat(release.status()).isEqualTo(EffectStatus.PENDING);
 			assertThat(release.attempts()).isZero();
@@ -225,7 +229,7 @@ class CompensationTest {
 		SagaEffects.refuse.add("compensate:charge:" + run);
 		fail(run);
 		awaitStatus("compensate:charge:" + run, EffectStatus.FAILED);
-		Thread.sleep(800);
+		DrainerSignals.awaitFreshClaim(drainer);
 		assertThat(operations.findByKey("compensate:reserve:" + run).orElseThrow()).satisfies((release) -> {
 			assertThat(release.status()).isEqualTo(EffectStatus.PENDING);
 			assertThat(release.attempts()).isZero();
@@ -268,7 +272,7 @@ class CompensationTest {
 			});
 			awaitStatus("charge:" + run, EffectStatus.IN_FLIGHT);
 			fail(run);
-			Thread.sleep(800);
+			DrainerSignals.awaitFreshClaim(drainer);
 			assertThat(operations.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
 		}
 		finally {
@@ -323,7 +327,7 @@ class CompensationTest {
 		// the mail may have gone out, so its retraction is recorded, but it waits for the
 		// decision
 		assertThat(operations.findByRun(run)).hasSize(6);
-		Thread.sleep(800);
+		DrainerSignals.awaitFreshClaim(drainer);
 		assertThat(operations.findByKey("compensate:mail:" + run).orElseThrow().attempts()).isZero();
 		assertThat(operations.findByKey("compensate:charge:" + run).orElseThrow().attempts()).isZero();
 		assertThat(operations.resolve(mail.id(), EffectResolution.COMPENSATE).status())

@@ -139,7 +139,7 @@ class DispatchAtCommitTest {
 		});
 		assertThat(status).isEqualTo("in_flight");
 		awaitCompleted(key);
-		Thread.sleep(300);
+		DrainerSignals.settleAndRestart(drainer);
 		for (String gone : rolledBack) {
 			assertThat(intents(gone)).isZero();
 			assertThat(calls(gone)).isZero();
@@ -161,7 +161,7 @@ class DispatchAtCommitTest {
 		});
 
 		awaitCompleted(kept);
-		Thread.sleep(500);
+		DrainerSignals.settleAndRestart(drainer);
 		assertThat(intents(undone)).isZero();
 		assertThat(calls(undone)).isZero();
 		assertThat(calls(kept)).isOne();

@@ -59,6 +59,8 @@ class DrainerCrashTest {
 			for (int round = 1; round <= KILLS; round++) {
 				long before = calls(jdbc);
 				await().atMost(Duration.ofMinutes(1)).until(() -> calls(jdbc) > before);
+				// the kill lands at a random moment of the work: chaos, not a wait for
+				// anything
 				Thread.sleep(100 + random.nextInt(400));
 				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				kills++;

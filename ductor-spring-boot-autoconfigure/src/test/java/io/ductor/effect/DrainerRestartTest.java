@@ -66,7 +66,7 @@ class DrainerRestartTest {
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "in_flight") >= 21);
 			Thread stopper = new Thread(drainer::stop);
 			stopper.start();
-			Thread.sleep(200);
+			DrainerSignals.awaitStopWaitingForEffects(stopper);
 			gate.countDown();
 			stopper.join();
 			assertThat(count(jdbc, "in_flight")).isZero();
@@ -111,7 +111,7 @@ class DrainerRestartTest {
 			// unstarted
 			Thread stopper = new Thread(drainer::stop);
 			stopper.start();
-			Thread.sleep(100);
+			DrainerSignals.awaitStopWaitingForEffects(stopper);
 			slowGate.countDown();
 			stopper.join();
 			assertThat(row(jdbc, mail)).containsEntry("status", "pending").containsEntry("attempts", 0);

@@ -47,7 +47,7 @@ class EffectDrainingTest {
 				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h")) {
 			// let the drainer's first claim (at start) pass, so only a wake-up can
 			// dispatch what follows
-			sleep(300);
+			DrainerSignals.awaitFirstClaim(context.getBean(EffectDrainer.class));
 			String order = UUID.randomUUID().toString();
 			tx(context).executeWithoutResult((status) -> context.getBean(TestEffects.class).ship(order, List.of()));
 			EffectOperations operations = context.getBean(EffectOperations.class);
@@ -68,7 +68,7 @@ class EffectDrainingTest {
 						"ductor.effects.drainer.poll-interval=1h",
 						"spring.datasource.hikari.data-source-properties.ApplicationName=drainer-instance")) {
 			assertThat(drainer.getBean(EffectDrainer.class).isRunning()).isTrue();
-			sleep(300);
+			DrainerSignals.awaitFirstClaim(drainer.getBean(EffectDrainer.class));
 			EffectOutbox outbox = writer.getBean(EffectOutbox.class);
 			EffectOperations operations = writer.getBean(EffectOperations.class);
 			String first = "ship:" + UUID.randomUUID();
@@ -156,7 +156,7 @@ class EffectDrainingTest {
 			});
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "free", "completed") == 3);
 			assertThat(operations.findByKey("head").orElseThrow().status()).isEqualTo(EffectStatus.FAILED);
-			sleep(300);
+			DrainerSignals.awaitFreshClaim(context.getBean(EffectDrainer.class));
 			assertThat(count(jdbc, "blocked", "pending")).isEqualTo(3);
 			operations.cancel(operations.findByKey("head").orElseThrow().id());
 			await().atMost(Duration.ofSeconds(20)).until(() -> count(jdbc, "blocked", "completed") == 3);
@@ -233,7 +233,7 @@ class EffectDrainingTest {
 			// still runs
 			Thread stopper = new Thread(context.getBean(EffectDrainer.class)::stop);
 			stopper.start();
-			sleep(200);
+			DrainerSignals.awaitStopWaitingForEffects(stopper);
 			gate.countDown();
 			stopper.join();
 			Map<String, Object> row = jdbc
@@ -317,15 +317,6 @@ class EffectDrainingTest {
 		List<String> all = new ArrayList<>(List.of(base));
 		all.addAll(List.of(more));
 		return all.toArray(String[]::new);
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }

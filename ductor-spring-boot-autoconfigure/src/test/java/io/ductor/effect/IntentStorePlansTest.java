@@ -195,8 +195,8 @@ class IntentStorePlansTest {
 	@ParameterizedTest(name = "batch of {0}")
 	@ValueSource(ints = { 1, 1_000, 10_000 })
 	void theSweepReadsItsIndex(int batch) throws SQLException {
-		String plans = plans(LeaseSweep.LEASES_SQL, null, "bigint, bigint, bigint, bigint, int",
-				"1000, 0, 0, txid_current(), " + batch);
+		String plans = plans(LeaseSweep.LEASES_SQL, null, "bigint, bigint, bigint, bigint, bigint, int",
+				"1000, 0, 0, txid_current(), 0, " + batch);
 		assertThat(plans).doesNotContain("Seq Scan").contains("eec_effect_intent_lease_xid_idx");
 	}
 

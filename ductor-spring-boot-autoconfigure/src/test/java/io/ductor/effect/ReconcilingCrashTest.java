@@ -65,6 +65,8 @@ class ReconcilingCrashTest {
 			for (int round = 1; round <= KILLS; round++) {
 				long before = sent().size();
 				await().atMost(Duration.ofMinutes(1)).until(() -> sent().size() > before + 20);
+				// the kill lands at a random moment of the work: chaos, not a wait for
+				// anything
 				Thread.sleep(100 + random.nextInt(400));
 				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				this.running = launch(database, round);

@@ -68,16 +68,18 @@ class RecurringAlarmTest {
 			for (int i = 0; i < 3; i++) {
 				instances.add(EffectInstances.start(database, Beeps.Config.class, instance));
 			}
-			Thread.sleep(2500);
+			// the third instance stays up throughout: it watches the occurrences
+			JdbcClient watch = JdbcClient.create(instances.get(2).getBean(javax.sql.DataSource.class));
+			awaitMoreOccurrences(watch, 3);
 			// a rolling restart of two of the three, one after the other, while the alarm
 			// fires
 			for (int i = 0; i < 2; i++) {
 				instances.get(i).close();
-				Thread.sleep(1500);
+				awaitMoreOccurrences(watch, 1);
 				instances.set(i, EffectInstances.start(database, Beeps.Config.class, instance));
-				Thread.sleep(1500);
+				awaitMoreOccurrences(watch, 1);
 			}
-			Thread.sleep(1500);
+			awaitMoreOccurrences(watch, 1);
 			// stop the alarm, then let the instances run what it recorded last before
 			// they stop
 			ConfigurableApplicationContext any = instances.get(2);
@@ -416,6 +418,17 @@ class RecurringAlarmTest {
 
 	private static int count(JdbcClient jdbc) {
 		return jdbc.sql("SELECT count(*) FROM eec_effect_intent").query(Integer.class).single();
+	}
+
+	/**
+	 * Waits until {@code more} occurrences of the alarm beyond those completed now have
+	 * completed.
+	 */
+	private static void awaitMoreOccurrences(JdbcClient jdbc, int more) {
+		String count = "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE 'alarm:beep@%' "
+				+ "AND status = 'completed'";
+		long now = jdbc.sql(count).query(Long.class).single();
+		await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.sql(count).query(Long.class).single() >= now + more);
 	}
 
 	private static TransactionTemplate tx(ConfigurableApplicationContext context) {

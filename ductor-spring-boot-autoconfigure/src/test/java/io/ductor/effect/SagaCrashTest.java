@@ -86,6 +86,8 @@ class SagaCrashTest {
 			for (int round = 1; round <= KILLS && compensated(jdbc) < RUNS; round++) {
 				long before = compensationCalls(jdbc);
 				await().atMost(Duration.ofMinutes(1)).until(() -> compensationCalls(jdbc) > before);
+				// the kill lands at a random moment of the work: chaos, not a wait for
+				// anything
 				Thread.sleep(100 + random.nextInt(400));
 				this.running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 				kills++;

@@ -87,11 +87,13 @@ public class TestEffects {
 	}
 
 	private static void behave(String key) {
+		// the gate read before the start is announced: a test that removes the gate once
+		// the effect started holds this attempt still
+		CountDownLatch gate = gates.get(key);
 		CountDownLatch start = started.get(key);
 		if (start != null) {
 			start.countDown();
 		}
-		CountDownLatch gate = gates.get(key);
 		if (gate != null) {
 			try {
 				gate.await(30, TimeUnit.SECONDS);

@@ -49,6 +49,21 @@ class BacklogAtScaleTest {
 				    next_attempt_at)
 				SELECT 'bulk', 'pending-' || n, '[]', 'f', 1, now() - interval '1 minute'
 				FROM generate_series(1, 100000) AS n""").update();
+		// 10,000 attempts in flight under leases the lease index watches, 5 under leases
+		// of the sweep past its watermark, 3 completed whose lease the sweep has not
+		// walked yet
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, lease_owner, lease_expires_at)
+				SELECT 'bulk', 'leased-' || n, '[]', 'f', 1, 'in_flight', 1, 'drainer-' || n % 4,
+				    now() + interval '30 seconds'
+				FROM generate_series(1, 10000) AS n""").update();
+		jdbc.sql("""
+				INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, max_attempts,
+				    status, attempts, lease_owner, lease_expires_at, lease_swept, lease_xid)
+				SELECT 'bulk', 'swept-' || n, '[]', 'f', 1, CASE WHEN n <= 5 THEN 'in_flight' ELSE 'completed' END, 1,
+				    'drainer-1', now() + interval '30 seconds', true, txid_current()
+				FROM generate_series(1, 8) AS n""").update();
 		jdbc.sql("VACUUM ANALYZE eec_effect_intent").update();
 	}
 
@@ -68,6 +83,25 @@ class BacklogAtScaleTest {
 		assertThat(snapshot.pendingIntents()).isBetween(90_000L, 110_000L);
 		assertThat(snapshot.oldestDueAge()).isGreaterThan(Duration.ofSeconds(30));
 		assertThat(snapshot.failed()).isZero();
+		assertThat(snapshot.inFlight()).as("stops at the count limit").isEqualTo(10_000);
+	}
+
+	/**
+	 * The in-flight count reads the lease index alone: its condition names only the
+	 * generated column, set only for an attempt in flight under a lease the index
+	 * watches, so no row is visited (one page per attempt in flight otherwise).
+	 */
+	@Test
+	void theInFlightCountReadsTheLeaseIndexWithoutVisitingRows() {
+		String plan = explain(DuctorBacklog.SQL.replace(":cap", "100000"));
+		assertThat(plan).contains("Index Only Scan using eec_effect_intent_lease_idx")
+			.doesNotContain("Bitmap Heap Scan on eec_effect_intent");
+		assertThat(new DuctorBacklog(dataSource, Duration.ofSeconds(5), 100_000).refresh().inFlight())
+			.as("in flight: under the lease index's leases, and the sweep's past its watermark")
+			.isEqualTo(10_005);
+		assertThat(new DuctorBacklog(dataSource, Duration.ofSeconds(5), 100).refresh().inFlight())
+			.as("stops at the count limit")
+			.isEqualTo(100);
 	}
 
 	private static String explain(String sql) {

@@ -521,19 +521,10 @@ class IdempotencyServiceTest {
 	}
 
 	static void awaitTrue(BooleanSupplier condition) {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("condition not met within 30 s");
-			}
-			try {
-				Thread.sleep(5);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new AssertionError(ex);
-			}
-		}
+		org.awaitility.Awaitility.await()
+			.atMost(java.time.Duration.ofSeconds(30))
+			.pollInterval(java.time.Duration.ofMillis(5))
+			.until(condition::getAsBoolean);
 	}
 
 	static void await(CountDownLatch latch) {

@@ -350,6 +350,8 @@ class OneTransactionServiceTest {
 	static int fewestActiveWithin(Duration duration) throws InterruptedException {
 		int fewest = Integer.MAX_VALUE;
 		long end = System.nanoTime() + duration.toNanos();
+		// sampled over the whole window: that connections stay held throughout has no
+		// signal to wait for
 		while (System.nanoTime() < end) {
 			fewest = Math.min(fewest, dataSource.getHikariPoolMXBean().getActiveConnections());
 			Thread.sleep(10);

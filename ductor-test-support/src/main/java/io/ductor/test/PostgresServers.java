@@ -111,6 +111,8 @@ final class PostgresServers {
 				.setServerConfig("shared_buffers", "128MB")
 				.setServerConfig("synchronous_commit", "off")
 				.setServerConfig("full_page_writes", "off")
+				// two-phase commit, for the tests of what a prepared transaction holds
+				.setServerConfig("max_prepared_transactions", "10")
 				.setPGStartupWait(Duration.ofSeconds(60))
 				.setRegisterShutdownHook(false)
 				.start();

@@ -2,6 +2,7 @@ package io.ductor.amqp.internal;
 
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.EnumSet;
 
 import javax.sql.DataSource;
 
@@ -12,6 +13,8 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.amqp.DurableRabbit;
+import io.ductor.effect.EffectStatus;
+import io.ductor.effect.internal.IntentStatuses;
 
 /**
  * The relay's health: down when its connection to the broker cannot be opened; with the
@@ -20,14 +23,17 @@ import io.ductor.amqp.DurableRabbit;
  */
 public class RabbitRelayHealthIndicator extends AbstractHealthIndicator {
 
+	/** Messages not yet sent: waiting, or in flight. */
+	private static final String UNSENT = IntentStatuses.sql(EnumSet.of(EffectStatus.PENDING, EffectStatus.IN_FLIGHT));
+
 	private static final String BACKLOG = """
 			SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
 			       count(*) FILTER (WHERE status = 'in_flight') AS in_flight,
 			       count(*) FILTER (WHERE status = 'failed') AS failed,
-			       min(created_at) FILTER (WHERE status IN ('pending', 'in_flight')) AS oldest,
+			       min(created_at) FILTER (WHERE status IN %s) AS oldest,
 			       ductor_now() AS db_now
 			FROM eec_effect_intent
-			WHERE effect_name = ? AND status IN ('pending', 'in_flight', 'failed')""";
+			WHERE effect_name = ? AND status IN %s""".formatted(UNSENT, IntentStatuses.LIVE_SQL);
 
 	private final ConnectionFactory connectionFactory;
 

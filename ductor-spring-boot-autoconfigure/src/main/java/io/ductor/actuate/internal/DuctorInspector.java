@@ -18,6 +18,7 @@ import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.internal.EffectSlots;
 import io.ductor.effect.internal.IntentReads;
+import io.ductor.effect.internal.IntentStatuses;
 import io.ductor.internal.DbValues;
 import io.ductor.internal.InFlightIntents;
 
@@ -73,12 +74,6 @@ public class DuctorInspector {
 			        SELECT id, created_at FROM eec_effect_intent WHERE id >= (s.lo + s.hi) / 2 ORDER BY id LIMIT 1) AS p
 			    WHERE s.lo < s.hi)
 			SELECT max(lo) FROM s""";
-
-	/**
-	 * The statuses {@code eec_effect_intent_live_id_idx} holds: every live one but
-	 * {@code in_flight}.
-	 */
-	private static final String LIVE_ID_INDEXED = "('pending', 'reconciling', 'failed', 'needs_decision')";
 
 	/**
 	 * A recurring alarm with the intent of its last occurrence, found by its key; the
@@ -150,7 +145,7 @@ public class DuctorInspector {
 			else if (isLive(filter.status())) {
 				// the literal list (the index's predicate) lets even a generic plan read
 				// the live index
-				sql.append(" AND queue_status = :status AND queue_status IN ").append(LIVE_ID_INDEXED);
+				sql.append(" AND queue_status = :status AND queue_status IN ").append(IntentStatuses.WAITING_SQL);
 			}
 		}
 		condition(sql, params, "effect_name", "effect", filter.effect());
@@ -325,8 +320,8 @@ public class DuctorInspector {
 	public List<Map<String, Object>> parkedByEffect() {
 		return this.jdbc.sql("""
 				SELECT effect_name, queue_status AS status, count(*) AS intents FROM eec_effect_intent
-				WHERE queue_status IN ('failed', 'needs_decision') GROUP BY effect_name, queue_status
-				ORDER BY effect_name, queue_status""").query((rs, row) -> {
+				WHERE queue_status IN %s GROUP BY effect_name, queue_status
+				ORDER BY effect_name, queue_status""".formatted(IntentStatuses.PARKED_SQL)).query((rs, row) -> {
 			Map<String, Object> count = new LinkedHashMap<>();
 			count.put("effect", rs.getString("effect_name"));
 			count.put("status", rs.getString("status"));
@@ -504,9 +499,9 @@ public class DuctorInspector {
 		return this.jdbc.sql("""
 				SELECT id FROM eec_effect_intent
 				WHERE effect_name = :effect AND queue_status = :status
-				  AND queue_status IN ('pending', 'reconciling', 'failed', 'needs_decision')
+				  AND queue_status IN %s
 				  AND updated_at <= :asOf AND id > :after
-				ORDER BY id LIMIT :limit""")
+				ORDER BY id LIMIT :limit""".formatted(IntentStatuses.WAITING_SQL))
 			.param("effect", effect)
 			.param("status", DbValues.of(status))
 			.param("asOf", asOf)
@@ -568,7 +563,7 @@ public class DuctorInspector {
 	}
 
 	private static boolean isLive(EffectStatus status) {
-		return status != EffectStatus.COMPLETED && status != EffectStatus.CANCELLED;
+		return IntentStatuses.LIVE.contains(status);
 	}
 
 	private static void condition(StringBuilder sql, Map<String, Object> params, String column, String name,

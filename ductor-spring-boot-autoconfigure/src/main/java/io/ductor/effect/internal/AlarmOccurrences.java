@@ -30,8 +30,9 @@ public final class AlarmOccurrences {
 			    last_error = CASE WHEN status = 'pending' THEN 'superseded by a rescheduled occurrence' ELSE last_error END,
 			    updated_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE updated_at END,
 			    finished_at = CASE WHEN status = 'pending' THEN ductor_now() ELSE finished_at END
-			WHERE alarm_name = :alarm AND queue_status IN ('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')
-			RETURNING status""";
+			WHERE alarm_name = :alarm AND queue_status IN %s
+			RETURNING status"""
+		.formatted(IntentStatuses.LIVE_SQL);
 
 	private final JdbcClient jdbc;
 
@@ -80,11 +81,13 @@ public final class AlarmOccurrences {
 		// the keys that start with the prefix, by the unique index (keys compare
 		// bytewise)
 		String upper = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
-		return this.jdbc.sql("""
-				DELETE FROM eec_effect_intent
-				WHERE idempotency_key >= :prefix AND idempotency_key < :upper AND status IN ('completed', 'cancelled')
-				  AND CASE WHEN substr(idempotency_key, :from) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
-				      THEN substr(idempotency_key, :from)::timestamptz END > ductor_now()""")
+		return this.jdbc
+			.sql("""
+					DELETE FROM eec_effect_intent
+					WHERE idempotency_key >= :prefix AND idempotency_key < :upper AND status IN %s
+					  AND CASE WHEN substr(idempotency_key, :from) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
+					      THEN substr(idempotency_key, :from)::timestamptz END > ductor_now()"""
+				.formatted(IntentStatuses.FINISHED_SQL))
 			.param("prefix", prefix)
 			.param("upper", upper)
 			.param("from", prefix.length() + 1)

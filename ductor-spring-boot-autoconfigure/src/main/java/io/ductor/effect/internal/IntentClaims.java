@@ -19,9 +19,6 @@ import io.ductor.effect.Receiver;
  */
 public final class IntentClaims {
 
-	/** Statuses that hold up later intents of the same ordering key. */
-	private static final String BLOCKING_STATUSES = "'pending', 'in_flight', 'reconciling', 'failed', 'needs_decision'";
-
 	private final JdbcClient jdbc;
 
 	private volatile Boolean commitTimestamps;
@@ -104,10 +101,10 @@ public final class IntentClaims {
 				      AND (i.ordering_key IS NULL OR NOT EXISTS (
 				          SELECT 1 FROM eec_effect_intent o
 				          WHERE o.ordering_key = i.ordering_key AND o.id < i.id
-				            AND o.queue_status IN (%s)))
+				            AND o.queue_status IN %s))
 				      AND (i.compensation_of IS NULL OR COALESCE((
 				          SELECT g.status FROM eec_effect_intent g WHERE g.id = i.compensation_of), 'purged')
-				          NOT IN ('pending', 'in_flight', 'reconciling', 'needs_decision'))
+				          NOT IN %s)
 				      %s
 				    ORDER BY i.next_attempt_at, i.id
 				    LIMIT %d
@@ -121,7 +118,8 @@ public final class IntentClaims {
 				    t.max_attempts, t.receiver, t.next_attempt_at, t.created_at, t.run_id,
 				    t.trace_context::text AS trace_context,
 				    (extract(epoch FROM ductor_clock() - %s) * 1000)::float8 AS lag_ms""".formatted(due,
-				oneEffect ? " AND i.effect_name = :effect" : "", BLOCKING_STATUSES, filter, limit, rows, committedAt);
+				oneEffect ? " AND i.effect_name = :effect" : "", IntentStatuses.LIVE_SQL,
+				IntentStatuses.MAY_STILL_RUN_SQL, filter, limit, rows, committedAt);
 	}
 
 	/**

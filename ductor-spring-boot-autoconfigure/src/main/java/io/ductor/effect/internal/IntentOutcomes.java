@@ -53,7 +53,7 @@ public final class IntentOutcomes {
 			        THEN ductor_now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
 			    reconcile_rounds = CASE WHEN v.status = 'reconciling' THEN 0 ELSE i.reconcile_rounds END,
 			    lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
-			    finished_at = CASE WHEN v.status IN ('completed', 'failed')
+			    finished_at = CASE WHEN v.status IN %s
 			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN ductor_now() END,
 			    receipt = COALESCE(v.receipt, i.receipt)
 			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::text[])
@@ -68,7 +68,8 @@ public final class IntentOutcomes {
 			FROM done WHERE status = 'completed' HAVING count(*) > 0
 			ON CONFLICT (minute) DO UPDATE SET completed = t.completed + excluded.completed,
 			    lag_ms_sum = t.lag_ms_sum + excluded.lag_ms_sum, lag_ms_max = greatest(t.lag_ms_max, excluded.lag_ms_max))
-			SELECT id, status, effect_name, idempotency_key FROM done""";
+			SELECT id, status, effect_name, idempotency_key FROM done"""
+		.formatted(IntentStatuses.ENDED_SQL);
 
 	/**
 	 * Settings of the transaction that records outcomes. It commits without waiting for

@@ -40,17 +40,17 @@ public final class IntentRetention {
 	 * take the order of commits, the intents after it).
 	 */
 	public static final String WALK_SQL = """
-			SELECT id, (status IN ('completed', 'cancelled')
+			SELECT id, (status IN %s
 			            AND finished_at < ductor_now() - ? * interval '1 millisecond') AS purgeable,
 			       created_at >= ductor_now() - ? * interval '1 millisecond' AS recent
-			FROM eec_effect_intent WHERE id > ? ORDER BY id LIMIT ?""";
+			FROM eec_effect_intent WHERE id > ? ORDER BY id LIMIT ?""".formatted(IntentStatuses.FINISHED_SQL);
 
 	/** The intents among {@code :ids} finished past their retention, locked. */
 	private static final String PURGEABLE_SQL = """
 			SELECT id FROM eec_effect_intent
-			WHERE id IN (:ids) AND status IN ('completed', 'cancelled')
+			WHERE id IN (:ids) AND status IN %s
 			  AND finished_at < ductor_now() - :retentionMs * interval '1 millisecond'
-			FOR UPDATE SKIP LOCKED""";
+			FOR UPDATE SKIP LOCKED""".formatted(IntentStatuses.FINISHED_SQL);
 
 	/** Deletes the intents among {@code :ids} finished past their retention. */
 	public static final String PURGE_SQL = "DELETE FROM eec_effect_intent WHERE id = ANY (ARRAY(" + PURGEABLE_SQL

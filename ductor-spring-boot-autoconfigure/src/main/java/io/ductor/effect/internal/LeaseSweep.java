@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -20,21 +21,24 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * an index whose columns never change afterwards, so that the attempt's completion is a
  * heap-only update that writes no index entry.
  * <p>
- * The sweep walks that index from its watermark ({@code eec_effect_lease_sweep}) up to
- * the oldest transaction still running when the round began: every lease taken by a
- * transaction below it is committed (or rolled back) and visible, so none is ever passed
- * over while its transaction is still open. Of each lease it reads: an attempt no longer
- * in flight under it is passed; an expired one is redriven as the lease index's expired
- * leases are ({@link IntentRedrive}); one still live after {@link #HAND_OVER_AFTER} is
- * handed to the lease index (its {@code lease_swept} cleared: one more row version, for
- * long attempts only); a younger live one is walked again at the next round. The
- * watermark then moves past everything walked, but never past a live lease nor one it
- * could not settle (a row another transaction held locked). Once it reaches the horizon,
- * the sweep walks on, the same way, over the leases of the transactions that ended past
- * it (from where this instance's last such walk got, up to the next transaction still
- * running), so that a transaction left open holds back the watermark but not the redrive
- * of expired leases committed after it began. One instance sweeps at a time: a round
- * locks the watermark's row, and another instance's round skips it.
+ * A round reads the server's transaction snapshot first: every transaction below its
+ * {@code xmax} that is not in its list of running ones has ended, so each of its leases
+ * is visible, and no later transaction can take a lease under its id. The sweep walks the
+ * index over those ended transactions only: from its watermark
+ * ({@code eec_effect_lease_sweep}) up to the oldest transaction still running, then over
+ * each stretch between two running transactions, and between the youngest and
+ * {@code xmax}. A lease of a transaction still running is never passed over: its
+ * transaction's id lies outside every stretch walked until it ends. Of each lease it
+ * reads: an attempt no longer in flight under it is passed; an expired one is redriven as
+ * the lease index's expired leases are ({@link IntentRedrive}); one still live after
+ * {@link #HAND_OVER_AFTER} is handed to the lease index (its {@code lease_swept} cleared:
+ * one more row version, for long attempts only); a younger live one, or one another
+ * transaction held locked, is walked again at the next round. The instance remembers the
+ * stretches it walked with no lease left held in them ({@link Walked}), so that
+ * transactions left open cost one walk of the leases committed after them, not one per
+ * round. The watermark moves up to the first lease not so walked, which is never past the
+ * oldest transaction still running. One instance sweeps at a time: a round locks the
+ * watermark's row, and another instance's round skips it.
  */
 public final class LeaseSweep {
 
@@ -48,14 +52,12 @@ public final class LeaseSweep {
 	private static final int MAX_STEPS = 100;
 
 	/**
-	 * The oldest transaction still running (every lease taken below it is visible), and
-	 * the next one still running after it, or the first not yet started: every lease
-	 * taken between them is visible too.
+	 * The server's snapshot: its oldest running transaction, the first not yet started
+	 * and every transaction running between them, in order.
 	 */
-	private static final String HORIZON_SQL = """
-			SELECT pg_snapshot_xmin(s)::text::bigint,
-			    COALESCE((SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) x WHERE x <> pg_snapshot_xmin(s)),
-			             pg_snapshot_xmax(s)::text::bigint)
+	private static final String SNAPSHOT_SQL = """
+			SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint,
+			    ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) x ORDER BY 1)
 			FROM pg_current_snapshot() s""";
 
 	private static final String WATERMARK_SQL = """
@@ -66,13 +68,13 @@ public final class LeaseSweep {
 			UPDATE eec_effect_lease_sweep SET lease_xid = ?, intent_id = ?, updated_at = ductor_now()
 			WHERE name = 'intents'""";
 
-	/** The leases past the watermark whose transaction ended, in the index's order. */
+	/** The leases after one place of the index up to another, in the index's order. */
 	public static final String LEASES_SQL = """
 			SELECT i.id, i.lease_xid, (i.status = 'in_flight' AND i.lease_swept) AS held,
 			    i.lease_expires_at < ductor_now() AS expired,
 			    i.updated_at < ductor_now() - ? * interval '1 millisecond' AS long_running
 			FROM eec_effect_intent i
-			WHERE i.lease_xid IS NOT NULL AND (i.lease_xid, i.id) > (?, ?) AND i.lease_xid < ?
+			WHERE i.lease_xid IS NOT NULL AND (i.lease_xid, i.id) > (?, ?) AND (i.lease_xid, i.id) <= (?, ?)
 			ORDER BY i.lease_xid, i.id
 			LIMIT ?""";
 
@@ -97,31 +99,34 @@ public final class LeaseSweep {
 	private final JdbcTemplate template;
 
 	/**
-	 * How far this instance's walk past the horizon got: only a shortcut, the watermark
-	 * is what no lease is ever passed over by.
+	 * The stretches of the index this instance walked with every lease in them ended and
+	 * none held, as of the last step that committed: a step works on a copy, kept only
+	 * once its transaction committed, since a step that rolls back undoes its redrives.
 	 */
-	private volatile Position ahead = new Position(0, 0);
+	private volatile Walked walked = new Walked();
 
 	LeaseSweep(JdbcTemplate template) {
 		this.template = template;
 	}
 
 	/**
-	 * One sweep: walks the leases past the watermark, {@code limit} at a time, redrives
-	 * the expired ones, hands the long-running ones to the lease index and moves the
-	 * watermark up to the first live lease that may still complete soon, or to the oldest
-	 * transaction still running; then walks the leases committed past that transaction
-	 * the same way.
+	 * One sweep: walks the leases of the transactions that ended, {@code limit} at a
+	 * time, redrives the expired ones, hands the long-running ones to the lease index and
+	 * moves the watermark up to the first lease not walked, or still held.
 	 * @return the intents redriven
 	 */
 	List<Settled> sweep(int limit, Collection<String> reconciled, Collection<String> limited) {
 		List<Settled> redriven = new ArrayList<>();
-		Sweep sweep = new Sweep();
 		for (int step = 0; step < MAX_STEPS; step++) {
+			List<Settled> settled = new ArrayList<>();
+			Walked view = this.walked.copy();
 			Boolean more = this.template.execute((Connection connection) -> BatchFaults.inTransaction(connection, null,
-					() -> step(connection, limit, reconciled, limited, sweep)));
-			redriven.addAll(sweep.redriven);
-			sweep.redriven.clear();
+					() -> step(connection, limit, reconciled, limited, settled, view)));
+			if (view.swept) {
+				// committed
+				this.walked = view;
+			}
+			redriven.addAll(settled);
 			if (!Boolean.TRUE.equals(more)) {
 				break;
 			}
@@ -134,15 +139,17 @@ public final class LeaseSweep {
 	 * @return whether the walk was cut short by the limit (more may follow)
 	 */
 	private boolean step(Connection connection, int limit, Collection<String> reconciled, Collection<String> limited,
-			Sweep sweep) throws SQLException {
+			List<Settled> redriven, Walked walked) throws SQLException {
 		// read before this transaction takes an id of its own, which would hold it back
 		long horizon;
-		long nextRunning;
-		try (PreparedStatement statement = connection.prepareStatement(HORIZON_SQL);
+		long next;
+		Long[] running;
+		try (PreparedStatement statement = connection.prepareStatement(SNAPSHOT_SQL);
 				ResultSet rs = statement.executeQuery()) {
 			rs.next();
 			horizon = rs.getLong(1);
-			nextRunning = rs.getLong(2);
+			next = rs.getLong(2);
+			running = (Long[]) rs.getArray(3).getArray();
 		}
 		Position watermark;
 		try (PreparedStatement statement = connection.prepareStatement(WATERMARK_SQL);
@@ -153,13 +160,24 @@ public final class LeaseSweep {
 			}
 			watermark = new Position(rs.getLong(1), rs.getLong(2));
 		}
-		Position from = (sweep.walked != null && sweep.walked.compareTo(watermark) > 0) ? sweep.walked : watermark;
-		Walk below = walk(connection, from, horizon, limit);
-		sweep.walked = below.last();
-		Position reached = (below.walked() < limit) ? new Position(horizon - 1, Long.MAX_VALUE) : below.last();
-		sweep.keepBefore(below.firstLive());
-		sweep.keepBefore(settle(connection, below, reconciled, limited, sweep.redriven));
-		reached = sweep.capped(reached);
+		walked.swept = true;
+		walked.forgetThrough(watermark);
+		// the stretches of ended transactions: below the oldest running one, then
+		// between each running one and the next, or the first not yet started
+		List<Position[]> stretches = new ArrayList<>();
+		stretches.add(new Position[] { watermark, Position.before(horizon) });
+		for (int i = 0; i < running.length; i++) {
+			long end = (i + 1 < running.length) ? running[i + 1] : next;
+			stretches.add(new Position[] { Position.before(running[i] + 1), Position.before(end) });
+		}
+		int left = limit;
+		for (Position[] stretch : stretches) {
+			left = walkStretch(connection, walked, stretch[0], stretch[1], left, reconciled, limited, redriven);
+			if (left == 0) {
+				break;
+			}
+		}
+		Position reached = walked.reach(watermark, Position.before(horizon));
 		if (reached.compareTo(watermark) > 0) {
 			try (PreparedStatement statement = connection.prepareStatement(MOVE_WATERMARK_SQL)) {
 				statement.setLong(1, reached.xid());
@@ -167,48 +185,50 @@ public final class LeaseSweep {
 				statement.executeUpdate();
 			}
 		}
-		if (below.walked() < limit) {
-			// past the horizon, the leases of the transactions that ended after the
-			// oldest one still running began: an expired one need not wait for a
-			// transaction left open, though the watermark does. The walk stops before
-			// the next transaction still running (one that took its id before others
-			// that ended may still commit a lease), and goes on over the steps of this
-			// sweep while it fills its limit.
-			Position pastFrom = new Position(horizon - 1, Long.MAX_VALUE);
-			for (Position after : new Position[] { this.ahead, sweep.pastWalked }) {
-				if (after != null && after.compareTo(pastFrom) > 0) {
-					pastFrom = after;
-				}
-			}
-			Walk past = walk(connection, pastFrom, nextRunning, limit);
-			if (sweep.beyond == null) {
-				sweep.beyond = new Sweep();
-			}
-			sweep.pastWalked = past.last();
-			sweep.beyond.keepBefore(past.firstLive());
-			sweep.beyond.keepBefore(settle(connection, past, reconciled, limited, sweep.redriven));
-			this.ahead = sweep.beyond.capped(past.last());
-			return past.walked() == limit;
-		}
-		return true;
+		return left == 0;
 	}
 
 	/**
-	 * Walks at most {@code limit} leases after {@code from} taken by transactions below
-	 * {@code upto}.
+	 * Walks the leases after {@code from} up to {@code to}, at most {@code left} of them,
+	 * past the stretches already walked.
+	 * @return how many more leases this step may walk
 	 */
-	private static Walk walk(Connection connection, Position from, long upto, int limit) throws SQLException {
+	private static int walkStretch(Connection connection, Walked walked, Position from, Position to, int left,
+			Collection<String> reconciled, Collection<String> limited, List<Settled> redriven) throws SQLException {
+		Position at = from;
+		while (left > 0 && at.compareTo(to) < 0) {
+			Position skip = walked.skip(at);
+			if (skip != null) {
+				at = skip;
+				continue;
+			}
+			Position nextWalked = walked.nextAfter(at);
+			Position upto = (nextWalked != null && nextWalked.compareTo(to) < 0) ? nextWalked : to;
+			Walk walk = walk(connection, at, upto, left);
+			left -= walk.walked();
+			List<Position> held = new ArrayList<>(walk.live());
+			held.addAll(settle(connection, walk, reconciled, limited, redriven));
+			Position through = (left > 0) ? upto : walk.last();
+			walked.add(at, through, held);
+			at = through;
+		}
+		return left;
+	}
+
+	/** Walks at most {@code limit} leases after {@code from} up to {@code upto}. */
+	private static Walk walk(Connection connection, Position from, Position upto, int limit) throws SQLException {
 		List<Long> expired = new ArrayList<>();
 		List<Long> longRunning = new ArrayList<>();
+		List<Position> live = new ArrayList<>();
 		Position last = from;
-		Position firstLive = null;
 		int walked = 0;
 		try (PreparedStatement statement = connection.prepareStatement(LEASES_SQL)) {
 			statement.setLong(1, HAND_OVER_AFTER.toMillis());
 			statement.setLong(2, from.xid());
 			statement.setLong(3, from.id());
-			statement.setLong(4, upto);
-			statement.setInt(5, limit);
+			statement.setLong(4, upto.xid());
+			statement.setLong(5, upto.id());
+			statement.setInt(6, limit);
 			try (ResultSet rs = statement.executeQuery()) {
 				while (rs.next()) {
 					walked++;
@@ -221,85 +241,134 @@ public final class LeaseSweep {
 						else if (rs.getBoolean(5)) {
 							longRunning.add(id);
 						}
-						else if (firstLive == null) {
+						else {
 							// a live attempt that may still complete soon: walked again
-							firstLive = last;
+							live.add(last);
 						}
 					}
 				}
 			}
 		}
-		return new Walk(last, firstLive, walked, expired, longRunning);
+		return new Walk(last, live, walked, expired, longRunning);
 	}
 
 	/**
 	 * Redrives the expired leases walked and hands the long-running ones to the lease
 	 * index.
-	 * @return the first of them that another transaction held locked (walked again next
-	 * time), or {@code null}
+	 * @return those that another transaction held locked (walked again next time)
 	 */
-	private static Position settle(Connection connection, Walk walk, Collection<String> reconciled,
+	private static List<Position> settle(Connection connection, Walk walk, Collection<String> reconciled,
 			Collection<String> limited, List<Settled> redriven) throws SQLException {
 		redriven.addAll(redrive(connection, walk.expired(), reconciled, limited));
 		handOver(connection, walk.longRunning());
 		List<Long> walkedHeld = new ArrayList<>(walk.expired());
 		walkedHeld.addAll(walk.longRunning());
 		if (walkedHeld.isEmpty()) {
-			return null;
+			return List.of();
 		}
-		Position first = null;
+		List<Position> stillHeld = new ArrayList<>();
 		try (PreparedStatement statement = connection.prepareStatement(STILL_HELD_SQL)) {
 			statement.setArray(1, BatchFaults.array(connection, "bigint", walkedHeld.toArray(Long[]::new)));
 			try (ResultSet rs = statement.executeQuery()) {
 				while (rs.next()) {
-					Position held = new Position(rs.getLong(2), rs.getLong(1));
-					if (first == null || held.compareTo(first) < 0) {
-						first = held;
-					}
+					stillHeld.add(new Position(rs.getLong(2), rs.getLong(1)));
 				}
 			}
 		}
-		return first;
+		return stillHeld;
 	}
 
 	/**
-	 * What one walk saw: the last lease walked, the first that is live and may still
-	 * complete soon, how many it walked, the expired and the long-running ones.
+	 * What one walk saw: the last lease walked, the live ones that may still complete
+	 * soon, how many it walked, the expired and the long-running ones.
 	 */
-	private record Walk(Position last, Position firstLive, int walked, List<Long> expired, List<Long> longRunning) {
+	private record Walk(Position last, List<Position> live, int walked, List<Long> expired, List<Long> longRunning) {
 
 	}
 
-	/** One sweep's progress over its steps. */
-	private static final class Sweep {
+	/**
+	 * The stretches of the index one instance walked, each after one place up to another
+	 * (by start), where every lease was taken by a transaction that had ended and none
+	 * was held: a lease leaves its place when its intent is leased again, and a lease
+	 * once no longer held is never held again, so a stretch walked stays walked.
+	 */
+	static final class Walked {
 
-		final List<Settled> redriven = new ArrayList<>();
+		private final TreeMap<Position, Position> stretches = new TreeMap<>();
 
-		/** The last lease walked. */
-		Position walked;
+		/** Whether a step locked the watermark and walked with this copy. */
+		boolean swept;
 
-		/** The first lease walked that is still held: no watermark passes it. */
-		Position keep;
-
-		/** The last lease walked past the horizon. */
-		Position pastWalked;
-
-		/** The walk past the horizon: the first lease it walked that is still held. */
-		Sweep beyond;
-
-		void keepBefore(Position held) {
-			if (held != null && (this.keep == null || held.compareTo(this.keep) < 0)) {
-				this.keep = held;
-			}
+		/** A copy to walk one step with. */
+		synchronized Walked copy() {
+			Walked copy = new Walked();
+			copy.stretches.putAll(this.stretches);
+			return copy;
 		}
 
-		/** {@code reached}, or just before the first lease still held. */
-		Position capped(Position reached) {
-			if (this.keep == null) {
-				return reached;
+		/** The end of the stretch walked right after {@code at}, or {@code null}. */
+		synchronized Position skip(Position at) {
+			Map.Entry<Position, Position> stretch = this.stretches.floorEntry(at);
+			return (stretch != null && stretch.getValue().compareTo(at) > 0) ? stretch.getValue() : null;
+		}
+
+		/** Where the next stretch walked after {@code at} starts, or {@code null}. */
+		synchronized Position nextAfter(Position at) {
+			return this.stretches.higherKey(at);
+		}
+
+		/** How far the stretches walked reach from {@code from}, at most {@code cap}. */
+		synchronized Position reach(Position from, Position cap) {
+			Position at = from;
+			for (Position skip = skip(at); skip != null; skip = skip(at)) {
+				at = skip;
 			}
-			Position before = new Position(this.keep.xid(), this.keep.id() - 1);
-			return (before.compareTo(reached) < 0) ? before : reached;
+			return (at.compareTo(cap) < 0) ? at : cap;
+		}
+
+		/**
+		 * Records the walk after {@code from} up to {@code through} but the held leases.
+		 */
+		synchronized void add(Position from, Position through, List<Position> held) {
+			List<Position> sorted = new ArrayList<>(held);
+			sorted.sort(null);
+			Position start = from;
+			for (Position lease : sorted) {
+				if (lease.compareTo(start) > 0 && lease.compareTo(through) <= 0) {
+					put(start, new Position(lease.xid(), lease.id() - 1));
+					start = lease;
+				}
+			}
+			put(start, through);
+		}
+
+		/** Forgets the stretches the watermark passed. */
+		synchronized void forgetThrough(Position watermark) {
+			this.stretches.values().removeIf((end) -> end.compareTo(watermark) <= 0);
+		}
+
+		private void put(Position start, Position end) {
+			if (start.compareTo(end) >= 0) {
+				return;
+			}
+			Position from = start;
+			Position to = end;
+			Map.Entry<Position, Position> before = this.stretches.floorEntry(from);
+			if (before != null && before.getValue().compareTo(from) >= 0) {
+				from = before.getKey();
+				to = max(to, before.getValue());
+				this.stretches.remove(before.getKey());
+			}
+			for (Map.Entry<Position, Position> after = this.stretches.ceilingEntry(from); after != null
+					&& after.getKey().compareTo(to) <= 0; after = this.stretches.ceilingEntry(from)) {
+				to = max(to, after.getValue());
+				this.stretches.remove(after.getKey());
+			}
+			this.stretches.put(from, to);
+		}
+
+		private static Position max(Position a, Position b) {
+			return (a.compareTo(b) >= 0) ? a : b;
 		}
 
 	}
@@ -348,6 +417,11 @@ public final class LeaseSweep {
 
 	/** A place in the sweep's index: a lease's transaction id, then the intent's id. */
 	record Position(long xid, long id) implements Comparable<Position> {
+
+		/** The last place of the leases taken by transactions below {@code xid}. */
+		static Position before(long xid) {
+			return new Position(xid - 1, Long.MAX_VALUE);
+		}
 
 		@Override
 		public int compareTo(Position other) {

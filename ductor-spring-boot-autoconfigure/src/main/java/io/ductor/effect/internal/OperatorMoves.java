@@ -34,9 +34,9 @@ public final class OperatorMoves {
 	 */
 	private static final String PARKED_SQL = """
 			SELECT id FROM eec_effect_intent
-			WHERE effect_name = :name AND queue_status = :from AND queue_status IN ('failed', 'needs_decision')
+			WHERE effect_name = :name AND queue_status = :from AND queue_status IN %s
 			  AND parked_at <= :asOf
-			ORDER BY parked_at LIMIT :batch FOR UPDATE SKIP LOCKED""";
+			ORDER BY parked_at LIMIT :batch FOR UPDATE SKIP LOCKED""".formatted(IntentStatuses.PARKED_SQL);
 
 	/**
 	 * Marks superseded the other live occurrences of the alarms of the intents the
@@ -49,10 +49,10 @@ public final class OperatorMoves {
 			    UPDATE eec_effect_intent o SET superseded_at = COALESCE(o.superseded_at, ductor_now())
 			    WHERE o.alarm_name = ANY (ARRAY(SELECT m.alarm_name FROM moved m
 			                                    WHERE m.alarm_name IS NOT NULL AND m.status = 'pending'))
-			      AND o.queue_status IN ('in_flight', 'reconciling', 'failed', 'needs_decision')
+			      AND o.queue_status IN %s
 			      AND o.id <> ALL (ARRAY(SELECT m.id FROM moved m))
 			    RETURNING o.id)
-			""";
+			""".formatted(IntentStatuses.STARTED_SQL);
 
 	/**
 	 * Moves the parked intents whose ids {@code %s} gives back to pending, superseding
@@ -64,8 +64,8 @@ public final class OperatorMoves {
 			    SET status = 'pending', next_attempt_at = ductor_now(), updated_at = ductor_now(), finished_at = NULL,
 			        max_attempts = attempts + :budget, superseded_at = NULL,
 			        last_error = COALESCE(last_error, '') || ' (retried in bulk)'
-			    WHERE id = ANY (%s) AND status IN ('failed', 'needs_decision')
-			    RETURNING id, alarm_name, status)""" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT id FROM moved";
+			    WHERE id = ANY (%s) AND status IN """ + IntentStatuses.PARKED_SQL + """
+			RETURNING id, alarm_name, status)""" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT id FROM moved";
 
 	/** Moves one batch of parked intents of one effect back to pending. */
 	public static final String RETRY_BATCH_SQL = RETRY_UPDATE_SQL.formatted("ARRAY(" + PARKED_SQL + ")");
@@ -83,20 +83,22 @@ public final class OperatorMoves {
 	 * Moves an intent from one of {@code from} to {@code to} in one conditional update.
 	 * An intent moved to pending is no longer superseded: an operator chose to run it;
 	 * the other live occurrences of its alarm, if it is an alarm occurrence, are
-	 * superseded by it in the same statement.
+	 * superseded by it in the same statement. The {@code note} (what the operator did and
+	 * why) is kept in {@code last_error}, the column that holds the last attempt's error
+	 * or the note on the intent's last move.
 	 * @return the updated intent, or empty when it was not in one of {@code from}
 	 */
-	public Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String error,
+	public Optional<EffectIntent> transition(long id, List<EffectStatus> from, EffectStatus to, String note,
 			Integer maxAttempts, OperatorDecision decision) {
 		return this.jdbc
 			.sql("""
 					WITH moved AS (
 					    UPDATE eec_effect_intent
-					    SET status = :to, last_error = COALESCE(:error, last_error), updated_at = ductor_now(),
+					    SET status = :to, last_error = COALESCE(:note, last_error), updated_at = ductor_now(),
 					        next_attempt_at = CASE WHEN :to = 'pending' THEN ductor_now() ELSE next_attempt_at END,
 					        max_attempts = COALESCE(:maxAttempts, max_attempts), lease_owner = NULL, lease_expires_at = NULL,
 					        superseded_at = CASE WHEN :to = 'pending' THEN NULL ELSE superseded_at END,
-					        finished_at = CASE WHEN :to IN ('completed', 'failed', 'cancelled') THEN ductor_now() END,
+					        finished_at = CASE WHEN :ended THEN ductor_now() END,
 					        decision_reason = CASE WHEN :decided THEN :reason ELSE decision_reason END,
 					        decided_by = CASE WHEN :decided THEN :decidedBy ELSE decided_by END,
 					        decided_at = CASE WHEN :decided THEN ductor_now() ELSE decided_at END
@@ -105,8 +107,9 @@ public final class OperatorMoves {
 					+ IntentReads.COLUMNS + ")" + SUPERSEDE_OTHER_OCCURRENCES + "SELECT * FROM moved")
 			.param("id", id)
 			.param("to", DbValues.of(to))
+			.param("ended", IntentStatuses.ENDED.contains(to))
 			.param("from", from.stream().map(DbValues::of).toList())
-			.param("error", error)
+			.param("note", note)
 			.param("maxAttempts", maxAttempts)
 			.param("decided", decision != null)
 			.param("reason", (decision != null) ? decision.reason() : null)

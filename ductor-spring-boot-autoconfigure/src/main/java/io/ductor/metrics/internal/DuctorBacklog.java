@@ -28,7 +28,7 @@ public class DuctorBacklog {
 
 	/**
 	 * The snapshot query; {@code :cap} is the count limit.
-	 * @param watermark the sweep's watermark ({@link InFlightIntents#inFlight(long)})
+	 * @param watermark the sweep's watermark ({@link InFlightIntents#count(long)})
 	 * @return the query
 	 */
 	static String sql(long watermark) {
@@ -40,8 +40,7 @@ public class DuctorBacklog {
 				       (SELECT min(next_attempt_at) FROM eec_effect_intent
 				        WHERE queue_status = 'pending' AND next_attempt_at <= ductor_now()) AS oldest_due,
 				       ductor_now() AS db_now,
-				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE %s
-				            LIMIT :cap) x) AS in_flight,
+				       %s AS in_flight,
 				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'failed'
 				            ORDER BY queue_status, parked_at LIMIT :cap) x) AS failed,
 				       (SELECT count(*) FROM (SELECT 1 FROM eec_effect_intent WHERE queue_status = 'needs_decision'
@@ -50,7 +49,7 @@ public class DuctorBacklog {
 				            ORDER BY next_attempt_at, id LIMIT :cap) x) AS reconciling,
 				       (SELECT count(*) FROM (SELECT 1 FROM eec_routing_idempotency WHERE status = 'pending'
 				            ORDER BY expires_at LIMIT :cap) x) AS pending_reservations"""
-			.formatted(InFlightIntents.inFlight(watermark));
+			.formatted(InFlightIntents.count(watermark));
 	}
 
 	private final JdbcClient jdbc;

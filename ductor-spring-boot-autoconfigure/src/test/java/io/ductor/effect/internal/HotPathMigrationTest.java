@@ -20,6 +20,7 @@ import io.ductor.test.TestDatabase;
 import io.ductor.test.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An upgrade with a backlog: a database at V14 holds intents in every live status (due
@@ -62,8 +63,9 @@ class HotPathMigrationTest {
 			IntentOutcomes outcomes = new IntentOutcomes(dataSource);
 			IntentRedrive redrive = new IntentRedrive(dataSource);
 			List<String> completed = new ArrayList<>();
-			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-			while (completed.size() < 6 && System.nanoTime() < deadline) {
+			// a drainer's rounds, until the delayed intent and the running one's lease
+			// are due
+			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
 				redrive.redriveExpired(100, List.of(), List.of());
 				List<ClaimedIntent> claimed = claims.claim("new-drainer", Duration.ofMinutes(1), 100);
 				for (Settled settled : outcomes.complete("new-drainer",
@@ -72,8 +74,8 @@ class HotPathMigrationTest {
 							.toList())) {
 					completed.add(settled.key());
 				}
-				sleep();
-			}
+				return completed.size() >= 6;
+			});
 			assertThat(completed).containsExactlyInAnyOrder("mig-due", "mig-later", "mig-expired", "mig-running",
 					"mig-first", "mig-second");
 			assertThat(completed.indexOf("mig-first")).isLessThan(completed.indexOf("mig-second"));
@@ -108,15 +110,6 @@ class HotPathMigrationTest {
 				.addValue("orderingKey", orderingKey, Types.VARCHAR)
 				.addValue("delay", delay, Types.VARCHAR))
 			.update();
-	}
-
-	private static void sleep() {
-		try {
-			Thread.sleep(200);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }

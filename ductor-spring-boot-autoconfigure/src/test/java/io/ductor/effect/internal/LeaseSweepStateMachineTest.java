@@ -9,7 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -52,16 +57,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and attempt), beat (the heartbeat's statement), drop an attempt they hold (a forgotten
  * claim: no more beats for it), crash (forget everything), let leases expire, and hold a
  * recording transaction open past the lease, so that the sweep meets a lease whose
- * transaction has not ended and one that commits already expired. After every step:
+ * transaction has not ended and one that commits already expired, and leave up to three
+ * transactions open across steps (each with its id taken, most with a lease recorded,
+ * committed or rolled back by a later step), so that the sweep meets several running
+ * transactions with leases committed between and after them. After every step:
  * <ul>
  * <li>no intent completed twice, and no completion of an attempt whose lease was lost
  * (redriven, then claimed by another) succeeds;</li>
  * <li>never two live holders: every intent in flight has one lease owner and attempt, and
  * no drainer of the model that does not hold that attempt has its completion
  * accepted;</li>
- * <li>the sweep's watermark is below every lease it watches that is still in flight;</li>
+ * <li>the sweep's watermark is below every lease it watches that is still in flight, and
+ * below every transaction still open;</li>
  * <li>an intent whose lease expired is redriven within the lease and the sweep's round
- * (checked at the end, and after each expiry step).</li>
+ * (checked at the end, and after each expiry step), whatever transactions stay open.</li>
  * </ul>
  * At the end every drainer crashes, leases expire, and a new drainer claims and completes
  * whatever was redriven: every committed intent is completed exactly once.
@@ -151,8 +160,10 @@ class LeaseSweepStateMachineTest {
 			.withAction(3, step("beat", World::beat))
 			.withAction(2, step("drop", World::drop))
 			.withAction(1, step("crash", World::crash))
-			.withAction(1, step("expire", World::expire))
+			.withAction(2, step("expire", World::expire))
 			.withAction(1, step("record leased, commit after the lease", World::recordLate))
+			.withAction(3, step("open a transaction", World::open))
+			.withAction(2, step("end an open transaction", World::end))
 			.withMaxTransformations(25);
 	}
 
@@ -197,6 +208,11 @@ class LeaseSweepStateMachineTest {
 
 		final Thread sweeper;
 
+		/** Transactions left open across steps, oldest first. */
+		final List<OpenTransaction> open = new ArrayList<>();
+
+		final ExecutorService openThreads = Executors.newCachedThreadPool();
+
 		int sequence;
 
 		World() {
@@ -228,9 +244,10 @@ class LeaseSweepStateMachineTest {
 			return owners.get(seed % owners.size());
 		}
 
+		/** Attempts enough that no sequence's expiries fail an intent. */
 		NewIntent intent() {
 			return new NewIntent("sweep-model", "sweep-" + this.tag + "-" + (++this.sequence), "[]", "f",
-					Receiver.IDEMPOTENT, 3, Duration.ZERO, null, null, null, null);
+					Receiver.IDEMPOTENT, 1_000, Duration.ZERO, null, null, null, null);
 		}
 
 		void recordLeased(int seed) {
@@ -253,6 +270,55 @@ class LeaseSweepStateMachineTest {
 				return inserted;
 			});
 			this.committed.add(claimed.id());
+		}
+
+		/**
+		 * Leaves a transaction open across steps with its id taken and, most times, an
+		 * intent recorded leased in it; the drainer never gets it, so only a redrive can
+		 * finish it once the transaction commits.
+		 */
+		void open(int seed) {
+			if (this.open.size() >= 3) {
+				return;
+			}
+			String owner = pick(seed);
+			NewIntent intent = (seed % 4 != 0) ? intent() : null;
+			OpenTransaction transaction = new OpenTransaction(seed % 7 == 0);
+			CountDownLatch began = new CountDownLatch(1);
+			AtomicLong xid = new AtomicLong();
+			transaction.result = CompletableFuture.supplyAsync(() -> tx.execute((status) -> {
+				xid.set(jdbc.sql("SELECT txid_current()").query(Long.class).single());
+				Long id = (intent != null) ? recorder.insertLeased(intent, owner, LEASE).id() : null;
+				began.countDown();
+				awaitEnd(transaction.end);
+				if (transaction.rollback) {
+					status.setRollbackOnly();
+				}
+				return id;
+			}), this.openThreads);
+			await(began);
+			transaction.xid = xid.get();
+			this.open.add(transaction);
+		}
+
+		/** Commits (or rolls back) one of the transactions left open. */
+		void end(int seed) {
+			if (!this.open.isEmpty()) {
+				endOpen(this.open.remove(seed % this.open.size()));
+			}
+		}
+
+		void endOpen(OpenTransaction transaction) {
+			transaction.end.countDown();
+			try {
+				Long id = transaction.result.get(10, TimeUnit.SECONDS);
+				if (id != null && !transaction.rollback) {
+					this.committed.add(id);
+				}
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
 		}
 
 		void recordPending(int seed) {
@@ -354,6 +420,12 @@ class LeaseSweepStateMachineTest {
 					WHERE w.name = 'intents' AND i.status = 'in_flight' AND i.lease_swept
 					  AND (i.lease_xid, i.id) <= (w.lease_xid, w.intent_id)""").query(Long.class).single();
 			assertThat(passed).as("in-flight leases the sweep's watermark passed").isZero();
+			long watermark = jdbc.sql("SELECT lease_xid FROM eec_effect_lease_sweep WHERE name = 'intents'")
+				.query(Long.class)
+				.single();
+			this.open.forEach(
+					(transaction) -> assertThat(watermark).as("the sweep's watermark against a transaction still open")
+						.isLessThan(transaction.xid));
 			// never two live holders: a drainer's belief matches the table, or is stale
 			Map<Long, String> holders = new HashMap<>();
 			this.held.forEach((owner, holding) -> holding.forEach((id, attempt) -> {
@@ -376,6 +448,8 @@ class LeaseSweepStateMachineTest {
 		 */
 		void finish() {
 			try {
+				new ArrayList<>(this.open).forEach(this::endOpen);
+				this.open.clear();
 				this.held.values().forEach(Map::clear);
 				sleep(LEASE.plusMillis(300));
 				awaitNoExpiredLease();
@@ -393,11 +467,11 @@ class LeaseSweepStateMachineTest {
 					}
 				}
 				check();
-				List<Long> notCompleted = jdbc
-					.sql("""
-							SELECT id FROM eec_effect_intent WHERE idempotency_key LIKE :prefix AND status <> 'completed'""")
+				List<String> notCompleted = jdbc.sql("""
+						SELECT id || ' ' || status || ' attempts ' || attempts || ': ' || coalesce(last_error, '')
+						FROM eec_effect_intent WHERE idempotency_key LIKE :prefix AND status <> 'completed'""")
 					.param("prefix", "sweep-" + this.tag + "-%")
-					.query(Long.class)
+					.query(String.class)
 					.list();
 				assertThat(notCompleted).as("committed intents not completed").isEmpty();
 				assertThat(new HashSet<>(this.completions.keySet())).as("intents completed")
@@ -409,6 +483,8 @@ class LeaseSweepStateMachineTest {
 		}
 
 		void close() {
+			this.open.forEach((transaction) -> transaction.end.countDown());
+			this.openThreads.shutdown();
 			this.sweeping.set(false);
 			try {
 				this.sweeper.join(10_000);
@@ -418,6 +494,44 @@ class LeaseSweepStateMachineTest {
 			}
 		}
 
+	}
+
+	/** A transaction left open across steps. */
+	static final class OpenTransaction {
+
+		final boolean rollback;
+
+		final CountDownLatch end = new CountDownLatch(1);
+
+		CompletableFuture<Long> result;
+
+		long xid;
+
+		OpenTransaction(boolean rollback) {
+			this.rollback = rollback;
+		}
+
+	}
+
+	/** A transaction left open waits for its end as long as a sequence may take. */
+	static void awaitEnd(CountDownLatch latch) {
+		try {
+			latch.await(5, TimeUnit.MINUTES);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static void await(CountDownLatch latch) {
+		try {
+			assertThat(latch.await(10, TimeUnit.SECONDS)).as("a transaction left open answered").isTrue();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	static void sleep(Duration duration) {

@@ -7,8 +7,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * Holds the handlers of chosen keys until the test opens the gate, and counts how often
  * each key's handler ran.
@@ -101,11 +99,10 @@ final class Gate {
 	}
 
 	static void await(String what, BooleanSupplier condition) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-		while (!condition.getAsBoolean()) {
-			assertThat(System.nanoTime() - deadline).as(what + " within 60 s").isNegative();
-			Thread.sleep(5);
-		}
+		org.awaitility.Awaitility.await(what)
+			.atMost(java.time.Duration.ofSeconds(60))
+			.pollInterval(java.time.Duration.ofMillis(5))
+			.until(condition::getAsBoolean);
 	}
 
 }

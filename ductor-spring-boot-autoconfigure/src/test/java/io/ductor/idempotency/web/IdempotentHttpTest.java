@@ -337,12 +337,11 @@ class IdempotentHttpTest {
 		return answered;
 	}
 
-	static void awaitTrue(java.util.function.BooleanSupplier condition) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-		while (!condition.getAsBoolean()) {
-			assertThat(System.nanoTime()).as("condition not met within 60 s").isLessThan(deadline);
-			Thread.sleep(5);
-		}
+	static void awaitTrue(java.util.function.BooleanSupplier condition) {
+		org.awaitility.Awaitility.await()
+			.atMost(java.time.Duration.ofSeconds(60))
+			.pollInterval(java.time.Duration.ofMillis(5))
+			.until(condition::getAsBoolean);
 	}
 
 	/**

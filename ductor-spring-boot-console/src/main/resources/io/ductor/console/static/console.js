@@ -269,7 +269,7 @@
       h('button', { id: 'page-next', disabled: rows.length < PAGE_SIZE,
         onclick: () => { location.hash = '#/intents' + query(Object.assign({}, base, { afterId: last, page: page + 1 })); } }, 'Next page'));
     const table = h('table', { id: 'intents' },
-      h('tr', {}, ['id', 'effect', 'key', 'status', 'attempts', 'next attempt', 'run', 'created', 'last error'].map((c) => h('th', {}, c))),
+      h('tr', {}, ['id', 'effect', 'key', 'status', 'attempts', 'next attempt', 'run', 'created', 'last error or note'].map((c) => h('th', {}, c))),
       rows.map((i) => h('tr', { dataset: { intentId: i.id, status: i.status.toLowerCase() } },
         h('td', { class: 'num' }, intentLink(i.id)), h('td', {}, i.effectName), h('td', {}, h('code', {}, i.idempotencyKey)),
         h('td', {}, status(i.status), reconcileNote(i)), h('td', { class: 'num' }, i.attempts + ' / ' + i.maxAttempts),
@@ -357,7 +357,7 @@
           ['destination', relayDestination(i), 'destination'], ['receipt', d.receipt, 'receipt'],
           ['created', time(i.createdAt)], ['updated', time(i.updatedAt)], ['finished', time(i.finishedAt)]]),
         h('div', {},
-          h('h2', {}, 'Last error'), h('pre', { id: 'last-error' }, i.lastError || '–'),
+          h('h2', {}, 'Last error or note'), h('pre', { id: 'last-error' }, i.lastError || '–'),
           h('h2', {}, 'Decision'), dl([['reason', d.decisionReason, 'decision_reason'], ['by', d.decidedBy, 'decided_by'], ['at', time(d.decidedAt), 'decided_at']]))),
       h('h2', {}, 'Arguments'), h('pre', { id: 'arguments' }, pretty(i.payloadJson)));
   }
@@ -488,7 +488,7 @@
       h('h2', {}, 'One-shot alarms'),
       h('p', { class: 'muted' }, 'Named alarms scheduled with scheduleAlarm: each has at most one pending occurrence; cancel one from its intent\'s page.'),
       oneShot.length ? h('table', { id: 'one-shot-alarms' },
-        h('tr', {}, ['name', 'effect', 'next occurrence', 'last occurrence', 'last error'].map((c) => h('th', {}, c))),
+        h('tr', {}, ['name', 'effect', 'next occurrence', 'last occurrence', 'last error or note'].map((c) => h('th', {}, c))),
         oneShot.map((a) => h('tr', { dataset: { oneShot: a.name } },
           h('td', {}, h('code', {}, a.name)), h('td', {}, a.effect),
           h('td', { dataset: { field: 'next' } }, a.nextKey ? [intentLink(a.nextIntentId), ' due ', time(a.nextAt)] : '–'),

@@ -14,6 +14,7 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.effect.internal.IntentStatuses;
 import io.ductor.kafka.DurableKafka;
 
 /**
@@ -26,10 +27,10 @@ public class KafkaRelayHealthIndicator extends AbstractHealthIndicator {
 	static final String BACKLOG = """
 			SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
 			       count(*) FILTER (WHERE status = 'in_flight') AS in_flight,
-			       count(*) FILTER (WHERE status IN ('failed', 'needs_decision')) AS failed
+			       count(*) FILTER (WHERE status IN %s) AS failed
 			FROM eec_effect_intent
-			WHERE effect_name = ? AND status IN ('pending', 'in_flight', 'failed', 'needs_decision')
-			""";
+			WHERE effect_name = ? AND status IN %s
+			""".formatted(IntentStatuses.PARKED_SQL, IntentStatuses.LIVE_SQL);
 
 	private final Map<String, Object> adminConfig;
 

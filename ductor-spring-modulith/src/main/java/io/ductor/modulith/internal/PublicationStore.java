@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.UUID;
 
@@ -15,6 +16,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.modulith.events.EventPublication.Status;
 import org.springframework.modulith.events.core.PublicationTargetIdentifier;
 
+import io.ductor.effect.EffectStatus;
+import io.ductor.effect.internal.IntentStatuses;
 import io.ductor.modulith.ModulithPublications;
 
 /**
@@ -29,7 +32,11 @@ import io.ductor.modulith.ModulithPublications;
  */
 public class PublicationStore {
 
-	static final String INCOMPLETE = "('pending', 'in_flight', 'reconciling', 'failed', 'needs_decision')";
+	static final String INCOMPLETE = IntentStatuses.LIVE_SQL;
+
+	/** Run now, or waiting for its reconciler: {@code PROCESSING} for Spring Modulith. */
+	private static final String PROCESSING = IntentStatuses
+		.sql(EnumSet.of(EffectStatus.IN_FLIGHT, EffectStatus.RECONCILING));
 
 	private static final String COLUMNS = """
 			SELECT id, idempotency_key, status, attempts, created_at, updated_at, finished_at,
@@ -70,7 +77,7 @@ public class PublicationStore {
 	 */
 	List<Row> failed(Duration minAge, long limit) {
 		return this.jdbc
-			.sql(COLUMNS + "status IN ('failed', 'needs_decision')"
+			.sql(COLUMNS + "status IN " + IntentStatuses.PARKED_SQL
 					+ " AND created_at < ductor_now() - :ms * interval '1 millisecond' ORDER BY id"
 					+ ((limit >= 0) ? " LIMIT " + limit : ""))
 			.param("ms", minAge.toMillis())
@@ -83,7 +90,7 @@ public class PublicationStore {
 		return this.jdbc.sql("""
 				SELECT count(*) FROM eec_effect_intent
 				WHERE effect_name = :effect
-				  AND (status IN ('in_flight', 'reconciling') OR (status = 'pending' AND attempts > 0))""")
+				  AND (status IN %s OR (status = 'pending' AND attempts > 0))""".formatted(PROCESSING))
 			.param("effect", ModulithPublications.EFFECT_NAME)
 			.query(Integer.class)
 			.single();
