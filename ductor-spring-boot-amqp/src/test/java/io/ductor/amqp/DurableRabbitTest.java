@@ -76,6 +76,8 @@ class DurableRabbitTest {
 		assertThat((String) message.getMessageProperties().getHeader("tenant")).isEqualTo("acme");
 		assertThat(message.getMessageProperties().getContentType()).isEqualTo("application/json");
 		await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(app.status(key)));
+		assertThat(app.receipt(key)).as("what the intent keeps of the broker's confirm")
+			.isEqualTo("confirmed by RabbitMQ: exchange '" + exchange + "' with routing key 'orders'");
 		MeterRegistry meters = app.getBean(MeterRegistry.class);
 		assertThat(meters.get("ductor.messages.acknowledged")
 			.tags("broker", "rabbitmq", "destination", exchange)
@@ -117,6 +119,7 @@ class DurableRabbitTest {
 			.query()
 			.singleRow();
 		assertThat(intent.get("attempts")).isEqualTo(3);
+		assertThat(app.receipt(key)).as("a returned message has no receipt").isNull();
 		assertThat((String) intent.get("last_error")).contains("returned the message as unroutable")
 			.contains("exchange '" + exchange + "'")
 			.contains("routing key 'nobody-listens'");

@@ -84,6 +84,14 @@ final class RabbitApp implements AutoCloseable {
 		return this.context.getBean(type);
 	}
 
+	String receipt(String key) {
+		return this.jdbc.sql("SELECT receipt FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(String.class)
+			.optional()
+			.orElse(null);
+	}
+
 	String status(String key) {
 		return this.jdbc.sql("SELECT status FROM eec_effect_intent WHERE idempotency_key = ?")
 			.param(key)

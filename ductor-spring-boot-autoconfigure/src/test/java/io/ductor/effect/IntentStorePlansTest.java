@@ -106,9 +106,9 @@ class IntentStorePlansTest {
 		String idArray = "'{" + String.join(",", ids.stream().map(String::valueOf).toList()) + "}'";
 		String values = idArray + ", array_fill(1, ARRAY[" + batch + "]), array_fill('completed'::text, ARRAY[" + batch
 				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), array_fill(0::bigint, ARRAY[" + batch
-				+ "]), 'gone', " + idArray;
+				+ "]), array_fill(NULL::text, ARRAY[" + batch + "]), 'gone', " + idArray;
 		String plans = plans(IntentOutcomes.COMPLETE_SQL, IntentOutcomes.COMPLETION_SETTINGS,
-				"bigint[], int[], text[], text[], bigint[], text, bigint[]", values);
+				"bigint[], int[], text[], text[], bigint[], text[], text, bigint[]", values);
 		assertThat(plans).doesNotContain("Seq Scan").doesNotContain("Nested Loop").contains("rows=" + batch);
 	}
 

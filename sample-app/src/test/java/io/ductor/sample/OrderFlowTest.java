@@ -37,6 +37,7 @@ class OrderFlowTest {
 		registry.add("spring.datasource.url", postgres::jdbcUrl);
 		registry.add("spring.datasource.username", postgres::username);
 		registry.add("spring.datasource.password", () -> (postgres.password() != null) ? postgres.password() : "");
+		registry.add("spring.kafka.bootstrap-servers", SampleKafka::bootstrapServers);
 	}
 
 	@Autowired
@@ -50,7 +51,8 @@ class OrderFlowTest {
 		String id = this.orders.place("k-1", new PlaceOrderRequest("alice", "book-1", 2));
 		this.ductor.drain();
 		this.ductor.assertRun(id).isCompleted().hasTransitions("place", "stock:reserve:" + id, "payment:charge:" + id);
-		this.ductor.assertEffects().containsExactly("stock.reserve", "payment.charge", "receipt.send");
+		this.ductor.assertEffects()
+			.containsExactly("stock.reserve", "ductor.kafka.send", "payment.charge", "receipt.send");
 		this.ductor.assertEffects()
 			.hasOne("payment.charge")
 			.hasKey("charge:" + id)

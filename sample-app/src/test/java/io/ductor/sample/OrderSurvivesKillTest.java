@@ -100,7 +100,7 @@ class OrderSurvivesKillTest {
 		command.addAll(List.of("--server.port=" + port, "--sample.gateway.failure-rate=0",
 				"--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s", "--ductor.effects.drainer.lease=2s",
 				"--ductor.effects.drainer.poll-interval=200ms", "--ductor.effects.reconciler.interval=500ms",
-				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms"));
+				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms", SampleKafka.argument()));
 		command.addAll(List.of(extra));
 		return ChildJvm.start(SampleApplication.class, Path.of("target", "kill-test-" + name + ".log"), "256m",
 				command);

@@ -47,6 +47,7 @@ class ReadingARunTest {
 		registry.add("spring.datasource.url", postgres::jdbcUrl);
 		registry.add("spring.datasource.username", postgres::username);
 		registry.add("spring.datasource.password", () -> (postgres.password() != null) ? postgres.password() : "");
+		registry.add("spring.kafka.bootstrap-servers", SampleKafka::bootstrapServers);
 	}
 
 	@Autowired

@@ -34,7 +34,7 @@ abstract class ShopTestSupport {
 		List<String> args = new ArrayList<>(List.of("--server.port=0", "--spring.datasource.url=" + postgres.jdbcUrl(),
 				"--spring.datasource.username=" + postgres.username(), "--sample.gateway.failure-rate=0",
 				"--sample.gateway.latency=0s", "--sample.mailer.failure-rate=0", "--sample.mailer.latency=0s",
-				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms"));
+				"--ductor.effects.backoff.initial=50ms", "--ductor.effects.backoff.max=200ms", SampleKafka.argument()));
 		if (postgres.password() != null) {
 			args.add("--spring.datasource.password=" + postgres.password());
 		}

@@ -21,6 +21,7 @@ import org.springframework.beans.factory.DisposableBean;
 import io.ductor.amqp.DurableRabbit;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
+import io.ductor.effect.internal.AttemptReceipt;
 import io.ductor.messaging.DuctorMessageHeaders;
 
 /**
@@ -117,6 +118,9 @@ public class RabbitRelay implements DisposableBean {
 					+ ((confirm.reason() != null) ? ": " + confirm.reason() : "") + ")");
 		}
 		this.metrics.acknowledged(destination, (context.attempt() == 1) ? context.scheduledAt() : null);
+		// a publisher confirm's delivery tag numbers the messages of one channel: nothing
+		// to look up later, so the receipt says what the broker confirmed and where to
+		AttemptReceipt.record("confirmed by RabbitMQ: " + where);
 	}
 
 	private CorrelationData.Confirm awaitConfirm(CorrelationData correlation, String where, String destination) {

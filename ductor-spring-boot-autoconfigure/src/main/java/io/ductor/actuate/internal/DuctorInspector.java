@@ -173,15 +173,16 @@ public class DuctorInspector {
 
 	/**
 	 * Everything stored about one intent besides its {@link EffectIntent} fields: the
-	 * operator's decision, the attempt start, supersession, what it compensates and the
-	 * id of the trace it was recorded in (from its stored {@code traceparent}).
+	 * operator's decision, the attempt start, supersession, what it compensates, the id
+	 * of the trace it was recorded in (from its stored {@code traceparent}) and the
+	 * receipt of its completed attempt (what a messaging relay's broker acknowledged).
 	 * @param id the intent
 	 * @return the fields by name, empty when no intent has this id
 	 */
 	public Optional<Map<String, Object>> details(long id) {
 		return this.jdbc.sql("""
 				SELECT decision_reason, decided_by, decided_at, attempt_started_at, superseded_at, compensation_of,
-				    split_part(trace_context ->> 'traceparent', '-', 2) AS trace_id
+				    split_part(trace_context ->> 'traceparent', '-', 2) AS trace_id, receipt
 				FROM eec_effect_intent WHERE id = ?""").param(id).query((rs, row) -> {
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("decisionReason", rs.getString("decision_reason"));
@@ -192,6 +193,7 @@ public class DuctorInspector {
 			details.put("compensationOf", rs.getObject("compensation_of", Long.class));
 			String traceId = rs.getString("trace_id");
 			details.put("traceId", (traceId == null || traceId.isEmpty()) ? null : traceId);
+			details.put("receipt", rs.getString("receipt"));
 			return details;
 		}).optional();
 	}

@@ -182,8 +182,10 @@ public class EffectDispatcher {
 			if (fault != null) {
 				return failure(effect, intent, fault);
 			}
+			AttemptReceipt.clear();
 			method.invoke(bean, args);
-			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null);
+			return new Completion(intent.id(), intent.attempt(), EffectStatus.COMPLETED, null, null,
+					AttemptReceipt.take());
 		}
 		catch (InvocationTargetException ex) {
 			scope.error(ex.getTargetException());
@@ -194,6 +196,7 @@ public class EffectDispatcher {
 			return failure(effect, intent, ex);
 		}
 		finally {
+			AttemptReceipt.clear();
 			DurableEffectInterceptor.endDispatch();
 			current.close();
 		}

@@ -11,6 +11,8 @@ import java.util.List;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -34,8 +36,11 @@ public final class IntentOutcomes {
 	 * occurrence it is cancelled. An outcome {@code reconciling} starts the
 	 * reconciliation of the attempt from its first round. The completions are counted in
 	 * the minute's row of {@code eec_effect_throughput} (what the console shows), in the
-	 * same statement. The rows are found through the array of their ids (the last
-	 * parameter), by primary key: no index holds the in-flight rows alone.
+	 * same statement. A completed attempt's receipt (what the receiver acknowledged, as
+	 * the relays report it; {@code NULL} for other effects) goes to the unindexed
+	 * {@code receipt} column, so the update stays heap-only. The rows are found through
+	 * the array of their ids (the last parameter), by primary key: no index holds the
+	 * in-flight rows alone.
 	 */
 	public static final String COMPLETE_SQL = """
 			WITH done AS (
@@ -49,9 +54,10 @@ public final class IntentOutcomes {
 			    reconcile_rounds = CASE WHEN v.status = 'reconciling' THEN 0 ELSE i.reconcile_rounds END,
 			    lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
 			    finished_at = CASE WHEN v.status IN %s
-			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN ductor_now() END
-			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[])
-			    AS v(id, attempt, status, error, delay_ms)
+			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN ductor_now() END,
+			    receipt = COALESCE(v.receipt, i.receipt)
+			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::text[])
+			    AS v(id, attempt, status, error, delay_ms, receipt)
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
 			  AND i.id = ANY (?::bigint[])
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key,
@@ -156,6 +162,7 @@ public final class IntentOutcomes {
 		String[] statuses = new String[n];
 		String[] errors = new String[n];
 		Long[] delays = new Long[n];
+		String[] receipts = new String[n];
 		for (int i = 0; i < n; i++) {
 			Completion completion = completions.get(i);
 			ids[i] = completion.intentId();
@@ -163,6 +170,7 @@ public final class IntentOutcomes {
 			statuses[i] = DbValues.of(completion.status());
 			errors[i] = completion.error();
 			delays[i] = (completion.retryDelay() != null) ? completion.retryDelay().toMillis() : 0L;
+			receipts[i] = completion.receipt();
 		}
 		try (PreparedStatement statement = connection.prepareStatement(COMPLETE_SQL)) {
 			statement.setArray(1, BatchFaults.array(connection, "bigint", ids));
@@ -170,8 +178,9 @@ public final class IntentOutcomes {
 			statement.setArray(3, BatchFaults.array(connection, "text", statuses));
 			statement.setArray(4, BatchFaults.array(connection, "text", errors));
 			statement.setArray(5, BatchFaults.array(connection, "bigint", delays));
-			statement.setString(6, owner);
-			statement.setArray(7, BatchFaults.array(connection, "bigint", ids));
+			statement.setArray(6, BatchFaults.array(connection, "text", receipts));
+			statement.setString(7, owner);
+			statement.setArray(8, BatchFaults.array(connection, "bigint", ids));
 			return Settled.readAll(statement);
 		}
 	}
@@ -267,8 +276,17 @@ public final class IntentOutcomes {
 		}
 	}
 
-	/** The outcome of one attempt, to be recorded. */
-	public record Completion(long intentId, int attempt, EffectStatus status, String error, Duration retryDelay) {
+	/**
+	 * The outcome of one attempt, to be recorded, with what the receiver acknowledged
+	 * when the effect reported it ({@link AttemptReceipt}).
+	 */
+	public record Completion(long intentId, int attempt, EffectStatus status, String error, Duration retryDelay,
+			@Nullable String receipt) {
+
+		public Completion(long intentId, int attempt, EffectStatus status, String error, Duration retryDelay) {
+			this(intentId, attempt, status, error, retryDelay, null);
+		}
+
 	}
 
 }

@@ -308,6 +308,21 @@
   }
 
   // ---------------------------------------------------------------- one intent
+  // where a messaging relay's intent sends its message, read from its arguments
+  // (ductor.kafka.send: topic, key, payload, headers; ductor.amqp.send: exchange, routing key, headers, body)
+  function relayDestination(i) {
+    let args;
+    try { args = JSON.parse(i.payloadJson); } catch (e) { return ''; }
+    if (!Array.isArray(args)) return '';
+    if (i.effectName === 'ductor.kafka.send') {
+      return 'Kafka topic ' + JSON.stringify(args[0]) + (args[1] !== null && args[1] !== undefined ? ', key ' + JSON.stringify(args[1]) : ', no key');
+    }
+    if (i.effectName === 'ductor.amqp.send') {
+      return 'RabbitMQ exchange ' + (args[0] ? JSON.stringify(args[0]) : '(default)') + ', routing key ' + JSON.stringify(args[1]);
+    }
+    return '';
+  }
+
   async function intent(id) {
     const data = await api('/intents/' + encodeURIComponent(id));
     const i = data.intent, d = data.details || {};
@@ -339,6 +354,7 @@
               + (i.reconcileOutcome ? ', last outcome ' + i.reconcileOutcome : '')
               + (s === 'reconciling' ? ', next round ' + time(i.nextAttemptAt) : '') : '', 'reconcile'],
           ['trace', d.traceId ? h('code', {}, d.traceId) : '', 'trace'],
+          ['destination', relayDestination(i), 'destination'], ['receipt', d.receipt, 'receipt'],
           ['created', time(i.createdAt)], ['updated', time(i.updatedAt)], ['finished', time(i.finishedAt)]]),
         h('div', {},
           h('h2', {}, 'Last error or note'), h('pre', { id: 'last-error' }, i.lastError || '–'),

@@ -24,6 +24,7 @@ import org.springframework.kafka.support.SendResult;
 
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
+import io.ductor.effect.internal.AttemptReceipt;
 import io.ductor.kafka.DurableKafka;
 import io.ductor.messaging.DuctorMessageHeaders;
 
@@ -100,10 +101,20 @@ public class KafkaRelay implements DisposableBean {
 					+ "' was not acknowledged by the broker: " + cause, cause);
 		}
 		this.metrics.acknowledged(topic, (context.attempt() == 1) ? context.scheduledAt() : null);
+		AttemptReceipt.record(receipt(metadata));
 		if (logger.isDebugEnabled()) {
 			logger.debug("Message '" + context.idempotencyKey() + "' acknowledged at " + metadata.topic() + "-"
 					+ metadata.partition() + "@" + metadata.offset());
 		}
+	}
+
+	/**
+	 * What the intent keeps of the broker's acknowledgement: topic, partition and offset
+	 * (no offset when the producer was not told one).
+	 */
+	static String receipt(RecordMetadata metadata) {
+		return "acknowledged by Kafka: topic '" + metadata.topic() + "', partition " + metadata.partition()
+				+ (metadata.hasOffset() ? ", offset " + metadata.offset() : "");
 	}
 
 	/**

@@ -11,6 +11,7 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.server.ResponseStatusException;
 
+import io.ductor.kafka.DurableKafka;
 import io.ductor.run.TickService;
 import io.ductor.sample.order.OrderState.Stage;
 import io.ductor.sample.payment.Charge;
@@ -22,7 +23,7 @@ import io.ductor.sample.stock.StockRoom;
  * durable effect in the same transaction.
  *
  * <pre>
- * place            PLACED          schedules stock.reserve
+ * place            PLACED          schedules stock.reserve, and publishes OrderPlaced on Kafka
  * stock:&lt;key&gt;      STOCK_RESERVED  schedules payment.charge   (or OUT_OF_STOCK: the run fails)
  * payment:&lt;key&gt;    PAID            schedules receipt.send, completes the run
  *                  (or SHIPPING_FAILED: the shelf is empty at shipping, the run fails, and Ductor
@@ -48,16 +49,20 @@ public class OrderFlow {
 
 	private final StockRoom stock;
 
-	OrderFlow(TickService ticks, OrderEffects effects, DataSource dataSource, StockRoom stock) {
+	private final DurableKafka kafka;
+
+	OrderFlow(TickService ticks, OrderEffects effects, DataSource dataSource, StockRoom stock, DurableKafka kafka) {
 		this.ticks = ticks;
 		this.effects = effects;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.stock = stock;
+		this.kafka = kafka;
 	}
 
 	/**
-	 * Place an order: its row, its run and its first tick commit together, or none of
-	 * them do.
+	 * Place an order: its row, its run, its first tick and its {@link OrderPlaced} event
+	 * commit together, or none of them do. Ductor's relay sends the event to Kafka after
+	 * the commit, keyed by the order id.
 	 * @param idempotencyKey the key the client sent (kept for display)
 	 * @param request what is ordered
 	 * @return the new order's id, which is also its run id
@@ -84,6 +89,8 @@ public class OrderFlow {
 			this.effects.reserveStock(id, state.sku(), state.quantity());
 			return state;
 		});
+		this.kafka.send(OrderPlaced.TOPIC, id,
+				new OrderPlaced(id, request.customer(), request.sku(), request.quantity(), amount));
 		return id;
 	}
 
