@@ -198,7 +198,7 @@ class DuctorAutoConfigurationTest {
 								+ " ORDER BY installed_rank")
 						.query(String.class)
 						.list()).containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12",
-								"13", "14", "15");
+								"13", "14", "15", "16");
 					assertThat(jdbc.sql("SELECT count(*) FROM eec_run").query(Long.class).single()).isZero();
 				});
 			}

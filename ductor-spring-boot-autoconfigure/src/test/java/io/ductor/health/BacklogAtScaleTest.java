@@ -14,6 +14,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.ductor.jdbc.SchemaMode;
 import io.ductor.jdbc.internal.DuctorSchema;
+import io.ductor.internal.InFlightIntents;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.test.PostgresExtension;
 
@@ -93,7 +94,8 @@ class BacklogAtScaleTest {
 	 */
 	@Test
 	void theInFlightCountReadsTheLeaseIndexWithoutVisitingRows() {
-		String plan = explain(DuctorBacklog.SQL.replace(":cap", "100000"));
+		long watermark = jdbc.sql(InFlightIntents.SWEEP_WATERMARK_SQL).query(Long.class).single();
+		String plan = explain("SELECT " + InFlightIntents.count(watermark).replace(":cap", "100000"));
 		assertThat(plan).contains("Index Only Scan using eec_effect_intent_lease_idx")
 			.doesNotContain("Bitmap Heap Scan on eec_effect_intent");
 		assertThat(new DuctorBacklog(dataSource, Duration.ofSeconds(5), 100_000).refresh().inFlight())
