@@ -7,6 +7,9 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -20,6 +23,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.effect.Receiver;
@@ -153,6 +157,47 @@ class LeaseSweepPromisesTest {
 				.as("transactions of one round over %d young running leases", 3 * limit)
 				.isLessThanOrEqualTo(3);
 		}
+	}
+
+	/**
+	 * A lease recorded inside a savepoint (a nested transaction of the application) of a
+	 * transaction that stays open across reconciler rounds, while later transactions
+	 * commit leases that the rounds walk past: once the outer transaction commits and the
+	 * lease expires, the next round redrives it (its lease carries the top-level id,
+	 * which the server's snapshot lists as running until it ends).
+	 */
+	@Test
+	void anExpiredLeaseRecordedInASavepointIsRedrivenOnceItsTransactionCommits() throws Exception {
+		IntentRedrive reconciler = new IntentRedrive(dataSource);
+		TransactionTemplate nested = new TransactionTemplate(tx.getTransactionManager());
+		nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+		CountDownLatch recorded = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		String key = "nested-" + UUID.randomUUID();
+		CompletableFuture<Long> producer = CompletableFuture.supplyAsync(() -> tx.execute((outer) -> {
+			long id = nested.execute((inner) -> recorder.insertLeased(intent(key), "instance-a", SHORT).id());
+			recorded.countDown();
+			await().atMost(Duration.ofSeconds(20)).until(() -> commit.getCount() == 0);
+			return id;
+		}));
+		assertThat(recorded.await(20, TimeUnit.SECONDS)).isTrue();
+		for (int i = 0; i < 3; i++) {
+			recordLeased("after-" + UUID.randomUUID(), SHORT);
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> jdbc
+				.sql("SELECT count(*) FROM eec_effect_intent WHERE status = 'in_flight' "
+						+ "AND idempotency_key LIKE 'after-%' AND lease_expires_at >= ductor_now()")
+				.query(Long.class)
+				.single() == 0);
+		reconciler.redriveExpired(500, List.of(), List.of());
+		reconciler.redriveExpired(500, List.of(), List.of());
+		commit.countDown();
+		long crashed = producer.get(20, TimeUnit.SECONDS);
+		awaitExpired(crashed);
+		reconciler.redriveExpired(500, List.of(), List.of());
+		assertThat(status(crashed)).as("expired lease recorded in a savepoint, after its transaction committed")
+			.isEqualTo("pending");
 	}
 
 	/**
