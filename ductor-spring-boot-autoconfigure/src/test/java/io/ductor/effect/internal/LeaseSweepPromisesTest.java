@@ -201,6 +201,45 @@ class LeaseSweepPromisesTest {
 	}
 
 	/**
+	 * operations.md: a crash delays effects "by up to lease + reconciler interval", and
+	 * transactions left open "do not delay it"; internals.md: "however many transactions
+	 * stay open, an expired lease is redriven in the reconciler's next round once its own
+	 * transaction has ended". The stretches walked are remembered per instance only, so a
+	 * reconciler that restarts while a transaction stays open walks again every lease
+	 * committed since that transaction began, at most a hundred steps of its batch size a
+	 * round, before it reaches the expired lease (here a batch size of 2 and 300 leases
+	 * since; with the default of 500, 50,000 leases).
+	 */
+	@Test
+	void anExpiredLeaseIsRedrivenInTheFirstRoundOfARestartedReconcilerWhileATransactionStaysOpen() throws Exception {
+		try (Connection open = database.connect()) {
+			open.setAutoCommit(false);
+			try (Statement statement = open.createStatement()) {
+				statement.execute("SELECT txid_current()");
+			}
+			tx.executeWithoutResult((status) -> {
+				for (int i = 0; i < 300; i++) {
+					recorder.insertLeased(intent("done-" + UUID.randomUUID()), "instance-a", LONG);
+				}
+			});
+			jdbc.sql("UPDATE eec_effect_intent SET status = 'completed', lease_owner = NULL "
+					+ "WHERE status = 'in_flight' AND idempotency_key LIKE 'done-%'")
+				.update();
+			IntentRedrive before = new IntentRedrive(dataSource);
+			for (int i = 0; i < 3; i++) {
+				before.redriveExpired(2, List.of(), List.of());
+			}
+			long crashed = recordLeased("crashed-" + UUID.randomUUID(), SHORT);
+			awaitExpired(crashed);
+			// the reconciler's instance restarts
+			IntentRedrive restarted = new IntentRedrive(dataSource);
+			restarted.redriveExpired(2, List.of(), List.of());
+			assertThat(status(crashed)).as("expired lease after the restarted reconciler's first round")
+				.isEqualTo("pending");
+		}
+	}
+
+	/**
 	 * What a restore into a server that ran fewer transactions leaves: the watermark (and
 	 * the leases) of the old server, above every transaction id of the new one.
 	 */
