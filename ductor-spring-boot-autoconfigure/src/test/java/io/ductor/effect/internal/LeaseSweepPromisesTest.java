@@ -240,6 +240,36 @@ class LeaseSweepPromisesTest {
 	}
 
 	/**
+	 * internals.md: a lease "still running after a second is handed to the lease index
+	 * (lease_swept = false: one more row version, for long attempts only)". An intent
+	 * recorded already leased at the commit of a transaction that worked for more than a
+	 * second is an attempt that has just begun, yet the sweep reads its age from the
+	 * start of that transaction.
+	 */
+	@Test
+	void anAttemptRecordedAtTheEndOfALongTransactionIsNotHandedOverBeforeItRanASecond() throws Exception {
+		long id = tx.execute((status) -> {
+			// the application's transaction works for a while, then records its intent
+			jdbc.sql("SELECT pg_sleep(1.5)").query().listOfRows();
+			return recorder.insertLeased(intent("late-" + UUID.randomUUID()), "instance-a", LONG).id();
+		});
+		OffsetDateTime leased = jdbc
+			.sql("SELECT lease_expires_at - interval '5 minutes' FROM eec_effect_intent WHERE id = ?")
+			.param(id)
+			.query(OffsetDateTime.class)
+			.single();
+		// the sweep's round runs the moment the lease was taken
+		try (HikariDataSource clocked = database.newDataSource(1)) {
+			LeaseSweep sweep = new LeaseSweep(new JdbcTemplate(new CountingDataSource(clocked, leased)));
+			sweep.sweep(500, List.of(), List.of());
+		}
+		assertThat(jdbc.sql("SELECT lease_swept FROM eec_effect_intent WHERE id = ?")
+			.param(id)
+			.query(Boolean.class)
+			.single()).as("an attempt of no time at all is still the sweep's").isTrue();
+	}
+
+	/**
 	 * What a restore into a server that ran fewer transactions leaves: the watermark (and
 	 * the leases) of the old server, above every transaction id of the new one.
 	 */
