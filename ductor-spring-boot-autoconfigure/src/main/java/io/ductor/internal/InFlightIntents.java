@@ -10,8 +10,14 @@ public final class InFlightIntents {
 	private InFlightIntents() {
 	}
 
-	/** The sweep's watermark: the transaction id every lease it watches is at or past. */
-	public static final String SWEEP_WATERMARK_SQL = "SELECT lease_xid FROM eec_effect_lease_sweep WHERE name = 'intents'";
+	/**
+	 * The sweep's watermark: the transaction id every lease it watches is at or past; 0
+	 * while it is one no transaction of the server reached (the database came from a
+	 * server whose ids ran higher, until the sweep's next round moves it back).
+	 */
+	public static final String SWEEP_WATERMARK_SQL = """
+			SELECT CASE WHEN lease_xid < pg_snapshot_xmax(pg_current_snapshot())::text::bigint THEN lease_xid ELSE 0 END
+			FROM eec_effect_lease_sweep WHERE name = 'intents'""";
 
 	/**
 	 * {@code IntentReads.IN_FLIGHT} with the sweep's watermark read beforehand

@@ -14,6 +14,7 @@ import io.ductor.effect.EffectIntent;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.Receiver;
 import io.ductor.internal.DbValues;
+import io.ductor.internal.InFlightIntents;
 
 /**
  * Reads of {@code eec_effect_intent} for the operator's API and for tests: one intent by
@@ -79,7 +80,7 @@ public final class IntentReads {
 	 */
 	public static final String IN_FLIGHT = """
 			status = 'in_flight' AND (queue_lease_expires_at IS NOT NULL
-			    OR lease_xid >= (SELECT w.lease_xid FROM eec_effect_lease_sweep w WHERE w.name = 'intents'))""";
+			    OR lease_xid >= (%s))""".formatted(InFlightIntents.SWEEP_WATERMARK_SQL);
 
 	/** Reads one row of {@link #COLUMNS}. */
 	public static EffectIntent intent(ResultSet rs, int row) throws SQLException {

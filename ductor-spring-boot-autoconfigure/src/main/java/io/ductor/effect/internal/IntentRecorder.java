@@ -45,14 +45,16 @@ public final class IntentRecorder {
 	 * claim while every other instance and the reconciler see an ordinary lease, watched
 	 * by the reconciler's sweep ({@link LeaseSweep}) rather than by an index, so that its
 	 * completion writes no index entry. Only for intents due at once and without an
-	 * ordering key; bound like {@link #INSERT_SQL}.
+	 * ordering key; bound like {@link #INSERT_SQL}. Its {@code updated_at} is when the
+	 * lease was taken, not when the recording transaction began: the sweep reads from it
+	 * how long the attempt has run.
 	 */
 	static final String INSERT_LEASED_SQL = """
 			INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint, receiver,
 			    max_attempts, run_id, trace_context, status, attempts, lease_owner, lease_expires_at, lease_swept,
-			    lease_xid)
+			    lease_xid, updated_at)
 			VALUES (?, ?, ?::jsonb, ?, ?, ?, ?, ?::jsonb, 'in_flight', 1, ?, ductor_clock() + ? * interval '1 millisecond',
-			    true, txid_current())
+			    true, txid_current(), ductor_clock())
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING id, (extract(epoch FROM next_attempt_at) * 1000000)::bigint""";
 

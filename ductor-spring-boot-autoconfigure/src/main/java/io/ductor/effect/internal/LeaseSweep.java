@@ -92,6 +92,15 @@ public final class LeaseSweep {
 			                      FOR NO KEY UPDATE SKIP LOCKED))
 			RETURNING id""";
 
+	/**
+	 * Hands to the lease index the leases in flight under an id no transaction of this
+	 * server has reached: leases of the server the database came from.
+	 */
+	private static final String HAND_OVER_FOREIGN_SQL = """
+			UPDATE eec_effect_intent SET lease_swept = false
+			WHERE lease_xid >= pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+			  AND status = 'in_flight' AND lease_swept""";
+
 	/** The ids given that are still in flight under a swept lease, with their lease. */
 	private static final String STILL_HELD_SQL = """
 			SELECT id, lease_xid FROM eec_effect_intent WHERE id = ANY (?) AND status = 'in_flight' AND lease_swept""";
@@ -161,7 +170,18 @@ public final class LeaseSweep {
 			watermark = new Position(rs.getLong(1), rs.getLong(2));
 		}
 		walked.swept = true;
+		boolean moved = false;
+		if (watermark.xid() >= next) {
+			// no transaction of this server reached the watermark: the database was moved
+			// from a server whose ids ran higher (a restore, logical replication)
+			watermark = new Position(0, 0);
+			moved = true;
+			try (PreparedStatement statement = connection.prepareStatement(HAND_OVER_FOREIGN_SQL)) {
+				statement.executeUpdate();
+			}
+		}
 		walked.forgetThrough(watermark);
+		walked.forgetPast(Position.before(next));
 		// the stretches of ended transactions: below the oldest running one, then
 		// between each running one and the next, or the first not yet started
 		List<Position[]> stretches = new ArrayList<>();
@@ -171,30 +191,35 @@ public final class LeaseSweep {
 			stretches.add(new Position[] { Position.before(running[i] + 1), Position.before(end) });
 		}
 		int left = limit;
+		int[] passed = new int[1];
 		for (Position[] stretch : stretches) {
-			left = walkStretch(connection, walked, stretch[0], stretch[1], left, reconciled, limited, redriven);
+			left = walkStretch(connection, walked, stretch[0], stretch[1], left, reconciled, limited, redriven, passed);
 			if (left == 0) {
 				break;
 			}
 		}
 		Position reached = walked.reach(watermark, Position.before(horizon));
-		if (reached.compareTo(watermark) > 0) {
+		if (moved || reached.compareTo(watermark) > 0) {
 			try (PreparedStatement statement = connection.prepareStatement(MOVE_WATERMARK_SQL)) {
 				statement.setLong(1, reached.xid());
 				statement.setLong(2, reached.id());
 				statement.executeUpdate();
 			}
 		}
-		return left == 0;
+		// a step that walked only leases still held would walk them again: the next round
+		// resumes there
+		return left == 0 && passed[0] > 0;
 	}
 
 	/**
 	 * Walks the leases after {@code from} up to {@code to}, at most {@code left} of them,
-	 * past the stretches already walked.
+	 * past the stretches already walked, adding to {@code passed} how many were not left
+	 * held.
 	 * @return how many more leases this step may walk
 	 */
 	private static int walkStretch(Connection connection, Walked walked, Position from, Position to, int left,
-			Collection<String> reconciled, Collection<String> limited, List<Settled> redriven) throws SQLException {
+			Collection<String> reconciled, Collection<String> limited, List<Settled> redriven, int[] passed)
+			throws SQLException {
 		Position at = from;
 		while (left > 0 && at.compareTo(to) < 0) {
 			Position skip = walked.skip(at);
@@ -208,6 +233,7 @@ public final class LeaseSweep {
 			left -= walk.walked();
 			List<Position> held = new ArrayList<>(walk.live());
 			held.addAll(settle(connection, walk, reconciled, limited, redriven));
+			passed[0] += walk.walked() - held.size();
 			Position through = (left > 0) ? upto : walk.last();
 			walked.add(at, through, held);
 			at = through;
@@ -345,6 +371,16 @@ public final class LeaseSweep {
 		/** Forgets the stretches the watermark passed. */
 		synchronized void forgetThrough(Position watermark) {
 			this.stretches.values().removeIf((end) -> end.compareTo(watermark) <= 0);
+		}
+
+		/**
+		 * Forgets the stretches reaching past {@code cap}, where no transaction of the
+		 * server got to: walked on the server the database came from.
+		 */
+		synchronized void forgetPast(Position cap) {
+			while (!this.stretches.isEmpty() && this.stretches.lastEntry().getValue().compareTo(cap) > 0) {
+				this.stretches.pollLastEntry();
+			}
 		}
 
 		private void put(Position start, Position end) {
