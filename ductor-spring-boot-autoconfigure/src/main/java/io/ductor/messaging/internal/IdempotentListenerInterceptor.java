@@ -1,8 +1,10 @@
 package io.ductor.messaging.internal;
 
 import java.lang.reflect.Method;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -10,7 +12,9 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -46,6 +50,15 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 	static final String FINGERPRINT = "message";
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	/**
+	 * The argument types of a batch listener (named: the brokers' clients are optional).
+	 */
+	private static final Set<String> BATCH_TYPES = Set.of("org.apache.kafka.clients.consumer.ConsumerRecords");
+
+	/** The element types of a batch listener's list argument. */
+	private static final Set<String> BATCH_ELEMENTS = Set.of("org.apache.kafka.clients.consumer.ConsumerRecord",
+			"org.springframework.messaging.Message", "org.springframework.amqp.core.Message");
 
 	private final IdempotencyService idempotency;
 
@@ -171,6 +184,11 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 			throw new IllegalStateException("No @IdempotentListener on " + describe(method));
 		}
 		String where = "@IdempotentListener " + describe(method);
+		if (isBatch(method)) {
+			throw new IllegalStateException(where + " is a batch listener: the inbox applies one message per call, "
+					+ "keyed by its own " + DuctorMessageHeaders.IDEMPOTENCY_KEY + " header, and cannot apply a batch "
+					+ "once per message. Take one record per call, or remove @IdempotentListener");
+		}
 		String pool = annotation.pool().isEmpty()
 				? "inbox:" + method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.pool();
 		try {
@@ -195,6 +213,31 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 					+ "set key (for example key = \"'order:' + orderId\")");
 		}
 		return new Listener(pool, key, annotation.key(), annotation.missingKey());
+	}
+
+	/**
+	 * A batch listener: a {@code @KafkaListener(batch = "true")}, or one that takes the
+	 * records or messages of a batch.
+	 */
+	private static boolean isBatch(Method method) {
+		AnnotationAttributes kafka = AnnotatedElementUtils.getMergedAnnotationAttributes(method,
+				"org.springframework.kafka.annotation.KafkaListener");
+		if (kafka != null && "true".equals(kafka.get("batch"))) {
+			return true;
+		}
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			ResolvableType type = ResolvableType.forMethodParameter(method, i);
+			if (BATCH_TYPES.contains(type.toClass().getName())) {
+				return true;
+			}
+			if (Collection.class.isAssignableFrom(type.toClass())) {
+				Class<?> element = type.asCollection().getGeneric(0).toClass();
+				if (BATCH_ELEMENTS.contains(element.getName())) {
+					return true;
+				}
+			}
+		}
+		return false;
 	}
 
 	static String describe(Method method) {

@@ -19,6 +19,7 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.internal.Ids;
 import io.ductor.kafka.DurableKafka;
+import io.ductor.messaging.DuctorMessageHeaders;
 
 /**
  * Records messages as intents of the relay effect, with the ordering key
@@ -55,6 +56,11 @@ public class DefaultDurableKafka implements DurableKafka {
 		}
 		Objects.requireNonNull(payload, "payload must not be null");
 		Objects.requireNonNull(headers, "headers must not be null");
+		if (headers.keySet().stream().anyMatch(DuctorMessageHeaders.IDEMPOTENCY_KEY::equalsIgnoreCase)) {
+			throw new IllegalArgumentException("The header " + DuctorMessageHeaders.IDEMPOTENCY_KEY
+					+ " is set by Ductor to the message's idempotency key; pass the key with "
+					+ "send(idempotencyKey, ..) instead");
+		}
 		JsonNode json;
 		try {
 			json = this.mapper.valueToTree(payload);
