@@ -9,7 +9,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.DirectExchange;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.core.QueueBuilder;
+import org.springframework.amqp.core.QueueBuilder.Overflow;
 
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.RabbitBroker;
@@ -55,6 +60,25 @@ class RabbitAddressLimitsTest {
 		assertThat(message).isNotNull();
 		assertThat(message.getMessageProperties().getMessageId()).isEqualTo(key);
 		await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(app.status(key)));
+	}
+
+	@Test
+	void aMessageTheBrokerNacksIsRetriedThenFailedNeverCompleted() {
+		String exchange = app.exchange();
+		String queue = RabbitBroker.uniqueName("full");
+		// a queue that holds nothing and refuses what overflows: the broker nacks
+		app.admin.declareQueue(
+				QueueBuilder.nonDurable(queue).autoDelete().maxLength(0).overflow(Overflow.rejectPublish).build());
+		app.admin.declareBinding(BindingBuilder.bind(new Queue(queue)).to(new DirectExchange(exchange)).with("full"));
+		DurableRabbit rabbit = app.getBean(DurableRabbit.class);
+		String key = app.transactions.execute((status) -> rabbit.send(exchange, "full", "refused"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> "failed".equals(app.status(key)));
+		assertThat(app.jdbc.sql("SELECT last_error FROM eec_effect_intent WHERE idempotency_key = ?")
+			.param(key)
+			.query(String.class)
+			.single()).contains("nack");
+		assertThat(app.receipt(key)).isNull();
+		app.admin.deleteQueue(queue);
 	}
 
 	@Test

@@ -25,11 +25,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.messaging.IdempotentListener;
+import io.ductor.messaging.MissingKeyPolicy;
 import io.ductor.test.PostgresExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,7 +40,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The inbox and the outbox at their edges: two copies of one message applied at the same
- * time, and a header of the application's own under Ductor's name.
+ * time, a key from a long payload, a topic Kafka refuses, and a header of the
+ * application's own under Ductor's name.
  */
 class KafkaInboxEdgesTest {
 
@@ -128,6 +131,26 @@ class KafkaInboxEdgesTest {
 			.withMessageContaining(DuctorMessageHeaders.IDEMPOTENCY_KEY);
 	}
 
+	@Test
+	void aTopicKafkaCannotHaveIsRefusedAtTheCallNotCommittedAsAMessageNoAttemptCanSend() {
+		TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+		DurableKafka kafka = context.getBean(DurableKafka.class);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> tx.execute((status) -> kafka.send("orders placed!", "k", "payload")))
+			.withMessageContaining("orders placed!");
+	}
+
+	@Test
+	void aLongKeyFromThePayloadAppliesTheMessageOnce() throws Exception {
+		String message = "long-" + "x".repeat(300) + UUID.randomUUID();
+		producer.send(new ProducerRecord<>("edge-payload", "k", message));
+		producer.send(new ProducerRecord<>("edge-payload", "k", message)).get();
+		String marker = "marker-" + UUID.randomUUID();
+		producer.send(new ProducerRecord<>("edge-payload", "k", marker)).get();
+		await().atMost(Duration.ofSeconds(30)).until(() -> applied(marker) == 1);
+		assertThat(applied(message)).isOne();
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Edges {
 
@@ -160,6 +183,12 @@ class KafkaInboxEdgesTest {
 		void apply(String message) {
 			this.runs.computeIfAbsent(message, (m) -> new AtomicInteger()).incrementAndGet();
 			this.jdbc.sql("INSERT INTO edge_applied (message) VALUES (?)").param(message).update();
+		}
+
+		@KafkaListener(topics = "edge-payload", groupId = "edge-payload")
+		@IdempotentListener(missingKey = MissingKeyPolicy.KEY_FROM_PAYLOAD, key = "'edge:' + #payload")
+		public void onPayload(String payload) {
+			apply(payload);
 		}
 
 		@IdempotentListener
