@@ -55,7 +55,7 @@ public interface DurableKafka {
 	 * @throws io.ductor.effect.DurableEffectException without a transaction, or when the
 	 * payload cannot be stored
 	 * @throws IllegalArgumentException when {@code headers} names
-	 * {@code ductor-idempotency-key}
+	 * {@code ductor-idempotency-key}, or {@code topic} is not a valid Kafka topic name
 	 */
 	String send(String topic, @Nullable String key, Object payload, Map<String, String> headers);
 

@@ -1,7 +1,11 @@
 package io.ductor.messaging.internal;
 
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,6 +29,7 @@ import org.springframework.transaction.TransactionStatus;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
+import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.TransactionalDecision;
@@ -78,7 +83,7 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 				: invocation.getMethod();
 		Listener listener = this.listeners.computeIfAbsent(method, IdempotentListenerInterceptor::listener);
 		@Nullable Object[] arguments = invocation.getArguments();
-		String key = key(listener, method, arguments);
+		String key = storable(key(listener, method, arguments));
 		IdempotentRequest request = new IdempotentRequest("", listener.pool(), key, FINGERPRINT);
 		try {
 			return this.idempotency.executeInTransaction(request, DuplicatePolicy.DEFAULT,
@@ -170,6 +175,26 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 					+ " gave no key for a message without the '" + DuctorMessageHeaders.IDEMPOTENCY_KEY + "' header");
 		}
 		return key;
+	}
+
+	/**
+	 * The key as the dedup record keeps it: itself when it is a valid idempotency key,
+	 * else (too long, a space or a character outside visible ASCII, as a key from a
+	 * payload may have) its SHA-256 digest, the same for every copy of the message.
+	 */
+	static String storable(String key) {
+		try {
+			return IdempotentRequest.checkKey(key);
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			try {
+				byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+				return "sha256:" + HexFormat.of().formatHex(digest);
+			}
+			catch (NoSuchAlgorithmException impossible) {
+				throw new IllegalStateException(impossible);
+			}
+		}
 	}
 
 	/**

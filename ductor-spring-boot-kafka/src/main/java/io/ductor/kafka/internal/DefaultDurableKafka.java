@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -53,6 +55,13 @@ public class DefaultDurableKafka implements DurableKafka {
 		Objects.requireNonNull(topic, "topic must not be null");
 		if (topic.isBlank()) {
 			throw new IllegalArgumentException("topic must not be blank");
+		}
+		try {
+			Topic.validate(topic);
+		}
+		catch (InvalidTopicException ex) {
+			// refused now: committed, no attempt could ever send it
+			throw new IllegalArgumentException("'" + topic + "' is not a Kafka topic name: " + ex.getMessage(), ex);
 		}
 		Objects.requireNonNull(payload, "payload must not be null");
 		Objects.requireNonNull(headers, "headers must not be null");
