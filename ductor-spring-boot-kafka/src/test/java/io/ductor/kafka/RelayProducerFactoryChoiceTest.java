@@ -8,6 +8,7 @@ import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.kafka.core.ProducerFactory;
 
+import io.ductor.autoconfigure.internal.DuctorConfigurationException;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.kafka.autoconfigure.DuctorKafkaAutoConfiguration;
@@ -37,7 +38,9 @@ class RelayProducerFactoryChoiceTest {
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("ductor.kafka.enabled=false"));
+				.hasMessageContaining("ProducerFactory")
+				.isInstanceOfSatisfying(DuctorConfigurationException.class,
+						(refused) -> assertThat(refused.action()).contains("ductor.kafka.enabled=false")));
 	}
 
 }
