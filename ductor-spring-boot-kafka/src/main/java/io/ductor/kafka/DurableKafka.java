@@ -49,10 +49,13 @@ public interface DurableKafka {
 	 * @param topic the topic
 	 * @param key the record key, or {@code null} for none (and no ordering)
 	 * @param payload the payload, serialized as JSON with the application's JSON mapper
-	 * @param headers headers to add to the record, as UTF-8 text
+	 * @param headers headers to add to the record, as UTF-8 text; not
+	 * {@code ductor-idempotency-key}, which Ductor sets to the message's idempotency key
 	 * @return the idempotency key of the message
 	 * @throws io.ductor.effect.DurableEffectException without a transaction, or when the
 	 * payload cannot be stored
+	 * @throws IllegalArgumentException when {@code headers} names
+	 * {@code ductor-idempotency-key}, or {@code topic} is not a valid Kafka topic name
 	 */
 	String send(String topic, @Nullable String key, Object payload, Map<String, String> headers);
 

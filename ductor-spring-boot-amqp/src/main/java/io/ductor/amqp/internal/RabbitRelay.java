@@ -1,7 +1,10 @@
 package io.ductor.amqp.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
@@ -22,6 +25,7 @@ import io.ductor.amqp.DurableRabbit;
 import io.ductor.effect.DurableEffect;
 import io.ductor.effect.EffectContext;
 import io.ductor.effect.internal.AttemptReceipt;
+import io.ductor.internal.Ids;
 import io.ductor.messaging.DuctorMessageHeaders;
 
 /**
@@ -63,13 +67,25 @@ public class RabbitRelay implements DisposableBean {
 
 	/**
 	 * The ordering key of the messages to one exchange with one routing key (exchange
-	 * names hold no {@code /}).
+	 * names hold no {@code /}): the same for the same pair, at most
+	 * {@value Ids#MAX_LENGTH} characters. A pair too long for it (a routing key may have
+	 * 255 bytes) is keyed by its SHA-256 digest.
 	 * @param exchange the exchange
 	 * @param routingKey the routing key
 	 * @return the ordering key
 	 */
 	public static String orderingKey(String exchange, String routingKey) {
-		return "rabbitmq:" + exchange + "/" + routingKey;
+		String plain = "rabbitmq:" + exchange + "/" + routingKey;
+		if (plain.length() <= Ids.MAX_LENGTH) {
+			return plain;
+		}
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(plain.getBytes(StandardCharsets.UTF_8));
+			return "rabbitmq:sha256:" + HexFormat.of().formatHex(digest);
+		}
+		catch (NoSuchAlgorithmException impossible) {
+			throw new IllegalStateException(impossible);
+		}
 	}
 
 	/**

@@ -1,8 +1,14 @@
 package io.ductor.messaging.internal;
 
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Collection;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -10,7 +16,9 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -21,6 +29,7 @@ import org.springframework.transaction.TransactionStatus;
 import io.ductor.idempotency.DuplicatePolicy;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.IdempotentRequest;
+import io.ductor.idempotency.InvalidIdempotencyKeyException;
 import io.ductor.idempotency.Reservation;
 import io.ductor.idempotency.ReserveOutcome;
 import io.ductor.idempotency.TransactionalDecision;
@@ -47,6 +56,15 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
 
+	/**
+	 * The argument types of a batch listener (named: the brokers' clients are optional).
+	 */
+	private static final Set<String> BATCH_TYPES = Set.of("org.apache.kafka.clients.consumer.ConsumerRecords");
+
+	/** The element types of a batch listener's list argument. */
+	private static final Set<String> BATCH_ELEMENTS = Set.of("org.apache.kafka.clients.consumer.ConsumerRecord",
+			"org.springframework.messaging.Message", "org.springframework.amqp.core.Message");
+
 	private final IdempotencyService idempotency;
 
 	private final List<ListenerMessageReader> readers;
@@ -65,7 +83,7 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 				: invocation.getMethod();
 		Listener listener = this.listeners.computeIfAbsent(method, IdempotentListenerInterceptor::listener);
 		@Nullable Object[] arguments = invocation.getArguments();
-		String key = key(listener, method, arguments);
+		String key = storable(key(listener, method, arguments));
 		IdempotentRequest request = new IdempotentRequest("", listener.pool(), key, FINGERPRINT);
 		try {
 			return this.idempotency.executeInTransaction(request, DuplicatePolicy.DEFAULT,
@@ -160,6 +178,26 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 	}
 
 	/**
+	 * The key as the dedup record keeps it: itself when it is a valid idempotency key,
+	 * else (too long, a space or a character outside visible ASCII, as a key from a
+	 * payload may have) its SHA-256 digest, the same for every copy of the message.
+	 */
+	static String storable(String key) {
+		try {
+			return IdempotentRequest.checkKey(key);
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			try {
+				byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+				return "sha256:" + HexFormat.of().formatHex(digest);
+			}
+			catch (NoSuchAlgorithmException impossible) {
+				throw new IllegalStateException(impossible);
+			}
+		}
+	}
+
+	/**
 	 * Read and check a listener's declaration.
 	 * @param method the listener method
 	 * @return its settings
@@ -171,6 +209,11 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 			throw new IllegalStateException("No @IdempotentListener on " + describe(method));
 		}
 		String where = "@IdempotentListener " + describe(method);
+		if (isBatch(method)) {
+			throw new IllegalStateException(where + " is a batch listener: the inbox applies one message per call, "
+					+ "keyed by its own " + DuctorMessageHeaders.IDEMPOTENCY_KEY + " header, and cannot apply a batch "
+					+ "once per message. Take one record per call, or remove @IdempotentListener");
+		}
 		String pool = annotation.pool().isEmpty()
 				? "inbox:" + method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.pool();
 		try {
@@ -195,6 +238,31 @@ public class IdempotentListenerInterceptor implements MethodInterceptor {
 					+ "set key (for example key = \"'order:' + orderId\")");
 		}
 		return new Listener(pool, key, annotation.key(), annotation.missingKey());
+	}
+
+	/**
+	 * A batch listener: a {@code @KafkaListener(batch = "true")}, or one that takes the
+	 * records or messages of a batch.
+	 */
+	private static boolean isBatch(Method method) {
+		AnnotationAttributes kafka = AnnotatedElementUtils.getMergedAnnotationAttributes(method,
+				"org.springframework.kafka.annotation.KafkaListener");
+		if (kafka != null && "true".equals(kafka.get("batch"))) {
+			return true;
+		}
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			ResolvableType type = ResolvableType.forMethodParameter(method, i);
+			if (BATCH_TYPES.contains(type.toClass().getName())) {
+				return true;
+			}
+			if (Collection.class.isAssignableFrom(type.toClass())) {
+				Class<?> element = type.asCollection().getGeneric(0).toClass();
+				if (BATCH_ELEMENTS.contains(element.getName())) {
+					return true;
+				}
+			}
+		}
+		return false;
 	}
 
 	static String describe(Method method) {

@@ -28,6 +28,7 @@ import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
 
+import io.ductor.autoconfigure.internal.DuctorConfigurationException;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.idempotency.IdempotencyService;
@@ -72,8 +73,16 @@ public final class DuctorKafkaAutoConfiguration {
 		KafkaRelay ductorKafkaRelay(ProducerFactory<?, ?> producerFactory, JsonCodec codec,
 				DuctorKafkaProperties properties, ObjectProvider<ObservationRegistry> observationRegistry,
 				ObjectProvider<MeterRegistry> meterRegistry) {
+			Map<String, Object> application = producerFactory.getConfigurationProperties();
+			if (application.isEmpty()) {
+				throw new DuctorConfigurationException("The application's ProducerFactory ("
+						+ producerFactory.getClass().getName() + ") does not expose its configuration "
+						+ "(getConfigurationProperties() is empty), from which Ductor's Kafka relay derives its producer",
+						"Define a DefaultKafkaProducerFactory (or let Spring Boot configure one from spring.kafka.*), "
+								+ "or turn Ductor's Kafka outbox off with ductor.kafka.enabled=false");
+			}
 			DefaultKafkaProducerFactory<String, byte[]> relayFactory = new DefaultKafkaProducerFactory<>(
-					RelayProducerConfig.of(producerFactory.getConfigurationProperties(), properties.sendTimeout()));
+					RelayProducerConfig.of(application, properties.sendTimeout()));
 			KafkaTemplate<String, byte[]> template = new KafkaTemplate<>(relayFactory);
 			ObservationRegistry observations = observationRegistry.getIfUnique();
 			if (observations != null) {

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -19,6 +21,7 @@ import io.ductor.effect.EffectRequest;
 import io.ductor.idempotency.IdempotentRequest;
 import io.ductor.internal.Ids;
 import io.ductor.kafka.DurableKafka;
+import io.ductor.messaging.DuctorMessageHeaders;
 
 /**
  * Records messages as intents of the relay effect, with the ordering key
@@ -53,8 +56,20 @@ public class DefaultDurableKafka implements DurableKafka {
 		if (topic.isBlank()) {
 			throw new IllegalArgumentException("topic must not be blank");
 		}
+		try {
+			Topic.validate(topic);
+		}
+		catch (InvalidTopicException ex) {
+			// refused now: committed, no attempt could ever send it
+			throw new IllegalArgumentException("'" + topic + "' is not a Kafka topic name: " + ex.getMessage(), ex);
+		}
 		Objects.requireNonNull(payload, "payload must not be null");
 		Objects.requireNonNull(headers, "headers must not be null");
+		if (headers.keySet().stream().anyMatch(DuctorMessageHeaders.IDEMPOTENCY_KEY::equalsIgnoreCase)) {
+			throw new IllegalArgumentException("The header " + DuctorMessageHeaders.IDEMPOTENCY_KEY
+					+ " is set by Ductor to the message's idempotency key; pass the key with "
+					+ "send(idempotencyKey, ..) instead");
+		}
 		JsonNode json;
 		try {
 			json = this.mapper.valueToTree(payload);

@@ -50,6 +50,23 @@ public final class RelayProducerConfig {
 					"Remove spring.kafka.producer.properties.enable.idempotence or set it to true, or turn Ductor's "
 							+ "Kafka outbox off with ductor.kafka.enabled=false");
 		}
+		Object retries = application.get(ProducerConfig.RETRIES_CONFIG);
+		if (retries != null && millis(retries, 1) == 0) {
+			throw new DuctorConfigurationException(
+					"The Kafka producer is configured with retries=0 (spring.kafka.producer.retries), but the "
+							+ "idempotent producer of Ductor's relay needs retries",
+					"Remove spring.kafka.producer.retries or set it above 0, or turn Ductor's Kafka outbox off with "
+							+ "ductor.kafka.enabled=false");
+		}
+		Object inFlight = application.get(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
+		if (inFlight != null && millis(inFlight, 5) > 5) {
+			throw new DuctorConfigurationException(
+					"The Kafka producer is configured with " + ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION
+							+ "=" + inFlight + " (spring.kafka.producer.properties."
+							+ ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION
+							+ "), but the idempotent producer of Ductor's relay keeps order with at most 5",
+					"Set it to 5 or less, or turn Ductor's Kafka outbox off with ductor.kafka.enabled=false");
+		}
 		Map<String, Object> relay = new HashMap<>(application);
 		relay.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
 		relay.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
