@@ -193,6 +193,40 @@ class AssemblyPromisesTest {
 		assertThat(output.toString()).doesNotContain("is not eligible for getting processed by all BeanPostProcessors");
 	}
 
+	/**
+	 * The same with Spring Boot's own AOP, observation and metrics auto-configurations
+	 * (whose post-processors collect handlers and binders, Ductor's among them) and
+	 * Ductor's health and endpoint.
+	 */
+	@Test
+	void startsWithBootsObservationAndMetricsWithoutBeansIneligibleForPostProcessing(CapturedOutput output) {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
+				org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class,
+				org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+				org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration.class,
+				org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration.class,
+				org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration.class,
+				org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class,
+				DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
+				DuctorIdempotencyAutoConfiguration.class, DuctorObservationAutoConfiguration.class,
+				DuctorMetricsAutoConfiguration.class,
+				io.ductor.health.autoconfigure.DuctorHealthAutoConfiguration.class,
+				io.ductor.actuate.autoconfigure.DuctorEndpointAutoConfiguration.class))
+			.withPropertyValues(postgres.springProperties())
+			.withUserConfiguration(EffectsConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				inTransaction(context.getBean(PlatformTransactionManager.class),
+						() -> context.getBean(Effects.class).echo("advised with Boot's"));
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> context.getBean(Effects.class).received().contains("advised with Boot's"));
+			});
+		assertThat(output.toString()).doesNotContain("is not eligible for getting processed by all BeanPostProcessors");
+	}
+
 	private static void inTransaction(PlatformTransactionManager transactionManager, Runnable work) {
 		new TransactionTemplate(transactionManager).executeWithoutResult((status) -> work.run());
 	}
