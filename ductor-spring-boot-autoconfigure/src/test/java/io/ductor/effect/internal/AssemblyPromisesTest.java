@@ -227,6 +227,37 @@ class AssemblyPromisesTest {
 		assertThat(output.toString()).doesNotContain("is not eligible for getting processed by all BeanPostProcessors");
 	}
 
+	/**
+	 * docs/effects.md: the operator's {@code EffectOperations} and
+	 * {@code RecurringAlarms} are each "replaced by a bean of its own type"; the effects
+	 * and the drainer keep working beside an application's own. An application that
+	 * guards its operator services (one that refuses every call without an operator
+	 * signed in) still starts, with Boot's metrics, and its effects still run.
+	 */
+	@Test
+	void guardedOperatorServicesLeaveStartUpAndEffectsAloneWithMetrics() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
+				org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+				org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration.class,
+				org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration.class,
+				org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class,
+				DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
+				DuctorMetricsAutoConfiguration.class))
+			.withPropertyValues(postgres.springProperties())
+			.withPropertyValues("ductor.effects.drainer.poll-interval=100ms")
+			.withUserConfiguration(EffectsConfiguration.class, GuardedOperatorServices.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				inTransaction(context.getBean(PlatformTransactionManager.class),
+						() -> context.getBean(Effects.class).echo("beside guarded services"));
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> context.getBean(Effects.class).received().contains("beside guarded services"));
+			});
+	}
+
 	private static void inTransaction(PlatformTransactionManager transactionManager, Runnable work) {
 		new TransactionTemplate(transactionManager).executeWithoutResult((status) -> work.run());
 	}
@@ -287,6 +318,31 @@ class AssemblyPromisesTest {
 				ALERTS.add(runId);
 				return 0;
 			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class GuardedOperatorServices {
+
+		@Bean
+		io.ductor.effect.EffectOperations guardedOperations() {
+			return guarded(io.ductor.effect.EffectOperations.class);
+		}
+
+		@Bean
+		io.ductor.effect.RecurringAlarms guardedAlarms() {
+			return guarded(io.ductor.effect.RecurringAlarms.class);
+		}
+
+		private static <T> T guarded(Class<T> type) {
+			return type.cast(java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type },
+					(proxy, method, args) -> switch (method.getName()) {
+						case "toString" -> "the application's guarded " + type.getSimpleName();
+						case "hashCode" -> 0;
+						case "equals" -> proxy == args[0];
+						default -> throw new SecurityException("no operator signed in: " + method.getName());
+					}));
 		}
 
 	}
