@@ -247,10 +247,17 @@ class AssemblyPromisesTest {
 				DuctorAutoConfiguration.class, DuctorEffectsAutoConfiguration.class,
 				DuctorMetricsAutoConfiguration.class))
 			.withPropertyValues(postgres.springProperties())
-			.withPropertyValues("ductor.effects.drainer.poll-interval=100ms")
+			.withPropertyValues("ductor.effects.drainer.poll-interval=100ms",
+					"ductor.effects.alarms.hourly.effect=echo", "ductor.effects.alarms.hourly.every=1h",
+					"ductor.effects.alarms.hourly.arguments[0]=tick")
 			.withUserConfiguration(EffectsConfiguration.class, GuardedOperatorServices.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
+				io.micrometer.core.instrument.MeterRegistry meters = context
+					.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> Double
+						.isFinite(meters.get("ductor.alarms.next.due").tag("alarm", "hourly").gauge().value()));
 				inTransaction(context.getBean(PlatformTransactionManager.class),
 						() -> context.getBean(Effects.class).echo("beside guarded services"));
 				await().atMost(Duration.ofSeconds(20))
