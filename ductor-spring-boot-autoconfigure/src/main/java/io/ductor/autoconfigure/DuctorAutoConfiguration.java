@@ -30,6 +30,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.ductor.autoconfigure.internal.DuctorConfigurationException;
 import io.ductor.autoconfigure.internal.DuctorDataSources;
 import io.ductor.autoconfigure.internal.DuctorPropertyNames;
 import io.ductor.effect.internal.EffectDrainer;
@@ -165,10 +166,26 @@ public final class DuctorAutoConfiguration {
 				observations.getIfUnique(() -> DuctorObservations.NOOP));
 	}
 
+	/**
+	 * The application's {@code JsonMapper} (its only or primary one); one of Ductor's own
+	 * only when the application has none. Several without a primary one fail start-up
+	 * rather than store effect arguments with a mapper the application did not configure.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper) {
-		return new JsonCodec(jsonMapper.getIfUnique(() -> JsonMapper.builder().findAndAddModules().build()));
+	JsonCodec ductorJsonCodec(ObjectProvider<JsonMapper> jsonMapper, ListableBeanFactory beans) {
+		JsonMapper unique = jsonMapper.getIfUnique();
+		if (unique != null) {
+			return new JsonCodec(unique);
+		}
+		String[] names = beans.getBeanNamesForType(JsonMapper.class);
+		if (names.length > 0) {
+			throw new DuctorConfigurationException(
+					"Ductor found " + names.length + " JsonMapper beans and cannot tell which one stores effect"
+							+ " arguments, run states and stored responses: " + String.join(", ", names),
+					"Mark one JsonMapper bean @Primary.");
+		}
+		return new JsonCodec(JsonMapper.builder().findAndAddModules().build());
 	}
 
 	@Bean

@@ -15,7 +15,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.ductor.effect.EffectIntent;
-import io.ductor.effect.EffectOperations;
 import io.ductor.effect.internal.CallingThreadDrainer;
 import io.ductor.effect.internal.EffectTestSupport;
 import io.ductor.run.Run;
@@ -50,8 +49,6 @@ public final class DuctorTester implements AutoCloseable {
 
 	private final EffectTestSupport effects;
 
-	private final EffectOperations operations;
-
 	private final CallingThreadDrainer drainer;
 
 	private final WorkerTask alarmScheduler;
@@ -72,15 +69,13 @@ public final class DuctorTester implements AutoCloseable {
 	 * Created by the tester's auto-configuration; tests inject the bean.
 	 * @param effects the feature's facilities for tests
 	 * @param alarmScheduler the recurring-alarm scheduler's round
-	 * @param operations the intents, as an operator reads them
 	 * @param dataSource Ductor's data source
 	 * @param mapper the JSON mapper
 	 * @param ticks the tick service, if any
 	 */
-	DuctorTester(EffectTestSupport effects, WorkerTask alarmScheduler, EffectOperations operations,
-			DataSource dataSource, JsonMapper mapper, @Nullable TickService ticks) {
+	DuctorTester(EffectTestSupport effects, WorkerTask alarmScheduler, DataSource dataSource, JsonMapper mapper,
+			@Nullable TickService ticks) {
 		this.effects = effects;
-		this.operations = operations;
 		this.drainer = effects.callingThreadDrainer();
 		this.alarmScheduler = alarmScheduler;
 		this.jdbc = new JdbcTemplate(dataSource);
@@ -223,7 +218,7 @@ public final class DuctorTester implements AutoCloseable {
 		return this.jdbc
 			.queryForList("SELECT id FROM eec_effect_intent WHERE id > ? ORDER BY id", Long.class, this.recordedAfter)
 			.stream()
-			.map(this.operations::find)
+			.map(this.effects::find)
 			.flatMap(Optional::stream)
 			.toList();
 	}

@@ -7,7 +7,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
-import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
 import io.ductor.effect.internal.AlarmScheduler;
 import io.ductor.effect.internal.EffectTestSupport;
@@ -38,10 +37,9 @@ final class DuctorTesterAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	DuctorTester ductorTester(EffectTestSupport effects, AlarmScheduler alarmScheduler, EffectOperations operations,
-			DuctorDatabase database, JsonCodec json, ObjectProvider<TickService> ticks) {
-		return new DuctorTester(effects, alarmScheduler, operations, database.dataSource(), json.mapper(),
-				ticks.getIfAvailable());
+	DuctorTester ductorTester(EffectTestSupport effects, AlarmScheduler alarmScheduler, DuctorDatabase database,
+			JsonCodec json, ObjectProvider<TickService> ticks) {
+		return new DuctorTester(effects, alarmScheduler, database.dataSource(), json.mapper(), ticks.getIfAvailable());
 	}
 
 }

@@ -20,6 +20,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -429,9 +430,11 @@ public final class DuctorEffectsAutoConfiguration {
 
 		/**
 		 * Wakes the drainer when another instance commits a due intent; closing the
-		 * subscription (with the context) stops it.
+		 * subscription (with the context) stops it. Never lazy: nothing depends on it, so
+		 * with {@code spring.main.lazy-initialization=true} it would never subscribe.
 		 */
 		@Bean
+		@Lazy(false)
 		@ConditionalOnMissingBean(name = "ductorDrainerWakeUps")
 		@ConditionalOnBean(PostgresNotificationListener.class)
 		@ConditionalOnBooleanProperty(name = "ductor.effects.drainer.enabled", matchIfMissing = true)

@@ -145,13 +145,7 @@ public final class DefaultEffectOperations implements EffectOperations {
 
 	@Override
 	public List<EffectConcurrency> concurrency() {
-		Map<String, Integer> used = this.slots.inUse();
-		return this.slots.limits()
-			.entrySet()
-			.stream()
-			.map((limit) -> new EffectConcurrency(limit.getKey(), limit.getValue(),
-					used.getOrDefault(limit.getKey(), 0)))
-			.toList();
+		return this.slots.concurrency();
 	}
 
 	@Override

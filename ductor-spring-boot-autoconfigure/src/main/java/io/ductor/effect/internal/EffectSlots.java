@@ -15,6 +15,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.ductor.effect.EffectConcurrency;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 
 /**
@@ -214,6 +215,19 @@ public final class EffectSlots {
 			return statement.executeUpdate();
 		});
 		return claimed;
+	}
+
+	/**
+	 * @return every limited effect with its limit and the slots in use across all
+	 * instances
+	 */
+	public List<EffectConcurrency> concurrency() {
+		Map<String, Integer> used = inUse();
+		return limits().entrySet()
+			.stream()
+			.map((limit) -> new EffectConcurrency(limit.getKey(), limit.getValue(),
+					used.getOrDefault(limit.getKey(), 0)))
+			.toList();
 	}
 
 	/**

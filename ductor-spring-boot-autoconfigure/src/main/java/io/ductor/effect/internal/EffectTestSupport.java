@@ -1,11 +1,14 @@
 package io.ductor.effect.internal;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+
+import io.ductor.effect.EffectIntent;
 
 /**
  * What {@code ductor-spring-boot-test} drives the feature with, built from the feature's
@@ -110,6 +113,16 @@ public final class EffectTestSupport {
 	 */
 	public void restartRecurringAlarms() {
 		this.transactions.executeWithoutResult((status) -> this.recurring.restartAtDatabaseClock());
+	}
+
+	/**
+	 * For tests: an intent as it is stored, read as the drainer reads it (not through the
+	 * application's {@code EffectOperations}, which may be its own).
+	 * @param id the intent's id
+	 * @return the intent, if there is one
+	 */
+	public Optional<EffectIntent> find(long id) {
+		return this.reads.find(id);
 	}
 
 }

@@ -16,10 +16,9 @@ import org.springframework.context.annotation.Bean;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorProperties;
-import io.ductor.effect.EffectOperations;
-import io.ductor.effect.RecurringAlarms;
 import io.ductor.effect.autoconfigure.DuctorConfiguredAlarms;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.effect.internal.EffectSlots;
 import io.ductor.metrics.internal.DuctorBacklog;
 import io.ductor.metrics.internal.DuctorMetrics;
 import io.ductor.metrics.internal.DuctorObserver;
@@ -45,14 +44,20 @@ public final class DuctorMetricsAutoConfiguration {
 		return new DuctorMetrics(backlog, registry);
 	}
 
+	/**
+	 * The slot and alarm gauges, read as the drainer and the alarm scheduler read them
+	 * (not through the application's {@code EffectOperations} or {@code RecurringAlarms},
+	 * which may be its own).
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean({ EffectOperations.class, RecurringAlarms.class })
-	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectOperations operations, RecurringAlarms recurringAlarms,
-			DuctorProperties properties, ObjectProvider<DuctorConfiguredAlarms> alarms) {
+	@ConditionalOnBean({ EffectSlots.class, io.ductor.effect.internal.RecurringAlarms.class })
+	DuctorSchedulingMetrics ductorSchedulingMetrics(EffectSlots slots,
+			io.ductor.effect.internal.RecurringAlarms recurringAlarms, DuctorProperties properties,
+			ObjectProvider<DuctorConfiguredAlarms> alarms) {
 		DuctorConfiguredAlarms configured = alarms.getIfAvailable(() -> DuctorConfiguredAlarms.NONE);
-		return new DuctorSchedulingMetrics(operations, recurringAlarms, properties.backlog().cacheTtl(),
-				new ArrayList<>(new TreeSet<>(configured.byName().keySet())));
+		return new DuctorSchedulingMetrics(slots::limits, slots::concurrency, recurringAlarms::list,
+				properties.backlog().cacheTtl(), new ArrayList<>(new TreeSet<>(configured.byName().keySet())));
 	}
 
 }

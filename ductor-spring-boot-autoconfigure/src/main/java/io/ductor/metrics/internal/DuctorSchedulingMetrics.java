@@ -13,9 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.ductor.effect.EffectConcurrency;
-import io.ductor.effect.EffectOperations;
 import io.ductor.effect.RecurringAlarm;
-import io.ductor.effect.RecurringAlarms;
 
 /**
  * Gauges of recurring alarms and concurrency limits, read from one cached snapshot (so a
@@ -33,9 +31,11 @@ import io.ductor.effect.RecurringAlarms;
  */
 public class DuctorSchedulingMetrics implements MeterBinder {
 
-	private final EffectOperations operations;
+	private final Supplier<Map<String, Integer>> limits;
 
-	private final RecurringAlarms alarms;
+	private final Supplier<List<EffectConcurrency>> concurrency;
+
+	private final Supplier<List<RecurringAlarm>> alarms;
 
 	private final Duration ttl;
 
@@ -46,14 +46,16 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 	private volatile Snapshot snapshot;
 
 	/**
-	 * @param operations where limits are read
-	 * @param alarms where alarms are read
+	 * @param limits the concurrency limits of the limited effects, by name
+	 * @param concurrency the limited effects with their slots in use
+	 * @param alarms the stored recurring alarms
 	 * @param ttl how long one snapshot is reused
 	 * @param alarmNames alarms to show besides those stored when the meters are bound
 	 */
-	public DuctorSchedulingMetrics(EffectOperations operations, RecurringAlarms alarms, Duration ttl,
-			List<String> alarmNames) {
-		this.operations = operations;
+	public DuctorSchedulingMetrics(Supplier<Map<String, Integer>> limits, Supplier<List<EffectConcurrency>> concurrency,
+			Supplier<List<RecurringAlarm>> alarms, Duration ttl, List<String> alarmNames) {
+		this.limits = limits;
+		this.concurrency = concurrency;
 		this.alarms = alarms;
 		this.ttl = ttl;
 		this.clock = Instant::now;
@@ -64,7 +66,7 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 	public void bindTo(MeterRegistry registry) {
 		TreeSet<String> alarms = new TreeSet<>(this.alarmNames);
 		try {
-			this.alarms.recurringAlarms().forEach((alarm) -> alarms.add(alarm.name()));
+			this.alarms.get().forEach((alarm) -> alarms.add(alarm.name()));
 		}
 		catch (RuntimeException ex) {
 			// the database is unreachable now: the declared alarms still get their gauges
@@ -87,7 +89,7 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 				.tag("alarm", alarm)
 				.register(registry);
 		}
-		for (String effect : this.operations.concurrencyLimits().keySet()) {
+		for (String effect : this.limits.get().keySet()) {
 			Gauge
 				.builder("ductor.effects.slots.used", this,
 						(metrics) -> metrics.slots(effect, (found) -> (double) found.inUse()))
@@ -128,9 +130,9 @@ public class DuctorSchedulingMetrics implements MeterBinder {
 		Instant now = this.clock.get();
 		if (current == null || current.takenAt().plus(this.ttl).isBefore(now)) {
 			Map<String, RecurringAlarm> alarms = new java.util.HashMap<>();
-			this.alarms.recurringAlarms().forEach((alarm) -> alarms.put(alarm.name(), alarm));
+			this.alarms.get().forEach((alarm) -> alarms.put(alarm.name(), alarm));
 			Map<String, EffectConcurrency> slots = new java.util.HashMap<>();
-			this.operations.concurrency().forEach((limit) -> slots.put(limit.effectName(), limit));
+			this.concurrency.get().forEach((limit) -> slots.put(limit.effectName(), limit));
 			current = new Snapshot(now, alarms, slots);
 			this.snapshot = current;
 		}
