@@ -195,7 +195,24 @@ public final class DuctorAutoConfiguration {
 			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
 		return new DefaultTickService(database.dataSource(), database.transactionManager(), json,
 				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()), instrumentation,
-				failureHandler.getIfUnique(() -> RunFailureHandler.NONE));
+				everyHandler(failureHandler.orderedStream().toList()));
+	}
+
+	/**
+	 * Ductor's handler records the run's compensations; an application's is told besides,
+	 * never instead of it.
+	 */
+	private static RunFailureHandler everyHandler(List<RunFailureHandler> handlers) {
+		if (handlers.isEmpty()) {
+			return RunFailureHandler.NONE;
+		}
+		return (runId) -> {
+			int recorded = 0;
+			for (RunFailureHandler handler : handlers) {
+				recorded += handler.runFailed(runId);
+			}
+			return recorded;
+		};
 	}
 
 	@Bean

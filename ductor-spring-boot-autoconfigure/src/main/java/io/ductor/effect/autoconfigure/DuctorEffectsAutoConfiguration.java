@@ -332,10 +332,11 @@ public final class DuctorEffectsAutoConfiguration {
 
 		/**
 		 * Records a run's compensations in the transaction of the tick that fails it; the
-		 * tick service receives it.
+		 * tick service receives it beside any handler of the application's. Not
+		 * conditional: the compensations of a failed run are a promise, not an extension
+		 * point.
 		 */
 		@Bean
-		@ConditionalOnMissingBean
 		RunFailureHandler ductorRunFailureHandler(Compensations compensations) {
 			return compensations::runFailed;
 		}
