@@ -25,6 +25,16 @@ public class Orders {
 	}
 
 	@Transactional
+	public void ship(String id) {
+		this.events.publishEvent(new OrderShipped(id));
+	}
+
+	@Transactional
+	public void dispatch(String id) {
+		this.events.publishEvent(new OrderDispatched(id));
+	}
+
+	@Transactional
 	public void placeThenFail(String id) {
 		place(id);
 		throw new IllegalStateException("the order is rolled back");
