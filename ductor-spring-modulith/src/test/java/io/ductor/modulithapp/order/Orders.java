@@ -35,6 +35,11 @@ public class Orders {
 	}
 
 	@Transactional
+	public void pay(String id, long cents) {
+		this.events.publishEvent(new OrderPaid(id, new OrderPaid.Cents(cents)));
+	}
+
+	@Transactional
 	public void placeThenFail(String id) {
 		place(id);
 		throw new IllegalStateException("the order is rolled back");
