@@ -29,6 +29,7 @@ import io.ductor.modulith.internal.DuctorListenerFactory;
 import io.ductor.modulith.internal.EventCodec;
 import io.ductor.modulith.internal.PublicationDelivery;
 import io.ductor.modulith.internal.PublicationStore;
+import io.ductor.modulith.internal.PublishedEvents;
 
 /**
  * Spring Modulith's event publication registry on Ductor, when Modulith's event support
@@ -58,8 +59,14 @@ public final class DuctorModulithAutoConfiguration {
 	}
 
 	@Bean
-	PublicationDelivery ductorModulithDelivery(DuctorListenerFactory listeners, EventCodec events) {
-		return new PublicationDelivery(listeners, events);
+	PublishedEvents ductorModulithPublishedEvents() {
+		return new PublishedEvents();
+	}
+
+	@Bean
+	PublicationDelivery ductorModulithDelivery(DuctorListenerFactory listeners, EventCodec events,
+			PublishedEvents published) {
+		return new PublicationDelivery(listeners, events, published);
 	}
 
 	@Bean
@@ -70,7 +77,7 @@ public final class DuctorModulithAutoConfiguration {
 	@Bean
 	DuctorEventPublicationRegistry eventPublicationRegistry(DuctorListenerFactory listeners,
 			PublicationDelivery delivery, EventCodec events, PublicationStore store, EffectOperations operations,
-			ObjectProvider<Clock> clock, Environment environment) {
+			ObjectProvider<Clock> clock, Environment environment, PublishedEvents published) {
 		String mode = environment.getProperty(CompletionMode.PROPERTY);
 		if (mode != null && !mode.isBlank() && !mode.trim().equalsIgnoreCase(CompletionMode.UPDATE.name())) {
 			throw new DuctorConfigurationException(
@@ -81,7 +88,7 @@ public final class DuctorModulithAutoConfiguration {
 							+ "ductor.modulith.enabled=false to keep a Modulith registry of your own");
 		}
 		return new DuctorEventPublicationRegistry(listeners, delivery, events, store, operations,
-				clock.getIfAvailable(Clock::systemUTC));
+				clock.getIfAvailable(Clock::systemUTC), published);
 	}
 
 }

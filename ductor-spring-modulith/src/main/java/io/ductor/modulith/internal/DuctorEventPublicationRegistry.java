@@ -53,16 +53,20 @@ public class DuctorEventPublicationRegistry implements EventPublicationRegistry,
 
 	private final Clock clock;
 
+	private final PublishedEvents published;
+
 	private final Set<String> notRun = ConcurrentHashMap.newKeySet();
 
 	public DuctorEventPublicationRegistry(DuctorListenerFactory listeners, PublicationDelivery delivery,
-			EventCodec events, PublicationStore store, EffectOperations operations, Clock clock) {
+			EventCodec events, PublicationStore store, EffectOperations operations, Clock clock,
+			PublishedEvents published) {
 		this.listeners = listeners;
 		this.delivery = delivery;
 		this.events = events;
 		this.store = store;
 		this.operations = operations;
 		this.clock = clock;
+		this.published = published;
 	}
 
 	/**
@@ -94,6 +98,7 @@ public class DuctorEventPublicationRegistry implements EventPublicationRegistry,
 			}
 			UUID identifier = UUID.randomUUID();
 			this.delivery.deliver(identifier.toString(), listenerId, eventType, json);
+			this.published.keep(identifier.toString(), event);
 			RecordedPublications.mark(event, listenerId);
 			publications.add(DuctorEventPublication.published(identifier, target, event, this.clock.instant()));
 		}

@@ -43,10 +43,31 @@ class DuctorListenerAdapter extends TransactionalApplicationListenerMethodAdapte
 
 	private volatile @Nullable Object directBean;
 
+	private volatile @Nullable String qualifiedId;
+
 	DuctorListenerAdapter(String beanName, Class<?> targetClass, Method method, BeanFactory beanFactory) {
 		super(beanName, targetClass, method);
 		this.beanName = beanName;
 		this.beanFactory = beanFactory;
+	}
+
+	/**
+	 * The listener id, with the bean's name appended when another bean has the same
+	 * listener (two beans of one class): publications are keyed and run by listener id.
+	 */
+	@Override
+	public String getListenerId() {
+		String qualified = this.qualifiedId;
+		return (qualified != null) ? qualified : super.getListenerId();
+	}
+
+	/** Appends the bean's name to the listener id. */
+	void qualifyWithBeanName() {
+		this.qualifiedId = super.getListenerId() + "@" + this.beanName;
+	}
+
+	String beanName() {
+		return this.beanName;
 	}
 
 	@Override

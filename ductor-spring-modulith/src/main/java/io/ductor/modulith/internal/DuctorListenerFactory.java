@@ -1,6 +1,8 @@
 package io.ductor.modulith.internal;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -28,6 +30,9 @@ public class DuctorListenerFactory extends TransactionalEventListenerFactory imp
 	public static final int ORDER = 20;
 
 	private final Map<String, DuctorListenerAdapter> adapters = new ConcurrentHashMap<>();
+
+	/** The adapters whose plain listener id another bean also has, by that id. */
+	private final Map<String, List<DuctorListenerAdapter>> shared = new ConcurrentHashMap<>();
 
 	private @Nullable BeanFactory beanFactory;
 
@@ -58,8 +63,33 @@ public class DuctorListenerFactory extends TransactionalEventListenerFactory imp
 		DuctorListenerAdapter adapter = ConditionalEventListener.class.isAssignableFrom(type)
 				? new DuctorListenerAdapter.Conditional(beanName, type, method, factory)
 				: new DuctorListenerAdapter(beanName, type, method, factory);
-		this.adapters.put(adapter.getListenerId(), adapter);
+		register(adapter);
 		return adapter;
+	}
+
+	/**
+	 * Remembers an adapter by its listener id. Two beans of one listener class have the
+	 * same id; were one of them kept under it, the drainer would call that bean for the
+	 * publications of both, and the other never: each then gets its bean's name appended.
+	 */
+	private synchronized void register(DuctorListenerAdapter adapter) {
+		String id = adapter.getListenerId();
+		List<DuctorListenerAdapter> sharing = this.shared.get(id);
+		if (sharing == null) {
+			DuctorListenerAdapter previous = this.adapters.putIfAbsent(id, adapter);
+			if (previous == null || previous.beanName().equals(adapter.beanName())) {
+				this.adapters.put(id, adapter);
+				return;
+			}
+			this.adapters.remove(id);
+			previous.qualifyWithBeanName();
+			this.adapters.put(previous.getListenerId(), previous);
+			sharing = new ArrayList<>(List.of(previous));
+			this.shared.put(id, sharing);
+		}
+		sharing.add(adapter);
+		adapter.qualifyWithBeanName();
+		this.adapters.put(adapter.getListenerId(), adapter);
 	}
 
 	/**

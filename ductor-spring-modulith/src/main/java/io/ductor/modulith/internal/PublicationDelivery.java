@@ -19,9 +19,12 @@ public class PublicationDelivery {
 
 	private final EventCodec events;
 
-	public PublicationDelivery(DuctorListenerFactory listeners, EventCodec events) {
+	private final PublishedEvents published;
+
+	public PublicationDelivery(DuctorListenerFactory listeners, EventCodec events, PublishedEvents published) {
 		this.listeners = listeners;
 		this.events = events;
+		this.published = published;
 	}
 
 	/**
@@ -38,14 +41,18 @@ public class PublicationDelivery {
 			throw new NonRetryableEffectException("Listener " + listenerId + " does not exist in this application; "
 					+ "retry the publication once it is back");
 		}
-		Object payload;
-		try {
-			payload = this.events.read(eventType, event);
-		}
-		catch (RuntimeException | LinkageError ex) {
-			throw new NonRetryableEffectException(
-					"Cannot read the stored event of type " + eventType + " for listener " + listenerId + ": " + ex,
-					ex);
+		// the event as published when this application recorded it and this is its first
+		// delivery here; otherwise read from its JSON
+		Object payload = this.published.take(publicationId);
+		if (payload == null) {
+			try {
+				payload = this.events.read(eventType, event);
+			}
+			catch (RuntimeException | LinkageError ex) {
+				throw new NonRetryableEffectException(
+						"Cannot read the stored event of type " + eventType + " for listener " + listenerId + ": " + ex,
+						ex);
+			}
 		}
 		listener.deliver((payload instanceof ApplicationEvent applicationEvent) ? applicationEvent
 				: new PayloadApplicationEvent<>(this, payload));

@@ -25,6 +25,8 @@ public class Stock {
 
 	private final java.util.Set<String> cured = ConcurrentHashMap.newKeySet();
 
+	private final Map<String, java.util.concurrent.CountDownLatch> held = new ConcurrentHashMap<>();
+
 	Stock(JdbcClient jdbc) {
 		this.jdbc = jdbc;
 	}
@@ -33,6 +35,10 @@ public class Stock {
 	public void on(OrderPlaced event) throws InterruptedException {
 		int call = this.calls.computeIfAbsent(event.id(), (id) -> new AtomicInteger()).incrementAndGet();
 		Thread.sleep(20);
+		if (event.id().startsWith("slow")) {
+			// held until released, so that a test can act while this call runs
+			hold(event.id()).await(60, java.util.concurrent.TimeUnit.SECONDS);
+		}
 		if (event.id().startsWith("flaky") && call <= 2) {
 			throw new IllegalStateException("the warehouse is busy (call " + call + ")");
 		}
@@ -48,6 +54,14 @@ public class Stock {
 	public int calls(String orderId) {
 		AtomicInteger count = this.calls.get(orderId);
 		return (count != null) ? count.get() : 0;
+	}
+
+	public void release(String orderId) {
+		hold(orderId).countDown();
+	}
+
+	private java.util.concurrent.CountDownLatch hold(String orderId) {
+		return this.held.computeIfAbsent(orderId, (id) -> new java.util.concurrent.CountDownLatch(1));
 	}
 
 	public void cure(String orderId) {

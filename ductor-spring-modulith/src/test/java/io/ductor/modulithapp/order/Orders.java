@@ -25,6 +25,21 @@ public class Orders {
 	}
 
 	@Transactional
+	public void ship(String id) {
+		this.events.publishEvent(new OrderShipped(id));
+	}
+
+	@Transactional
+	public void dispatch(String id) {
+		this.events.publishEvent(new OrderDispatched(id));
+	}
+
+	@Transactional
+	public void pay(String id, long cents) {
+		this.events.publishEvent(new OrderPaid(id, new OrderPaid.Cents(cents)));
+	}
+
+	@Transactional
 	public void placeThenFail(String id) {
 		place(id);
 		throw new IllegalStateException("the order is rolled back");
