@@ -53,11 +53,14 @@ import io.ductor.kafka.autoconfigure.DuctorKafkaAutoConfiguration;
 /**
  * Scenario 11: publishing to Kafka from a database transaction. Each transaction inserts
  * an order row and publishes a message; P producer threads; a consumer in the same JVM
- * reads the topic. Three systems: Ductor's relay ({@code DurableKafka.send}, sent after
- * the commit, completed on the broker's acknowledgement) with {@value #KEYS} record keys
+ * reads the topic. Systems: Ductor's relay ({@code DurableKafka.send}, sent after the
+ * commit, completed on the broker's acknowledgement) with {@value #KEYS} record keys
  * (ordered per key: one message of a key at a time) and without a record key, against
  * {@code KafkaTemplate.send} inside the transaction, fire and forget (the unsafe pattern:
- * a rolled-back order is still announced, and a message can arrive before its commit).
+ * a rolled-back order is still announced, and a message can arrive before its commit),
+ * and two Spring Modulith applications whose transactions publish an
+ * {@code @Externalized} event: on Modulith's JDBC registry with its own Kafka
+ * externalization, and on Ductor as Modulith's registry, externalizing through the relay.
  * Measured: messages per second end to end in a closed loop (from the first transaction
  * to the last message received), and at a fixed offered load the lag from each
  * transaction's commit to the consumer receiving its message (JVM clock). The broker is
