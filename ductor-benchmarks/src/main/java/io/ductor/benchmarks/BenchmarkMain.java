@@ -128,6 +128,9 @@ public final class BenchmarkMain {
 		if (options.runs("rabbit")) {
 			new RabbitScenario(bench).run();
 		}
+		if (options.runs("modulith")) {
+			new ModulithListenerScenario(bench).run();
+		}
 		report.note("Load average (1, 5, 15 min) at the start: " + startLoad + "; at the end: " + loadAverage()
 				+ ". Anything else running on the machine shows here; ratios come from alternating trials of the same run.");
 		return header + "\n" + report.markdown();

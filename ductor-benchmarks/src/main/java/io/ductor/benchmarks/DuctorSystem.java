@@ -169,12 +169,12 @@ final class DuctorSystem implements OutboxSystem {
 
 	/**
 	 * {@code spring.autoconfigure.exclude} for every Spring Modulith auto-configuration
-	 * on the classpath.
+	 * on the classpath, Ductor's for Modulith included.
 	 */
 	static String excludeModulith() {
 		List<String> modulith = new ArrayList<>();
 		for (String name : ImportCandidates.load(AutoConfiguration.class, DuctorSystem.class.getClassLoader())) {
-			if (name.startsWith("org.springframework.modulith")) {
+			if (name.startsWith("org.springframework.modulith") || name.startsWith("io.ductor.modulith")) {
 				modulith.add(name);
 			}
 		}

@@ -31,10 +31,17 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+import org.springframework.modulith.events.EventExternalizationConfiguration;
+import org.springframework.modulith.events.Externalized;
+import org.springframework.modulith.events.RoutingTarget;
+import org.springframework.scheduling.annotation.EnableAsync;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -46,11 +53,14 @@ import io.ductor.kafka.autoconfigure.DuctorKafkaAutoConfiguration;
 /**
  * Scenario 11: publishing to Kafka from a database transaction. Each transaction inserts
  * an order row and publishes a message; P producer threads; a consumer in the same JVM
- * reads the topic. Three systems: Ductor's relay ({@code DurableKafka.send}, sent after
- * the commit, completed on the broker's acknowledgement) with {@value #KEYS} record keys
+ * reads the topic. Systems: Ductor's relay ({@code DurableKafka.send}, sent after the
+ * commit, completed on the broker's acknowledgement) with {@value #KEYS} record keys
  * (ordered per key: one message of a key at a time) and without a record key, against
  * {@code KafkaTemplate.send} inside the transaction, fire and forget (the unsafe pattern:
- * a rolled-back order is still announced, and a message can arrive before its commit).
+ * a rolled-back order is still announced, and a message can arrive before its commit),
+ * and two Spring Modulith applications whose transactions publish an
+ * {@code @Externalized} event: on Modulith's JDBC registry with its own Kafka
+ * externalization, and on Ductor as Modulith's registry, externalizing through the relay.
  * Measured: messages per second end to end in a closed loop (from the first transaction
  * to the last message received), and at a fixed offered load the lag from each
  * transaction's commit to the consumer receiving its message (JVM clock). The broker is
@@ -69,7 +79,9 @@ final class KafkaScenario {
 
 		DUCTOR_KEYED("Ductor relay (DurableKafka), " + KEYS + " record keys"),
 		DUCTOR_UNKEYED("Ductor relay (DurableKafka), no record key"),
-		TEMPLATE("KafkaTemplate.send in the transaction (unsafe), " + KEYS + " record keys");
+		TEMPLATE("KafkaTemplate.send in the transaction (unsafe), " + KEYS + " record keys"),
+		MODULITH("Spring Modulith, JDBC registry, @Externalized to Kafka, " + KEYS + " record keys"),
+		DUCTOR_MODULITH("Ductor as Modulith's registry, @Externalized through the relay, " + KEYS + " record keys");
 
 		final String label;
 
@@ -146,7 +158,13 @@ final class KafkaScenario {
 					+ column(results.get(Kind.DUCTOR_UNKEYED), 3).stream()
 						.map((v) -> String.valueOf(v.longValue()))
 						.toList()
-					+ ". Copies received beyond N in the closed loop (per trial, the three systems in the order above): "
+					+ "; Modulith's externalization: "
+					+ column(results.get(Kind.MODULITH), 3).stream().map((v) -> String.valueOf(v.longValue())).toList()
+					+ ", Ductor as Modulith's registry: "
+					+ column(results.get(Kind.DUCTOR_MODULITH), 3).stream()
+						.map((v) -> String.valueOf(v.longValue()))
+						.toList()
+					+ ". Copies received beyond N in the closed loop (per trial, the systems in the order above): "
 					+ kinds.stream()
 						.map((kind) -> column(results.get(kind), 4).stream()
 							.map((v) -> String.valueOf(v.longValue()))
@@ -273,14 +291,31 @@ final class KafkaScenario {
 					"spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 					"logging.level.org.apache.kafka=warn"));
 			properties.addAll(DuctorSystem.extraProperties);
-			this.context = new SpringApplicationBuilder(KafkaApplication.class).web(WebApplicationType.NONE)
+			properties.addAll(List.of("benchmark.kafka.topic=" + topic,
+					"spring.modulith.events.jdbc.schema-initialization.enabled=true"));
+			if (kind == Kind.MODULITH) {
+				// Modulith's Kafka externalization sends JSON bytes (its
+				// kafka-json.properties)
+				properties.add(
+						"spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.ByteArraySerializer");
+			}
+			Class<?> source = switch (kind) {
+				case MODULITH -> ModulithKafkaApplication.class;
+				case DUCTOR_MODULITH -> DuctorModulithKafkaApplication.class;
+				default -> KafkaApplication.class;
+			};
+			this.context = new SpringApplicationBuilder(source).web(WebApplicationType.NONE)
 				.properties(properties.toArray(String[]::new))
 				.run();
 			this.tx = new TransactionTemplate(this.context.getBean(PlatformTransactionManager.class));
+			ConfigurableApplicationContext events = this.context;
 			this.jdbc = JdbcClient.create(this.context.getBean(javax.sql.DataSource.class));
 			this.jdbc.sql("CREATE TABLE IF NOT EXISTS bench_order (seq int PRIMARY KEY, body text NOT NULL)").update();
 			this.committedAt = committedAt;
-			if (kind == Kind.TEMPLATE) {
+			if (kind == Kind.MODULITH || kind == Kind.DUCTOR_MODULITH) {
+				this.send = (seq) -> events.publishEvent(new OrderPlaced(seq));
+			}
+			else if (kind == Kind.TEMPLATE) {
 				@SuppressWarnings("unchecked")
 				KafkaTemplate<Object, Object> template = this.context.getBean(KafkaTemplate.class);
 				this.send = (seq) -> template.send(topic, "key-" + (seq % KEYS), "{\"seq\":" + seq + "}");
@@ -390,6 +425,49 @@ final class KafkaScenario {
 				Thread.currentThread().interrupt();
 			}
 		}
+
+	}
+
+	/**
+	 * The externalized event: its JSON is {@code {"seq":n}}, as the other systems send.
+	 */
+	@Externalized
+	public record OrderPlaced(int seq) {
+	}
+
+	/**
+	 * The Modulith applications' routing: {@code @Externalized} events to the trial's
+	 * topic, keyed as the other systems key.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@EnableAsync
+	static class ModulithRouting {
+
+		@Bean
+		EventExternalizationConfiguration eventExternalizationConfiguration(Environment environment) {
+			String topic = environment.getRequiredProperty("benchmark.kafka.topic");
+			return EventExternalizationConfiguration.externalizing()
+				.select(EventExternalizationConfiguration.annotatedAsExternalized())
+				.route(OrderPlaced.class,
+						(event) -> RoutingTarget.forTarget(topic).andKey("key-" + (event.seq() % KEYS)))
+				.build();
+		}
+
+	}
+
+	/** Spring Modulith's JDBC registry and its own externalization to Kafka. */
+	@Configuration(proxyBeanMethods = false)
+	@ImportModulithKafkaEvents
+	@Import(ModulithRouting.class)
+	static class ModulithKafkaApplication {
+
+	}
+
+	/** Ductor as Modulith's registry, externalizing through Ductor's Kafka relay. */
+	@Configuration(proxyBeanMethods = false)
+	@ImportDuctorModulithKafkaEvents
+	@Import(ModulithRouting.class)
+	static class DuctorModulithKafkaApplication {
 
 	}
 

@@ -34,7 +34,7 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 
 	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "footprint", "lag",
 			"backlog", "ticks", "idempotency", "scale-out", "idempotency-modes", "console", "tracing",
-			"concurrency-limit", "limited-backlog-lag", "live-index", "kafka", "rabbit");
+			"concurrency-limit", "limited-backlog-lag", "live-index", "kafka", "rabbit", "modulith");
 
 	static final String USAGE = """
 			Usage: java -jar ductor-benchmarks/target/ductor-benchmarks.jar [options]

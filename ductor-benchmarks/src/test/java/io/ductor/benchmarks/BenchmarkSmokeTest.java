@@ -43,6 +43,23 @@ class BenchmarkSmokeTest {
 	}
 
 	@Test
+	void theModulithComparisonsRunEveryOneOfTheirSystems() {
+		Options options = Options.parse("--scenarios=kafka,modulith", "--trials=1", "--effects=100", "--producers=4",
+				"--lag-seconds=1");
+		String report = BenchmarkMain.run(options);
+
+		for (String system : List.of("Spring Modulith, JDBC registry, @Externalized to Kafka",
+				"Ductor as Modulith's registry, @Externalized through the relay",
+				"Ductor relay (DurableKafka), 64 record keys", "KafkaTemplate.send in the transaction")) {
+			assertThat(report).contains("| 11 kafka | " + system);
+		}
+		assertThat(report).contains("| 13 modulith listener | Spring Modulith, JDBC registry | events/s end to end",
+				"| 13 modulith listener | Ductor as Modulith's registry (ductor-spring-modulith) | events/s end to end",
+				"| 13 modulith listener | Ductor as Modulith's registry (ductor-spring-modulith) | lag transaction start→listener done p99");
+		assertThat(report).doesNotContain("skipped");
+	}
+
+	@Test
 	void optionsRejectWhatTheyDoNotKnow() {
 		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> Options.parse("--scenarios=outbox,nope"))

@@ -42,12 +42,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sends a message in each transaction, some of which roll back after the send; per record
  * key the messages carry a sequence number in commit order. The consuming application
  * ({@link ShippingApplication}) applies them with {@code @IdempotentListener}. Both are
- * killed with SIGKILL and restarted, and the broker's connections are dropped, refused
- * for a while, and muted (records written, the acknowledgements swallowed) mid-stream.
- * Judged at the end, in SQL, in the consumer's delivery log and from the topic read end
- * to end: every committed row's message applied exactly once, no message for a
- * rolled-back transaction, copies at the broker only with the same idempotency key, and
- * per key the messages applied in commit order.
+ * killed with SIGKILL and restarted, the broker is stopped and started again on its
+ * directories, and its connections are dropped, refused for a while, and muted (records
+ * written, the acknowledgements swallowed) mid-stream. Judged at the end, in SQL, in the
+ * consumer's delivery log and from the topic read end to end: every committed row's
+ * message applied exactly once, no message for a rolled-back transaction, copies at the
+ * broker only with the same idempotency key, and per key the messages applied in commit
+ * order.
  */
 class KafkaOutboxCrashTest {
 
@@ -70,6 +71,11 @@ class KafkaOutboxCrashTest {
 		/** Every connection closed and new ones refused for 1.5 s. */
 		REFUSE,
 		/**
+		 * The broker stopped and started again on its directories (its connections
+		 * closed, new ones refused while it is down).
+		 */
+		RESTART_BROKER,
+		/**
 		 * The broker's answers swallowed for 4 s (longer than the relay's send timeout):
 		 * records are written, their acknowledgements lost.
 		 */
@@ -78,12 +84,12 @@ class KafkaOutboxCrashTest {
 	}
 
 	/** The size of the attack in the short and the long profile. */
-	record Attack(int producerKills, int consumerKills, int drops, int refusals, int mutes, int producerThreads,
-			int keys, int pauseMillis, int shipmentsBetweenFaults) {
+	record Attack(int producerKills, int consumerKills, int drops, int refusals, int mutes, int brokerRestarts,
+			int producerThreads, int keys, int pauseMillis, int shipmentsBetweenFaults) {
 
 		static Attack current() {
-			return "chaos".equals(Scale.current().name()) ? new Attack(10, 4, 6, 3, 4, 4, 16, 40, 100)
-					: new Attack(2, 1, 1, 1, 1, 4, 16, 40, 20);
+			return "chaos".equals(Scale.current().name()) ? new Attack(10, 4, 6, 3, 4, 4, 4, 16, 40, 100)
+					: new Attack(2, 1, 1, 1, 1, 1, 4, 16, 40, 20);
 		}
 
 		List<Fault> faults(Random random) {
@@ -93,6 +99,7 @@ class KafkaOutboxCrashTest {
 			faults.addAll(Collections.nCopies(this.drops, Fault.DROP));
 			faults.addAll(Collections.nCopies(this.refusals, Fault.REFUSE));
 			faults.addAll(Collections.nCopies(this.mutes, Fault.MUTE));
+			faults.addAll(Collections.nCopies(this.brokerRestarts, Fault.RESTART_BROKER));
 			Collections.shuffle(faults, random);
 			return faults;
 		}
@@ -100,7 +107,7 @@ class KafkaOutboxCrashTest {
 	}
 
 	@Test
-	void killedProducersAndConsumersAndDroppedConnectionsLoseNoMessageApplyNoneTwiceAndKeepEachKeysOrder()
+	void killedProducersAndConsumersRestartedBrokerAndDroppedConnectionsLoseNoMessageApplyNoneTwiceAndKeepEachKeysOrder()
 			throws Exception {
 		Attack attack = Attack.current();
 		TestDatabase database = postgres.database();
@@ -112,6 +119,7 @@ class KafkaOutboxCrashTest {
 		Random random = new Random(20261214L);
 		List<Fault> faults = attack.faults(random);
 		List<Duration> restarts = new ArrayList<>();
+		List<Duration> brokerRestarts = new ArrayList<>();
 		List<Long> backlogAtKill = new ArrayList<>();
 		long start = System.nanoTime();
 		try (KafkaBroker broker = new KafkaBroker()) {
@@ -170,6 +178,11 @@ class KafkaOutboxCrashTest {
 							Thread.sleep(1500);
 							broker.reconnect();
 						}
+						case RESTART_BROKER -> {
+							long stopped = System.nanoTime();
+							broker.restart();
+							brokerRestarts.add(Duration.ofNanos(System.nanoTime() - stopped));
+						}
 						case MUTE -> {
 							broker.muteAnswers();
 							Thread.sleep(4000);
@@ -191,7 +204,7 @@ class KafkaOutboxCrashTest {
 							.single() >= shipments(jdbc, "%"));
 				Duration settle = Duration.ofNanos(System.nanoTime() - settleStart);
 				Map<String, Object> figures = judge(jdbc, broker, rolledBackLog, deliveryLog);
-				new Report("Kafka crash, outbox and inbox under kill -9 and dropped connections")
+				new Report("Kafka crash, outbox and inbox under kill -9, broker restarts and dropped connections")
 					.parameter("faults, in order", faults)
 					.parameter("producer threads; record keys", attack.producerThreads() + "; " + attack.keys())
 					.parameter("topic", TOPIC + ", 3 partitions; the consumer: 3 listener threads, static membership")
@@ -203,6 +216,7 @@ class KafkaOutboxCrashTest {
 									+ " new shipments, then 300 to 1200 ms, random (seed 20261214)")
 					.figure("intents pending or in flight at each producer kill", backlogAtKill)
 					.figure("producer restart to its first shipment (JVM start)", Report.spread(restarts))
+					.figure("broker down (stop to ready again)", Report.spread(brokerRestarts))
 					.figure("settle after the last fault", Report.millis(settle))
 					.figure("whole attack", Report.millis(Duration.ofNanos(System.nanoTime() - start)))
 					.figures(figures)
