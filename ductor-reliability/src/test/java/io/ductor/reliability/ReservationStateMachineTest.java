@@ -171,12 +171,15 @@ class ReservationStateMachineTest {
 				Duration.ofSeconds(1))
 			.withLockKeys(ReservationStateMachineTest::lockIgnoringTenant);
 		service = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null,
 				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		otherInstance = new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, null,
 				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
-		sweeper = new IdempotencySweeper(dataSource, 100);
+		sweeper = new IdempotencySweeper(new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 100,
+				io.ductor.metrics.internal.DuctorObserver.NOOP);
 		purger = new IdempotencyRetentionPurger(dataSource, Duration.ofMinutes(RETENTION_MINUTES));
 	}
 

@@ -48,6 +48,7 @@ import io.ductor.observation.internal.DuctorObservations;
 import io.ductor.run.TickService;
 import io.ductor.run.internal.DefaultTickService;
 import io.ductor.run.internal.RunFailureHandler;
+import io.ductor.run.internal.RunStore;
 import io.ductor.worker.internal.Backoff;
 import io.ductor.worker.internal.DuctorThreads;
 import io.ductor.worker.internal.DuctorWorkers;
@@ -188,12 +189,20 @@ public final class DuctorAutoConfiguration {
 		return new JsonCodec(JsonMapper.builder().findAndAddModules().build());
 	}
 
+	/** The SQL of runs and their transitions, which the tick service runs. */
+	@Bean
+	@ConditionalOnMissingBean
+	RunStore ductorRunStore(DuctorDatabase database) {
+		return new RunStore(JdbcClient.create(database.dataSource()));
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	TickService tickService(DuctorDatabase database, JsonCodec json, DuctorInstrumentation instrumentation,
-			ObjectProvider<RunFailureHandler> failureHandler, DuctorProperties properties) {
-		return new DefaultTickService(database.dataSource(), database.transactionManager(), json,
+	TickService tickService(DuctorDatabase database, RunStore store, JsonCodec json,
+			DuctorInstrumentation instrumentation, ObjectProvider<RunFailureHandler> failureHandler,
+			DuctorProperties properties) {
+		return new DefaultTickService(database.dataSource(), database.transactionManager(), store, json,
 				properties.ticks().maxAttempts(), backoff(properties.ticks().backoff()), instrumentation,
 				everyHandler(failureHandler.orderedStream().toList()));
 	}
@@ -223,15 +232,21 @@ public final class DuctorAutoConfiguration {
 				properties.backlog().countLimit());
 	}
 
+	/** One round of the retention worker: every {@link RetentionPurger}, in order. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
+	RetentionTask ductorRetentionTask(ObjectProvider<RetentionPurger> purgers, DuctorProperties properties) {
+		return new RetentionTask(purgers.orderedStream().toList(), properties.retention().batchSize());
+	}
+
 	@Bean(name = "ductorRetentionWorker")
 	@ConditionalOnMissingBean(name = "ductorRetentionWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.retention.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
-	PeriodicWorker ductorRetentionWorker(DuctorThreads threads, ObjectProvider<RetentionPurger> purgers,
+	PeriodicWorker ductorRetentionWorker(DuctorThreads threads, RetentionTask task,
 			DuctorInstrumentation instrumentation, DuctorProperties properties) {
-		DuctorProperties.Retention retention = properties.retention();
-		return new PeriodicWorker(threads, "retention", retention.interval(),
-				new RetentionTask(purgers.orderedStream().toList(), retention.batchSize()), instrumentation);
+		return new PeriodicWorker(threads, "retention", properties.retention().interval(), task, instrumentation);
 	}
 
 	/** The workers of this instance, whose statuses health and the endpoint show. */
@@ -256,7 +271,10 @@ public final class DuctorAutoConfiguration {
 		@ConditionalOnMissingBean
 		@DependsOnDatabaseInitialization
 		PostgresNotificationListener ductorNotificationListener(DuctorDatabase database, DuctorThreads threads) {
-			return new PostgresNotificationListener(database.dataSource(), threads);
+			return new PostgresNotificationListener(database.dataSource(),
+					PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+					PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+					PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL, threads);
 		}
 
 	}

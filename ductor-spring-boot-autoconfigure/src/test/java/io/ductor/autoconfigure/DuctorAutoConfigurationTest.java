@@ -295,8 +295,10 @@ class DuctorAutoConfigurationTest {
 
 		@Bean
 		TickService userTicks(DataSource dataSource, JsonCodec json) {
-			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource), json, 3,
-					new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2),
+			return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource),
+					new io.ductor.run.internal.RunStore(
+							org.springframework.jdbc.core.simple.JdbcClient.create(dataSource)),
+					json, 3, new Backoff(java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2), 2),
 					io.ductor.observation.internal.DuctorInstrumentation.NOOP,
 					io.ductor.run.internal.RunFailureHandler.NONE);
 		}

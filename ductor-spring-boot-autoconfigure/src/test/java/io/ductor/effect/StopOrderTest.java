@@ -62,7 +62,9 @@ class StopOrderTest {
 		static volatile java.util.function.BooleanSupplier others = () -> false;
 
 		RecordingListener(DuctorDatabase database, DuctorThreads threads) {
-			super(database.dataSource(), threads);
+			super(database.dataSource(), PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+					PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+					PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL, threads);
 		}
 
 		@Override

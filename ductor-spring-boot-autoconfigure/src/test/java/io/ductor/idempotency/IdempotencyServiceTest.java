@@ -56,7 +56,10 @@ class IdempotencyServiceTest {
 	static void migrate() {
 		dataSource = postgres.newDataSource(40);
 		new DuctorSchema(dataSource, SchemaMode.MIGRATE).afterPropertiesSet();
-		listener = new PostgresNotificationListener(dataSource);
+		listener = new PostgresNotificationListener(dataSource, PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+				PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+				PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				io.ductor.worker.internal.DuctorThreads.platform());
 		listener.start();
 		service = service(dataSource, settings(LONG, LONG, DuplicatePolicy.WAIT, Duration.ofSeconds(60)), listener);
 		rows = new IdempotencyRows(dataSource);
@@ -74,6 +77,7 @@ class IdempotencyServiceTest {
 	static IdempotencyService service(DataSource dataSource, IdempotencySettings settings,
 			PostgresNotificationListener listener) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), settings, listener,
 				io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 	}
@@ -154,7 +158,11 @@ class IdempotencyServiceTest {
 	@Test
 	void aDuplicateParkedInAnotherInstanceIsWokenByNotifyNotByPolling() throws Exception {
 		HikariDataSource otherPool = postgres.newDataSource(4);
-		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
+		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool,
+				PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+				PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+				PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				io.ductor.worker.internal.DuctorThreads.platform());
 		otherListener.start();
 		try {
 			// polls once an hour: only the NOTIFY from this instance's completion can
@@ -181,7 +189,11 @@ class IdempotencyServiceTest {
 	@Test
 	void settlingAKeyNotifiesOnlyWhenADuplicateIsWaitingForIt() throws Exception {
 		HikariDataSource otherPool = postgres.newDataSource(4);
-		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool);
+		PostgresNotificationListener otherListener = new PostgresNotificationListener(otherPool,
+				PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+				PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+				PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				io.ductor.worker.internal.DuctorThreads.platform());
 		otherListener.start();
 		try {
 			IdempotencyService other = service(otherPool, new IdempotencySettings(LONG, LONG, DuplicatePolicy.WAIT,
@@ -219,7 +231,9 @@ class IdempotencyServiceTest {
 	void aReservationWhoseOwnerCrashedIsSweptAfterItsTtlAndTheRetryRunsOnce() throws Exception {
 		IdempotencyService shortLived = service(dataSource,
 				settings(Duration.ofMillis(200), LONG, DuplicatePolicy.WAIT, Duration.ofSeconds(30)), listener);
-		IdempotencySweeper sweeper = new IdempotencySweeper(dataSource, 100);
+		IdempotencySweeper sweeper = new IdempotencySweeper(
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 100,
+				io.ductor.metrics.internal.DuctorObserver.NOOP);
 		String key = newKey();
 		// the owner reserves and dies without completing or failing
 		assertThat(shortLived.reserve(request(key))).isInstanceOf(ReserveOutcome.Reserved.class);
@@ -248,7 +262,9 @@ class IdempotencyServiceTest {
 	void theSweeperLeavesReservationsWithinTheirTtlAlone() {
 		String key = newKey();
 		service.reserve(request(key));
-		new IdempotencySweeper(dataSource, 1000).sweep();
+		new IdempotencySweeper(new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 1000,
+				io.ductor.metrics.internal.DuctorObserver.NOOP)
+			.sweep();
 		assertThat(rows.status("", "orders", key)).isEqualTo("pending");
 	}
 
@@ -322,7 +338,9 @@ class IdempotencyServiceTest {
 		String key = newKey();
 		Reservation old = ((ReserveOutcome.Reserved) service.reserve(request(key))).reservation();
 		rows.age("", "orders", key, "11 minutes");
-		assertThat(new IdempotencySweeper(dataSource, 1000).sweep()).isGreaterThanOrEqualTo(1);
+		assertThat(new IdempotencySweeper(new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 1000,
+				io.ductor.metrics.internal.DuctorObserver.NOOP)
+			.sweep()).isGreaterThanOrEqualTo(1);
 		ReserveOutcome reclaimed = service.reserve(request(key));
 		assertThat(reclaimed).isInstanceOf(ReserveOutcome.Reserved.class);
 		Reservation current = ((ReserveOutcome.Reserved) reclaimed).reservation();
@@ -346,7 +364,9 @@ class IdempotencyServiceTest {
 		String key = newKey();
 		Reservation owner = ((ReserveOutcome.Reserved) service.reserve(request(key))).reservation();
 		rows.age("", "orders", key, "11 minutes");
-		new IdempotencySweeper(dataSource, 1000).sweep();
+		new IdempotencySweeper(new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 1000,
+				io.ductor.metrics.internal.DuctorObserver.NOOP)
+			.sweep();
 		assertThat(rows.status("", "orders", key)).isEqualTo("failed_before_commit");
 		service.complete(owner, "late", StoredResponse.of(200, "late".getBytes()));
 		assertThat(rows.row("", "orders", key)).containsEntry("status", "completed").containsEntry("body", "late");

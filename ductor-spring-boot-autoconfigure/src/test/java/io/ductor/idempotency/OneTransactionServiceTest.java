@@ -91,6 +91,7 @@ class OneTransactionServiceTest {
 	static IdempotencyService service(DuplicatePolicy policy, Duration waitTimeout, Duration pollInterval,
 			PostgresNotificationListener listener) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
 				new JsonCodec(JsonMapper.builder().build()),
 				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), policy, waitTimeout,
 						pollInterval),
@@ -123,9 +124,10 @@ class OneTransactionServiceTest {
 
 		});
 		IdempotencyService service = new DefaultIdempotencyService(dataSource,
-				new DataSourceTransactionManager(dataSource), new JsonCodec(JsonMapper.builder().build()),
-				new IdempotencySettings(Duration.ofMinutes(10), Duration.ofMinutes(10), DuplicatePolicy.REJECT,
-						Duration.ofSeconds(5), Duration.ofSeconds(1)),
+				new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
+				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
+						Duration.ofMinutes(10), DuplicatePolicy.REJECT, Duration.ofSeconds(5), Duration.ofSeconds(1)),
 				null,
 				io.ductor.observation.internal.DuctorInstrumentation.of(observer,
 						new io.ductor.observation.internal.MicrometerDuctorObservations(registry, null,
@@ -285,8 +287,16 @@ class OneTransactionServiceTest {
 
 	@Test
 	void aDuplicateInAnotherInstanceIsWokenByTheHoldersInstanceWhenItsTransactionEnds() throws Exception {
-		PostgresNotificationListener firstListener = new PostgresNotificationListener(dataSource);
-		PostgresNotificationListener secondListener = new PostgresNotificationListener(dataSource);
+		PostgresNotificationListener firstListener = new PostgresNotificationListener(dataSource,
+				PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+				PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+				PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				io.ductor.worker.internal.DuctorThreads.platform());
+		PostgresNotificationListener secondListener = new PostgresNotificationListener(dataSource,
+				PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+				PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+				PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				io.ductor.worker.internal.DuctorThreads.platform());
 		firstListener.start();
 		secondListener.start();
 		try {
@@ -347,7 +357,10 @@ class OneTransactionServiceTest {
 		String abandoned = UUID.randomUUID().toString();
 		service.reserve(request(abandoned));
 		rows.age("", "placements", abandoned, "11 minutes");
-		assertThat(new IdempotencySweeper(dataSource, 1000, observer).sweep()).isOne();
+		assertThat(
+				new IdempotencySweeper(new io.ductor.idempotency.internal.IdempotencyStore(dataSource), 1000, observer)
+					.sweep())
+			.isOne();
 		assertThat(count("swept")).isEqualTo(sweptBefore + 1);
 	}
 

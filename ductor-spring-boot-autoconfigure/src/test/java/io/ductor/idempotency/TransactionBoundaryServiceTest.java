@@ -81,6 +81,7 @@ class TransactionBoundaryServiceTest {
 
 	static IdempotencyService service(DuplicatePolicy policy) {
 		return new DefaultIdempotencyService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.idempotency.internal.IdempotencyStore(dataSource),
 				new JsonCodec(JsonMapper.builder().build()), new IdempotencySettings(Duration.ofMinutes(10),
 						Duration.ofMinutes(10), policy, Duration.ofSeconds(60), Duration.ofMillis(200)),
 				null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);

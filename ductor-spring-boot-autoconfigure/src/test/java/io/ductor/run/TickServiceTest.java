@@ -62,6 +62,7 @@ class TickServiceTest {
 
 	static TickService tickService(DataSource dataSource, int maxAttempts) {
 		return new DefaultTickService(dataSource, new DataSourceTransactionManager(dataSource),
+				new io.ductor.run.internal.RunStore(org.springframework.jdbc.core.simple.JdbcClient.create(dataSource)),
 				new JsonCodec(JsonMapper.builder().build()), maxAttempts,
 				new Backoff(Duration.ofMillis(5), Duration.ofMillis(200), 2.0),
 				io.ductor.observation.internal.DuctorInstrumentation.NOOP,

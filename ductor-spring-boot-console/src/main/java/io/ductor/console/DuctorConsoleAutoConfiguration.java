@@ -47,12 +47,15 @@ import io.ductor.console.internal.RoleOperatorAccess;
 public final class DuctorConsoleAutoConfiguration {
 
 	@Bean
+	@ConditionalOnMissingBean
 	ConsoleEndpointCheck ductorConsoleEndpointCheck(DuctorConsoleProperties properties, Environment environment,
 			ObjectProvider<PathMappedEndpoints> endpoints) {
 		return new ConsoleEndpointCheck(environment, endpoints, properties.path());
 	}
 
+	// by name, not by type: an application's own RouterFunction beans sit beside this one
 	@Bean
+	@ConditionalOnMissingBean(name = "ductorConsoleRoutes")
 	RouterFunction<ServerResponse> ductorConsoleRoutes(DuctorConsoleProperties properties,
 			WebEndpointProperties endpoints, ConsoleEndpointCheck check) {
 		String base = endpoints.getBasePath();

@@ -19,6 +19,7 @@ import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.idempotency.IdempotencyService;
 import io.ductor.idempotency.internal.DefaultIdempotencyService;
 import io.ductor.idempotency.internal.IdempotencyRetentionPurger;
+import io.ductor.idempotency.internal.IdempotencyStore;
 import io.ductor.idempotency.internal.IdempotencySweeper;
 import io.ductor.idempotency.web.TenantScopeResolver;
 import io.ductor.idempotency.web.internal.HandlerExceptions;
@@ -43,25 +44,38 @@ public final class DuctorIdempotencyAutoConfiguration {
 
 	private static final int SWEEP_BATCH_SIZE = 1000;
 
+	/** The SQL of idempotency records, which the service and the sweeper run. */
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyStore ductorIdempotencyStore(DuctorDatabase database) {
+		return new IdempotencyStore(database.dataSource());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	@DependsOnDatabaseInitialization
-	IdempotencyService idempotencyService(DuctorDatabase database, JsonCodec json,
+	IdempotencyService idempotencyService(DuctorDatabase database, IdempotencyStore store, JsonCodec json,
 			ObjectProvider<PostgresNotificationListener> listener, DuctorInstrumentation instrumentation,
 			DuctorIdempotencyProperties properties) {
-		return new DefaultIdempotencyService(database.dataSource(), database.transactionManager(), json,
+		return new DefaultIdempotencyService(database.dataSource(), database.transactionManager(), store, json,
 				properties.toSettings(), listener.getIfAvailable(), instrumentation);
+	}
+
+	/** One round of the sweeper worker: releases expired reservations. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
+	IdempotencySweeper ductorIdempotencySweeper(IdempotencyStore store, DuctorInstrumentation instrumentation) {
+		return new IdempotencySweeper(store, SWEEP_BATCH_SIZE, instrumentation.metrics());
 	}
 
 	@Bean(name = "ductorSweeperWorker")
 	@ConditionalOnMissingBean(name = "ductorSweeperWorker")
 	@ConditionalOnBooleanProperty(name = "ductor.idempotency.sweeper.enabled", matchIfMissing = true)
 	@DependsOnDatabaseInitialization
-	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, DuctorDatabase database,
+	PeriodicWorker ductorSweeperWorker(DuctorThreads threads, IdempotencySweeper sweeper,
 			DuctorInstrumentation instrumentation, DuctorIdempotencyProperties properties) {
-		return new PeriodicWorker(threads, "sweeper", properties.sweeper().interval(),
-				new IdempotencySweeper(database.dataSource(), SWEEP_BATCH_SIZE, instrumentation.metrics()),
-				instrumentation);
+		return new PeriodicWorker(threads, "sweeper", properties.sweeper().interval(), sweeper, instrumentation);
 	}
 
 	@Bean

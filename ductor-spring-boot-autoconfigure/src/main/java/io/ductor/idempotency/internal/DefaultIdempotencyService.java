@@ -83,18 +83,19 @@ public final class DefaultIdempotencyService implements IdempotencyService {
 	 * the two-phase reservations while they run.
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
+	 * @param store the SQL of idempotency records, on that database
 	 * @param json the codec for stored headers and {@link #execute} results
 	 * @param settings TTLs and the duplicate policy
 	 * @param listener wakes parked duplicates; may be {@code null}
 	 * @param instrumentation the meters and observations of its work
 	 */
 	public DefaultIdempotencyService(DataSource dataSource, PlatformTransactionManager transactionManager,
-			JsonCodec json, IdempotencySettings settings, PostgresNotificationListener listener,
+			IdempotencyStore store, JsonCodec json, IdempotencySettings settings, PostgresNotificationListener listener,
 			DuctorInstrumentation instrumentation) {
 		this.observer = instrumentation.metrics();
 		this.observations = instrumentation.observations();
 		this.dataSource = dataSource;
-		this.store = new IdempotencyStore(dataSource);
+		this.store = store;
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.json = json;
 		this.settings = settings;

@@ -1,7 +1,5 @@
 package io.ductor.idempotency.internal;
 
-import javax.sql.DataSource;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -35,25 +33,16 @@ public class IdempotencySweeper implements WorkerTask {
 	private final DuctorObserver observer;
 
 	/**
-	 * Create the sweeper's task.
-	 * @param dataSource the database holding Ductor's tables
-	 * @param batchSize the most reservations released per transaction
-	 */
-	public IdempotencySweeper(DataSource dataSource, int batchSize) {
-		this(dataSource, batchSize, DuctorObserver.NOOP);
-	}
-
-	/**
 	 * Create the sweeper's task, counting its releases.
-	 * @param dataSource the database holding Ductor's tables
+	 * @param store the SQL of idempotency records
 	 * @param batchSize the most reservations released per transaction
 	 * @param observer told about every release
 	 */
-	public IdempotencySweeper(DataSource dataSource, int batchSize, DuctorObserver observer) {
+	public IdempotencySweeper(IdempotencyStore store, int batchSize, DuctorObserver observer) {
 		if (batchSize < 1) {
 			throw new IllegalArgumentException("batchSize must be at least 1 but was " + batchSize);
 		}
-		this.store = new IdempotencyStore(dataSource);
+		this.store = store;
 		this.batchSize = batchSize;
 		this.observer = observer;
 	}

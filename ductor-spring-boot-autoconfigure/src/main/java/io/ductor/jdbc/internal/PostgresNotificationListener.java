@@ -50,7 +50,14 @@ public class PostgresNotificationListener implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresNotificationListener.class);
 
-	private static final Duration DEFAULT_VALIDATION_INTERVAL = Duration.ofSeconds(5);
+	/** How long one receive call waits, unless configured otherwise: half a second. */
+	public static final Duration DEFAULT_RECEIVE_TIMEOUT = Duration.ofMillis(500);
+
+	/** The longest pause between reconnection attempts, unless configured otherwise. */
+	public static final Duration DEFAULT_MAX_RECONNECT_DELAY = Duration.ofSeconds(5);
+
+	/** How often the connection is checked, unless configured otherwise. */
+	public static final Duration DEFAULT_VALIDATION_INTERVAL = Duration.ofSeconds(5);
 
 	private final DataSource dataSource;
 
@@ -69,38 +76,9 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	private volatile boolean connected;
 
 	/**
-	 * Create a listener that waits up to half a second per receive call, validates its
-	 * connection every five seconds and reconnects after at most five seconds.
-	 * @param dataSource where the listening connection comes from
-	 */
-	public PostgresNotificationListener(DataSource dataSource) {
-		this(dataSource, DuctorThreads.platform());
-	}
-
-	/**
-	 * Create a listener that waits up to half a second per receive call, validates its
-	 * connection every five seconds and reconnects after at most five seconds, on a
-	 * thread of {@code threads}.
-	 * @param dataSource where the listening connection comes from
-	 * @param threads where its thread comes from, and the deadline of its stop
-	 */
-	public PostgresNotificationListener(DataSource dataSource, DuctorThreads threads) {
-		this(dataSource, Duration.ofMillis(500), Duration.ofSeconds(5), DEFAULT_VALIDATION_INTERVAL, threads);
-	}
-
-	/**
-	 * Create a listener.
-	 * @param dataSource where the listening connection comes from
-	 * @param receiveTimeout how long one receive call waits; also how quickly new
-	 * subscriptions take effect and how long {@link #stop()} may take
-	 * @param maxReconnectDelay the longest pause between reconnection attempts
-	 */
-	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay) {
-		this(dataSource, receiveTimeout, maxReconnectDelay, DEFAULT_VALIDATION_INTERVAL);
-	}
-
-	/**
-	 * Create a listener.
+	 * Create a listener ({@link #DEFAULT_RECEIVE_TIMEOUT},
+	 * {@link #DEFAULT_MAX_RECONNECT_DELAY} and {@link #DEFAULT_VALIDATION_INTERVAL} are
+	 * Ductor's timings).
 	 * @param dataSource where the listening connection comes from
 	 * @param receiveTimeout how long one receive call waits; also how quickly new
 	 * subscriptions take effect and how long {@link #stop()} may take
@@ -108,13 +86,9 @@ public class PostgresNotificationListener implements SmartLifecycle {
 	 * @param validationInterval how often the connection is checked with a query, and how
 	 * long that query may wait for its answer: a dead connection is noticed within twice
 	 * this
+	 * @param threads where its thread comes from, and the deadline of its stop
 	 */
 	public PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
-			Duration validationInterval) {
-		this(dataSource, receiveTimeout, maxReconnectDelay, validationInterval, DuctorThreads.platform());
-	}
-
-	private PostgresNotificationListener(DataSource dataSource, Duration receiveTimeout, Duration maxReconnectDelay,
 			Duration validationInterval, DuctorThreads threads) {
 		if (validationInterval.isNegative() || validationInterval.isZero()) {
 			throw new IllegalArgumentException("validationInterval must be positive but was " + validationInterval);

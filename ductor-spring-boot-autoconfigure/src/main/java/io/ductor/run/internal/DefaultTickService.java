@@ -13,7 +13,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -76,6 +75,7 @@ public final class DefaultTickService implements TickService {
 	 * Create a tick service whose ticks are observed.
 	 * @param dataSource the database holding Ductor's tables
 	 * @param transactionManager the transaction manager of that database
+	 * @param store the SQL of runs and their transitions, on that database
 	 * @param json the codec for states and inputs
 	 * @param maxAttempts how often a tick is computed before a version conflict is given
 	 * up, at least 1
@@ -83,13 +83,14 @@ public final class DefaultTickService implements TickService {
 	 * @param instrumentation the meters and observations of its work
 	 * @param failureHandler told, in its transaction, of every tick that fails a run
 	 */
-	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, JsonCodec json,
-			int maxAttempts, Backoff backoff, DuctorInstrumentation instrumentation, RunFailureHandler failureHandler) {
+	public DefaultTickService(DataSource dataSource, PlatformTransactionManager transactionManager, RunStore store,
+			JsonCodec json, int maxAttempts, Backoff backoff, DuctorInstrumentation instrumentation,
+			RunFailureHandler failureHandler) {
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("maxAttempts must be at least 1 but was " + maxAttempts);
 		}
 		this.dataSource = dataSource;
-		this.store = new RunStore(JdbcClient.create(dataSource));
+		this.store = store;
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.separateTransactions = new TransactionTemplate(transactionManager);
 		this.separateTransactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);

@@ -232,7 +232,8 @@ class DuctorIdempotencyAutoConfigurationTest {
 		@Bean
 		IdempotencyService userService(DataSource dataSource, JsonCodec json) {
 			return new DefaultIdempotencyService(dataSource,
-					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), json,
+					new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource),
+					new io.ductor.idempotency.internal.IdempotencyStore(dataSource), json,
 					IdempotencySettings.defaults(), null, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 
@@ -243,7 +244,10 @@ class DuctorIdempotencyAutoConfigurationTest {
 
 		@Bean
 		PostgresNotificationListener userListener(DataSource dataSource) {
-			return new PostgresNotificationListener(dataSource);
+			return new PostgresNotificationListener(dataSource, PostgresNotificationListener.DEFAULT_RECEIVE_TIMEOUT,
+					PostgresNotificationListener.DEFAULT_MAX_RECONNECT_DELAY,
+					PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+					io.ductor.worker.internal.DuctorThreads.platform());
 		}
 
 		@Bean

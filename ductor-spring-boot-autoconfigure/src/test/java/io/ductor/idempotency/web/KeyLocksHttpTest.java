@@ -331,7 +331,8 @@ class KeyLocksHttpTest {
 					properties.duplicatePolicy(), properties.waitTimeout(), properties.pollInterval())
 				.withLockKeys((request) -> request.key().startsWith(COLLIDING) ? COLLIDING_LOCK
 						: LockKeys.SHA256.lockKey(request));
-			return new DefaultIdempotencyService(dataSource, transactionManager, json, settings,
+			return new DefaultIdempotencyService(dataSource, transactionManager,
+					new io.ductor.idempotency.internal.IdempotencyStore(dataSource), json, settings,
 					listener.getIfAvailable(), io.ductor.observation.internal.DuctorInstrumentation.NOOP);
 		}
 

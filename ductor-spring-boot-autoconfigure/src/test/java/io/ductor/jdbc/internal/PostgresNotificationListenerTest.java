@@ -22,6 +22,7 @@ import io.ductor.jdbc.internal.PostgresNotificationListener.NotificationHandler;
 import io.ductor.jdbc.internal.PostgresNotificationListener.Subscription;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabases;
+import io.ductor.worker.internal.DuctorThreads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -45,7 +46,8 @@ class PostgresNotificationListenerTest {
 	void start() {
 		this.listenerPool = postgres.newDataSource(2);
 		this.listener = new PostgresNotificationListener(this.listenerPool, Duration.ofMillis(100),
-				Duration.ofMillis(200));
+				Duration.ofMillis(200), PostgresNotificationListener.DEFAULT_VALIDATION_INTERVAL,
+				DuctorThreads.platform());
 		this.sender = JdbcClient.create(postgres.dataSource());
 	}
 
@@ -92,7 +94,7 @@ class PostgresNotificationListenerTest {
 			throughProxy.setMaximumPoolSize(1);
 			throughProxy.setValidationTimeout(1000);
 			PostgresNotificationListener listener = new PostgresNotificationListener(throughProxy,
-					Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(500));
+					Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(500), DuctorThreads.platform());
 			try {
 				listener.subscribe("ductor_test", handler());
 				listener.start();

@@ -2,8 +2,6 @@ package io.ductor.modulith.autoconfigure;
 
 import java.time.Clock;
 
-import javax.sql.DataSource;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -23,6 +21,7 @@ import org.springframework.modulith.events.support.CompletionMode;
 import io.ductor.autoconfigure.internal.DuctorConfigurationException;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.autoconfigure.DuctorEffectsAutoConfiguration;
+import io.ductor.jdbc.internal.DuctorDatabase;
 import io.ductor.json.internal.JsonCodec;
 import io.ductor.modulith.internal.DuctorEventPublicationRegistry;
 import io.ductor.modulith.internal.DuctorListenerFactory;
@@ -48,32 +47,40 @@ import io.ductor.modulith.internal.PublishedEvents;
 public final class DuctorModulithAutoConfiguration {
 
 	@Bean
+	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static DuctorListenerFactory ductorModulithListenerFactory() {
 		return new DuctorListenerFactory();
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
 	EventCodec ductorModulithEventCodec(JsonCodec json, ApplicationContext context) {
 		return new EventCodec(json.mapper(), context.getClassLoader());
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
 	PublishedEvents ductorModulithPublishedEvents() {
 		return new PublishedEvents();
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
 	PublicationDelivery ductorModulithDelivery(DuctorListenerFactory listeners, EventCodec events,
 			PublishedEvents published) {
 		return new PublicationDelivery(listeners, events, published);
 	}
 
 	@Bean
-	PublicationStore ductorModulithPublicationStore(DataSource dataSource, EventCodec events) {
-		return new PublicationStore(dataSource, events);
+	@ConditionalOnMissingBean
+	PublicationStore ductorModulithPublicationStore(DuctorDatabase database, EventCodec events) {
+		return new PublicationStore(database.dataSource(), events);
 	}
 
+	// not @ConditionalOnMissingBean here: the class's condition already steps aside for
+	// any
+	// EventPublicationRegistry or EventPublicationRepository of the application's
 	@Bean
 	DuctorEventPublicationRegistry eventPublicationRegistry(DuctorListenerFactory listeners,
 			PublicationDelivery delivery, EventCodec events, PublicationStore store, EffectOperations operations,

@@ -58,7 +58,10 @@ public final class DuctorModulithExternalizationAutoConfiguration {
 	@ConditionalOnBean(DurableKafka.class)
 	static class KafkaRelay {
 
+		// by name, not by type: every EventRelay bean is a relay the externalizer routes
+		// to
 		@Bean
+		@ConditionalOnMissingBean(name = "ductorModulithKafkaRelay")
 		EventRelay ductorModulithKafkaRelay(DurableKafka kafka) {
 			return kafka::send;
 		}
@@ -70,7 +73,10 @@ public final class DuctorModulithExternalizationAutoConfiguration {
 	@ConditionalOnBean(DurableRabbit.class)
 	static class RabbitRelay {
 
+		// by name, not by type: every EventRelay bean is a relay the externalizer routes
+		// to
 		@Bean
+		@ConditionalOnMissingBean(name = "ductorModulithRabbitRelay")
 		EventRelay ductorModulithRabbitRelay(DurableRabbit rabbit) {
 			return (exchange, routingKey, payload, headers) -> rabbit.send(exchange,
 					(routingKey != null) ? routingKey : "", payload, headers);
