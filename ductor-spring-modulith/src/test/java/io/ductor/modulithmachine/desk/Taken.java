@@ -1,0 +1,9 @@
+package io.ductor.modulithmachine.desk;
+
+/**
+ * An order was taken.
+ *
+ * @param id the order id
+ */
+public record Taken(String id) {
+}
