@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -44,6 +45,9 @@ public class PeriodicWorker implements SmartLifecycle {
 	private static final int RUNNING = 1;
 
 	private static final int RUNNING_AND_ASKED_AGAIN = 2;
+
+	/** One round at a time, scheduled or asked for. */
+	private final ReentrantLock roundMutex = new ReentrantLock();
 
 	private final DuctorThreads threads;
 
@@ -187,6 +191,9 @@ public class PeriodicWorker implements SmartLifecycle {
 	 * @return whether the task reported more waiting work
 	 */
 	public boolean runRound() {
+		// a round asked for on another thread (a test's, the tester's) waits for the
+		// scheduled one under way, so that it sees what was committed before it was asked
+		this.roundMutex.lock();
 		DuctorObservations.Scope scope = this.observations.workerRound(this.name);
 		try {
 			boolean more = this.task.runOnce();
@@ -203,6 +210,7 @@ public class PeriodicWorker implements SmartLifecycle {
 		}
 		finally {
 			scope.close();
+			this.roundMutex.unlock();
 		}
 	}
 

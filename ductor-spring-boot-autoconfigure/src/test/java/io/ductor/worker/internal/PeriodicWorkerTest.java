@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class PeriodicWorkerTest {
 
@@ -103,6 +104,45 @@ class PeriodicWorkerTest {
 		assertThat(inRound.await(5, TimeUnit.SECONDS)).isTrue();
 		worker.stop();
 		assertThat(finished).hasValue(1);
+	}
+
+	@Test
+	void aRoundAskedForOnAnotherThreadWaitsForTheScheduledRoundUnderWay() throws Exception {
+		CountDownLatch scheduledStarted = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger mostInside = new AtomicInteger();
+		AtomicInteger rounds = new AtomicInteger();
+		PeriodicWorker worker = new PeriodicWorker(this.threads, "serial", Duration.ofHours(1), () -> {
+			mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+			try {
+				if (rounds.incrementAndGet() == 1) {
+					scheduledStarted.countDown();
+					release.await(10, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				inside.decrementAndGet();
+			}
+			return false;
+		}, io.ductor.observation.internal.DuctorInstrumentation.NOOP);
+		worker.start();
+		try {
+			assertThat(scheduledStarted.await(5, TimeUnit.SECONDS)).isTrue();
+			Thread asked = new Thread(worker::runRound);
+			asked.start();
+			// the asked round is blocked until the scheduled one ends
+			await().atMost(Duration.ofSeconds(5)).until(() -> asked.getState() == Thread.State.WAITING);
+			assertThat(rounds).hasValue(1);
+			release.countDown();
+			asked.join(5_000);
+			assertThat(rounds).hasValue(2);
+			assertThat(mostInside).hasValue(1);
+		}
+		finally {
+			release.countDown();
+			worker.stop();
+		}
 	}
 
 }
