@@ -10,6 +10,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.reliability.workload.Receivers;
 import io.ductor.reliability.workload.WorkloadSchema;
 import io.ductor.test.PostgresExtension;
@@ -214,13 +216,10 @@ class LeaseAbuseTest {
 
 	private static void awaitUntil(java.util.function.BooleanSupplier condition, String what)
 			throws InterruptedException {
-		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("Not within 60 s: " + what);
-			}
-			Thread.sleep(50);
-		}
+		Awaitility.await(what)
+			.atMost(Duration.ofSeconds(60))
+			.pollInterval(Duration.ofMillis(50))
+			.until(condition::getAsBoolean);
 	}
 
 }

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.modulith.ModulithPublications;
 import io.ductor.reliability.modulith.ModulithCrashApplication;
 import io.ductor.test.ChildJvm;
@@ -155,13 +157,7 @@ class ModulithCrashTest {
 	}
 
 	private static void await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("not reached within " + timeout);
-			}
-			Thread.sleep(200);
-		}
+		Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(condition::getAsBoolean);
 	}
 
 	private static Process launch(Path directory, TestDatabase database, String name, boolean publish)

@@ -25,6 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.amqp.DurableRabbit;
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.reliability.depot.DepotApplication;
@@ -437,16 +439,15 @@ class RabbitOutboxCrashTest {
 
 	/** Waits up to 120 s for {@code condition}, failing early if {@code process} died. */
 	private static void awaitUntil(String what, Process process, Path log, BooleanSupplier condition) throws Exception {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-		while (!condition.getAsBoolean()) {
+		Awaitility.await(what).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
+			if (condition.getAsBoolean()) {
+				return true;
+			}
 			if (!process.isAlive()) {
 				throw new IllegalStateException("Died while waiting for " + what + ":\n" + Files.readString(log));
 			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("Waited 120 s for " + what);
-			}
-			Thread.sleep(100);
-		}
+			return false;
+		});
 	}
 
 	private static List<String> lines(Path log) throws IOException {

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.reliability.alarms.AlarmApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
@@ -194,13 +196,7 @@ class RecurringAlarmCrashTest {
 
 	private static void awaitCondition(java.util.function.BooleanSupplier condition, Duration timeout)
 			throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("not reached within " + timeout);
-			}
-			Thread.sleep(200);
-		}
+		Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(condition::getAsBoolean);
 	}
 
 	private static Process launch(Path directory, TestDatabase database, String name) throws IOException {
