@@ -25,6 +25,8 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.idempotency.web.Idempotent;
 import io.ductor.reliability.BookingClients.Answer;
 import io.ductor.test.PostgresExtension;
@@ -231,11 +233,17 @@ class BookingStormTest {
 	static Map<String, Object> judge(DataSource dataSource, BookingClients clients, String pool)
 			throws InterruptedException {
 		JdbcClient jdbc = JdbcClient.create(dataSource);
-		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-		while (jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
-			.query(Long.class)
-			.single() > 0 && System.nanoTime() < deadline) {
-			Thread.sleep(200);
+		try {
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(60))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(200))
+				.until(() -> jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+					.query(Long.class)
+					.single() == 0);
+		}
+		catch (ConditionTimeoutException ex) {
+			// judged below: what did not settle shows in the figures
 		}
 		Map<String, List<String[]>> bookings = new HashMap<>();
 		jdbc.sql("SELECT request_key, id, made_by FROM booking ORDER BY created_at").query((rs) -> {
