@@ -125,6 +125,7 @@ class BookingStormTest {
 			try (BookingClients clients = new BookingClients(directoryName, path, () -> up, storm.copies(),
 					storm.keysInFlight(), storm.minimumKeys(), faulting::get, Duration.ofSeconds(240))) {
 				for (int kill = 1; kill <= storm.faults(); kill++) {
+					// not a wait: a random moment for the next kill
 					Thread.sleep(
 							storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
 					up.clear();
@@ -179,6 +180,7 @@ class BookingStormTest {
 			try (BookingClients clients = new BookingClients("term", "/bookings", () -> up, storm.copies(),
 					storm.keysInFlight(), storm.minimumKeys(), faulting::get, Duration.ofSeconds(240))) {
 				for (int fault = 1; fault <= storm.faults(); fault++) {
+					// not a wait: a random moment for the next fault
 					Thread.sleep(
 							storm.pauseMinMillis() + random.nextInt(storm.pauseMaxMillis() - storm.pauseMinMillis()));
 					terminated += TestDatabases.terminateConnections(database,

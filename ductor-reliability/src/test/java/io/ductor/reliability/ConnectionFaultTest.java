@@ -67,6 +67,7 @@ class ConnectionFaultTest {
 		long terminated = 0;
 		long start = System.nanoTime();
 		for (int fault = 1; fault <= scale.connectionFaults(); fault++) {
+			// not a wait: the workload runs between connection faults
 			Thread.sleep(scale.faultInterval().toMillis());
 			Progress progress = new Progress(invariants, orders);
 			long at = System.nanoTime();

@@ -73,6 +73,7 @@ class CrashLoopTest {
 							&& invariants.count("SELECT count(*) FROM wl_dedup_receiver") > appliedAtKill);
 				recoveries.add(Duration.ofNanos(System.nanoTime() - killedAt));
 			}
+			// not a wait: the last instance runs a while before the orders stop
 			Thread.sleep(1000);
 			orders.stop();
 			workload.quiesce();

@@ -120,6 +120,7 @@ class EffectsWhereFeaturesMeetTest {
 			int terminations = 0;
 			int generation = 1;
 			while (kills < attack.kills() || terminations < attack.terminations()) {
+				// not a wait: a random moment for the next kill or termination
 				Thread.sleep(1500 + random.nextInt(2000));
 				boolean kill = kills < attack.kills()
 						&& (terminations >= attack.terminations() || random.nextBoolean());
@@ -236,6 +237,7 @@ class EffectsWhereFeaturesMeetTest {
 			}
 			retries.incrementAndGet();
 			try {
+				// not a wait: the client's pause before it retries
 				Thread.sleep(100);
 			}
 			catch (InterruptedException ex) {

@@ -143,6 +143,7 @@ class KafkaOutboxCrashTest {
 					int generation = producerGeneration;
 					awaitUntil("shipments before the next fault", running, directory.resolve("p" + generation + ".log"),
 							() -> shipments(jdbc, "%") >= before + 40);
+					// not a wait: a random moment for the fault
 					Thread.sleep(300 + random.nextInt(900));
 					switch (fault) {
 						case KILL_PRODUCER -> {
@@ -177,6 +178,7 @@ class KafkaOutboxCrashTest {
 						case DROP -> broker.drop();
 						case REFUSE -> {
 							broker.refuse();
+							// not a wait: how long the broker refuses connections
 							Thread.sleep(1500);
 							broker.reconnect();
 						}
@@ -187,6 +189,7 @@ class KafkaOutboxCrashTest {
 						}
 						case MUTE -> {
 							broker.muteAnswers();
+							// not a wait: how long the broker stays mute
 							Thread.sleep(4000);
 							broker.answer();
 						}

@@ -124,6 +124,7 @@ class LeaseAbuseTest {
 						"the instance to be frozen claims every probe");
 				frozen.pause();
 				other.resume();
+				// not a wait: the freeze, longer than a lease
 				Thread.sleep(scale.pause().toMillis());
 				long redriven = count(jdbc,
 						"SELECT count(*) FROM eec_effect_intent WHERE attempts >= 2 "
@@ -153,6 +154,8 @@ class LeaseAbuseTest {
 					       < clock_timestamp() - interval '4 seconds', true)
 					FROM wl_raw_calls""").query(Boolean.class).single(),
 					"every late first attempt that started has run");
+			// not a wait: a quiet window in which no late attempt may still change an
+			// intent
 			Thread.sleep(1500);
 			long total = count(jdbc, "SELECT count(*) FROM eec_effect_intent");
 			long completed = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'");

@@ -145,11 +145,14 @@ class RabbitOutboxCrashTest {
 					int generation = producerGeneration;
 					awaitUntil("parcels before the next fault", running, directory.resolve("p" + generation + ".log"),
 							() -> parcels(jdbc, "%") >= before + attack.parcelsBetweenFaults());
+					// not a wait: a random moment for the fault
 					Thread.sleep(300 + random.nextInt(900));
 					switch (fault) {
 						case KILL_PRODUCER, KILL_PRODUCER_MUTED -> {
 							if (fault == Fault.KILL_PRODUCER_MUTED) {
 								broker.muteAnswers();
+								// not a wait: the producer is killed while answers are
+								// muted
 								Thread.sleep(1000);
 							}
 							backlogAtKill.add(backlog(jdbc));
@@ -184,11 +187,13 @@ class RabbitOutboxCrashTest {
 						case DROP -> broker.drop();
 						case REFUSE -> {
 							broker.refuse();
+							// not a wait: how long the broker refuses connections
 							Thread.sleep(1500);
 							broker.reconnect();
 						}
 						case MUTE -> {
 							broker.muteAnswers();
+							// not a wait: how long the broker stays mute
 							Thread.sleep(4000);
 							broker.answer();
 						}

@@ -151,6 +151,8 @@ class RetreatCrashTest {
 		int slice = attack.guests() / (attack.kills() + 1);
 		for (int first = 0; first < attack.guests()
 				&& !Thread.currentThread().isInterrupted(); first += attack.chunk()) {
+			// the next chunk waits for the attack to have started enough kills; a plain
+			// loop on this load thread, so that interrupting the thread stops it
 			while (first / slice > started.get() && !Thread.currentThread().isInterrupted()) {
 				sleep(20);
 			}
@@ -290,6 +292,7 @@ class RetreatCrashTest {
 		}
 	}
 
+	// not a wait: the guests' pacing
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
