@@ -22,6 +22,10 @@ import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.awaitility.Awaitility;
+
+import org.awaitility.core.ConditionTimeoutException;
+
 /**
  * The booking storm's clients, behaving as the IETF Idempotency-Key draft asks: every key
  * is sent by several clients at once, and each of them retries with the same key and body
@@ -172,12 +176,20 @@ final class BookingClients implements AutoCloseable {
 	/** Waits until every issued key's clients stopped, or the clients' timeout passed. */
 	boolean awaitSettled() throws InterruptedException {
 		this.producer.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(this.deadline - System.nanoTime())));
-		while (this.keysOpen.get() > 0 && System.nanoTime() < this.deadline) {
-			Thread.sleep(50);
+		try {
+			Awaitility.await()
+				.atMost(Duration.ofNanos(Math.max(1, this.deadline - System.nanoTime())))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(50))
+				.until(() -> this.keysOpen.get() == 0);
+		}
+		catch (ConditionTimeoutException ex) {
+			// reported by the result
 		}
 		return this.keysOpen.get() == 0 && !this.producer.isAlive();
 	}
 
+	// not a wait: a client's think time and retry pause
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

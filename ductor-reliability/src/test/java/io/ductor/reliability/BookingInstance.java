@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.reliability.booking.BookingApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.TestDatabase;
@@ -67,25 +69,33 @@ final class BookingInstance implements AutoCloseable {
 	 */
 	Duration awaitReady(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
-		long deadline = start + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (!this.process.isAlive()) {
-				throw new IllegalStateException(this.name + " died during start-up:\n" + tail());
-			}
-			try {
-				HttpResponse<Void> response = Workload.HTTP.send(
-						HttpRequest.newBuilder(uri("/ready")).timeout(Duration.ofSeconds(2)).build(),
-						HttpResponse.BodyHandlers.discarding());
-				if (response.statusCode() == 200) {
-					return Duration.ofNanos(System.nanoTime() - start);
-				}
-			}
-			catch (IOException ex) {
-				// not listening yet
-			}
-			Thread.sleep(100);
+		try {
+			Awaitility.await()
+				.atMost(timeout)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(100))
+				.until(() -> {
+					if (!this.process.isAlive()) {
+						throw new IllegalStateException(this.name + " died during start-up:\n" + tail());
+					}
+					try {
+						HttpResponse<Void> response = Workload.HTTP.send(
+								HttpRequest.newBuilder(uri("/ready")).timeout(Duration.ofSeconds(2)).build(),
+								HttpResponse.BodyHandlers.discarding());
+						if (response.statusCode() == 200) {
+							return true;
+						}
+					}
+					catch (IOException ex) {
+						// not listening yet
+					}
+					return false;
+				});
+			return Duration.ofNanos(System.nanoTime() - start);
 		}
-		throw new IllegalStateException(this.name + " not ready after " + timeout + ":\n" + tail());
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException(this.name + " not ready after " + timeout + ":\n" + tail());
+		}
 	}
 
 	/** SIGKILL: no shutdown hook, no lifecycle, no hand-back. */

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.awaitility.Awaitility;
 import io.ductor.reliability.workload.WorkloadSchema;
 import io.ductor.test.PostgresExtension;
 import io.ductor.test.TestDatabases;
@@ -66,6 +67,7 @@ class ConnectionFaultTest {
 		long terminated = 0;
 		long start = System.nanoTime();
 		for (int fault = 1; fault <= scale.connectionFaults(); fault++) {
+			// not a wait: the workload runs between connection faults
 			Thread.sleep(scale.faultInterval().toMillis());
 			Progress progress = new Progress(invariants, orders);
 			long at = System.nanoTime();
@@ -97,18 +99,16 @@ class ConnectionFaultTest {
 	}
 
 	private Duration awaitListener(long since) throws InterruptedException {
-		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		while (true) {
-			String status = workload.getBody("/wl/status");
-			if (status != null && status.contains("\"listenerConnected\":true") && postgres.dataSource() != null
-					&& listening()) {
-				return Duration.ofNanos(System.nanoTime() - since);
-			}
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("notification listener not back within 30 s: " + status);
-			}
-			Thread.sleep(25);
-		}
+		Awaitility.await("notification listener back")
+			.atMost(Duration.ofSeconds(30))
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(25))
+			.until(() -> {
+				String status = workload.getBody("/wl/status");
+				return status != null && status.contains("\"listenerConnected\":true") && postgres.dataSource() != null
+						&& listening();
+			});
+		return Duration.ofNanos(System.nanoTime() - since);
 	}
 
 	/** The listener's connection is back in pg_stat_activity, listening. */

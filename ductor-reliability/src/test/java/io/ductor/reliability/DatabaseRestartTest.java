@@ -18,6 +18,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+
 import io.ductor.reliability.workload.WorkloadSchema;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -103,12 +106,14 @@ class DatabaseRestartTest {
 		List<Duration> recoveries = new ArrayList<>();
 		long begin = System.nanoTime();
 		for (int restart = 1; restart <= scale.databaseRestarts(); restart++) {
+			// not a wait: the workload runs on the healthy database between restarts
 			Thread.sleep(3000);
 			Progress progress = new Progress(invariants, orders);
 			long stopping = System.nanoTime();
 			server.close();
 			server = null;
 			stops.add(Duration.ofNanos(System.nanoTime() - stopping));
+			// not a wait: the outage itself, as long as the scale says
 			Thread.sleep(scale.databaseDown().toMillis());
 			long starting = System.nanoTime();
 			server = startServer();
@@ -146,11 +151,16 @@ class DatabaseRestartTest {
 		Health.assumeContributor(workload);
 		server.close();
 		server = null;
-		boolean down = false;
-		long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		while (!down && System.nanoTime() < end) {
-			down = "DOWN".equals(Health.status(workload));
-			Thread.sleep(100);
+		boolean down = true;
+		try {
+			Awaitility.await("ductor health DOWN")
+				.atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(100))
+				.until(() -> "DOWN".equals(Health.status(workload)));
+		}
+		catch (ConditionTimeoutException ex) {
+			// asserted below, once the server is back for the tests after this one
+			down = false;
 		}
 		server = startServer();
 		assertThat(down).as("ductor health reported DOWN while the server was stopped").isTrue();

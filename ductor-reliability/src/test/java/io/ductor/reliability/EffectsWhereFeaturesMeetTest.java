@@ -32,6 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.reliability.meet.MeetApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
@@ -118,6 +120,7 @@ class EffectsWhereFeaturesMeetTest {
 			int terminations = 0;
 			int generation = 1;
 			while (kills < attack.kills() || terminations < attack.terminations()) {
+				// not a wait: a random moment for the next kill or termination
 				Thread.sleep(1500 + random.nextInt(2000));
 				boolean kill = kills < attack.kills()
 						&& (terminations >= attack.terminations() || random.nextBoolean());
@@ -146,12 +149,18 @@ class EffectsWhereFeaturesMeetTest {
 			}
 			CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
 			long settleStart = System.nanoTime();
-			long deadline = settleStart + TimeUnit.SECONDS.toNanos(120);
-			while (System.nanoTime() < deadline
-					&& jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+			try {
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(120))
+					.pollDelay(Duration.ZERO)
+					.pollInterval(Duration.ofMillis(250))
+					.until(() -> jdbc
+						.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
 						.query(Long.class)
-						.single() > 0) {
-				Thread.sleep(250);
+						.single() == 0);
+			}
+			catch (ConditionTimeoutException ex) {
+				// judged below: what did not settle shows in the figures
 			}
 			Duration settle = Duration.ofNanos(System.nanoTime() - settleStart);
 			Map<String, Object> figures = judge(jdbc, callLog, killedAtMicros, attack);
@@ -228,6 +237,7 @@ class EffectsWhereFeaturesMeetTest {
 			}
 			retries.incrementAndGet();
 			try {
+				// not a wait: the client's pause before it retries
 				Thread.sleep(100);
 			}
 			catch (InterruptedException ex) {
@@ -375,26 +385,35 @@ class EffectsWhereFeaturesMeetTest {
 
 	private static Duration awaitReady(Process process, int port, Path log) throws Exception {
 		long start = System.nanoTime();
-		long deadline = start + TimeUnit.SECONDS.toNanos(90);
-		while (System.nanoTime() < deadline) {
-			if (!process.isAlive()) {
-				throw new IllegalStateException("the application died during start-up:\n" + Files.readString(log));
-			}
-			try {
-				HttpResponse<Void> response = Workload.HTTP
-					.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
-						.timeout(Duration.ofSeconds(2))
-						.build(), HttpResponse.BodyHandlers.discarding());
-				if (response.statusCode() == 200) {
-					return Duration.ofNanos(System.nanoTime() - start);
-				}
-			}
-			catch (IOException ex) {
-				// not listening yet
-			}
-			Thread.sleep(100);
+		try {
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(90))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(100))
+				.until(() -> {
+					if (!process.isAlive()) {
+						throw new IllegalStateException(
+								"the application died during start-up:\n" + Files.readString(log));
+					}
+					try {
+						HttpResponse<Void> response = Workload.HTTP
+							.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
+								.timeout(Duration.ofSeconds(2))
+								.build(), HttpResponse.BodyHandlers.discarding());
+						if (response.statusCode() == 200) {
+							return true;
+						}
+					}
+					catch (IOException ex) {
+						// not listening yet
+					}
+					return false;
+				});
+			return Duration.ofNanos(System.nanoTime() - start);
 		}
-		throw new IllegalStateException("the application was not ready after 90 s");
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("the application was not ready after 90 s");
+		}
 	}
 
 }

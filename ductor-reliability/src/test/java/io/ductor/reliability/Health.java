@@ -1,5 +1,7 @@
 package io.ductor.reliability;
 
+import org.awaitility.Awaitility;
+
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -42,12 +44,11 @@ final class Health {
 	 */
 	static Duration awaitUp(Workload workload, Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
-		while (!"UP".equals(status(workload))) {
-			if (System.nanoTime() - start > timeout.toNanos()) {
-				throw new AssertionError("ductor health not UP within " + timeout + ": " + status(workload));
-			}
-			Thread.sleep(100);
-		}
+		Awaitility.await("ductor health UP")
+			.atMost(timeout)
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(100))
+			.until(() -> "UP".equals(status(workload)));
 		return Duration.ofNanos(System.nanoTime() - start);
 	}
 

@@ -22,6 +22,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.effect.EffectOperations;
 import io.ductor.effect.EffectOutbox;
 import io.ductor.effect.EffectRequest;
@@ -225,19 +227,22 @@ class HostileInputTest {
 	}
 
 	static String intentAfterDispatch(String key) throws InterruptedException {
-		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-		while (System.nanoTime() < deadline) {
-			Map<String, Object> row = jdbc
-				.sql("SELECT status, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
-				.param(key)
-				.query()
-				.singleRow();
-			if (!"pending".equals(row.get("status")) && !"in_flight".equals(row.get("status"))) {
-				return row.get("status") + ", " + row.get("last_error");
-			}
-			Thread.sleep(50);
+		Map<String, Object> row;
+		try {
+			row = Awaitility.await()
+				.atMost(Duration.ofSeconds(20))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(50))
+				.until(() -> jdbc.sql("SELECT status, last_error FROM eec_effect_intent WHERE idempotency_key = ?")
+					.param(key)
+					.query()
+					.singleRow(),
+						(found) -> !"pending".equals(found.get("status")) && !"in_flight".equals(found.get("status")));
 		}
-		return "still pending";
+		catch (ConditionTimeoutException ex) {
+			return "still pending";
+		}
+		return row.get("status") + ", " + row.get("last_error");
 	}
 
 	static void insertIntent(String effect, String key, String payload) {

@@ -1,5 +1,7 @@
 package io.ductor.reliability;
 
+import org.awaitility.Awaitility;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,19 +40,24 @@ final class Invariants {
 	 */
 	Duration awaitDrained(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
-		long deadline = start + timeout.toNanos();
-		long live = -1;
-		while (System.nanoTime() < deadline) {
-			live = count("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')");
-			if (live == 0) {
-				return Duration.ofNanos(System.nanoTime() - start);
-			}
-			Thread.sleep(200);
+		String live = "SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')";
+		try {
+			Awaitility.await()
+				.atMost(timeout)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(200))
+				.until(() -> count(live) == 0);
+			return Duration.ofNanos(System.nanoTime() - start);
 		}
-		throw new AssertionError(live + " intent(s) still pending or in flight after " + timeout + ": " + this.jdbc
-			.sql("SELECT status, count(*) AS n, max(last_error) AS error FROM eec_effect_intent " + "GROUP BY status")
-			.query()
-			.listOfRows());
+		catch (org.awaitility.core.ConditionTimeoutException ex) {
+			// below: the backlog by status
+		}
+		throw new AssertionError(count(live) + " intent(s) still pending or in flight after " + timeout + ": "
+				+ this.jdbc
+					.sql("SELECT status, count(*) AS n, max(last_error) AS error FROM eec_effect_intent "
+							+ "GROUP BY status")
+					.query()
+					.listOfRows());
 	}
 
 	/**

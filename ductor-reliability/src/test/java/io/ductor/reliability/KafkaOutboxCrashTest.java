@@ -25,6 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.kafka.DurableKafka;
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.reliability.shipments.ShipmentsApplication;
@@ -141,6 +143,7 @@ class KafkaOutboxCrashTest {
 					int generation = producerGeneration;
 					awaitUntil("shipments before the next fault", running, directory.resolve("p" + generation + ".log"),
 							() -> shipments(jdbc, "%") >= before + 40);
+					// not a wait: a random moment for the fault
 					Thread.sleep(300 + random.nextInt(900));
 					switch (fault) {
 						case KILL_PRODUCER -> {
@@ -175,6 +178,7 @@ class KafkaOutboxCrashTest {
 						case DROP -> broker.drop();
 						case REFUSE -> {
 							broker.refuse();
+							// not a wait: how long the broker refuses connections
 							Thread.sleep(1500);
 							broker.reconnect();
 						}
@@ -185,6 +189,7 @@ class KafkaOutboxCrashTest {
 						}
 						case MUTE -> {
 							broker.muteAnswers();
+							// not a wait: how long the broker stays mute
 							Thread.sleep(4000);
 							broker.answer();
 						}
@@ -419,16 +424,15 @@ class KafkaOutboxCrashTest {
 
 	/** Waits up to 120 s for {@code condition}, failing early if {@code process} died. */
 	private static void awaitUntil(String what, Process process, Path log, BooleanSupplier condition) throws Exception {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-		while (!condition.getAsBoolean()) {
+		Awaitility.await(what).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
+			if (condition.getAsBoolean()) {
+				return true;
+			}
 			if (!process.isAlive()) {
 				throw new IllegalStateException("Died while waiting for " + what + ":\n" + Files.readString(log));
 			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("Waited 120 s for " + what);
-			}
-			Thread.sleep(100);
-		}
+			return false;
+		});
 	}
 
 	private static List<String> lines(Path log) throws IOException {

@@ -10,6 +10,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.reliability.workload.Receivers;
 import io.ductor.reliability.workload.WorkloadSchema;
 import io.ductor.test.PostgresExtension;
@@ -122,6 +124,7 @@ class LeaseAbuseTest {
 						"the instance to be frozen claims every probe");
 				frozen.pause();
 				other.resume();
+				// not a wait: the freeze, longer than a lease
 				Thread.sleep(scale.pause().toMillis());
 				long redriven = count(jdbc,
 						"SELECT count(*) FROM eec_effect_intent WHERE attempts >= 2 "
@@ -151,6 +154,8 @@ class LeaseAbuseTest {
 					       < clock_timestamp() - interval '4 seconds', true)
 					FROM wl_raw_calls""").query(Boolean.class).single(),
 					"every late first attempt that started has run");
+			// not a wait: a quiet window in which no late attempt may still change an
+			// intent
 			Thread.sleep(1500);
 			long total = count(jdbc, "SELECT count(*) FROM eec_effect_intent");
 			long completed = count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'");
@@ -214,13 +219,10 @@ class LeaseAbuseTest {
 
 	private static void awaitUntil(java.util.function.BooleanSupplier condition, String what)
 			throws InterruptedException {
-		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("Not within 60 s: " + what);
-			}
-			Thread.sleep(50);
-		}
+		Awaitility.await(what)
+			.atMost(Duration.ofSeconds(60))
+			.pollInterval(Duration.ofMillis(50))
+			.until(condition::getAsBoolean);
 	}
 
 }

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.modulith.ModulithPublications;
 import io.ductor.reliability.modulith.ModulithCrashApplication;
 import io.ductor.test.ChildJvm;
@@ -70,6 +72,7 @@ class ModulithCrashTest {
 			long between = attack.window().toMillis() / (attack.kills() + 1);
 			long windowStart = System.nanoTime();
 			for (int kill = 0; kill < attack.kills(); kill++) {
+				// not a wait: a random moment for the next kill
 				Thread.sleep(between - 500 + random.nextInt(1000));
 				int victim = kill % 2;
 				// listeners of the victim are running: in flight under its lease
@@ -78,6 +81,7 @@ class ModulithCrashTest {
 				Thread.sleep(500 + random.nextInt(1000));
 				instances.set(victim, launch(directory, database, "m" + victim + "-g" + generation++, true));
 			}
+			// not a wait: the rest of the attack window
 			Thread.sleep(Math.max(0, attack.window().toMillis() - (System.nanoTime() - windowStart) / 1_000_000));
 			interrupted += inFlight(jdbc);
 			for (Process instance : instances) {
@@ -155,13 +159,7 @@ class ModulithCrashTest {
 	}
 
 	private static void await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("not reached within " + timeout);
-			}
-			Thread.sleep(200);
-		}
+		Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(condition::getAsBoolean);
 	}
 
 	private static Process launch(Path directory, TestDatabase database, String name, boolean publish)

@@ -115,6 +115,7 @@ final class OrderClient implements AutoCloseable {
 		}
 	}
 
+	// not a wait: the client's pacing and retry pause
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

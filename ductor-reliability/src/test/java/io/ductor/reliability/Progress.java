@@ -2,6 +2,8 @@ package io.ductor.reliability;
 
 import java.time.Duration;
 
+import org.awaitility.Awaitility;
+
 /**
  * Waits until the workload shows progress of every kind after a fault: a new tick
  * committed, a new effect applied at the receiver and a new idempotent request answered.
@@ -30,24 +32,21 @@ final class Progress {
 	 * @return how long it took from {@code since} (a {@link System#nanoTime()})
 	 */
 	Duration await(long since, Duration timeout, String what) throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (true) {
-			try {
-				if (this.db.count("SELECT count(*) FROM eec_run_transition") > this.transitions
-						&& this.db.count("SELECT count(*) FROM wl_dedup_receiver") > this.applied
-						&& (this.orders == null || this.orders.answered.size() > this.answered)) {
-					return Duration.ofNanos(System.nanoTime() - since);
-				}
-			}
-			catch (RuntimeException ex) {
-				// the driver's own connection may be failing too (database restart): look
-				// again
-			}
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("No progress within " + timeout + " after " + what);
-			}
-			Thread.sleep(25);
-		}
+		Awaitility.await("progress after " + what)
+			.atMost(timeout)
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(25))
+			// the driver's own connection may be failing too (database restart): look
+			// again
+			.ignoreExceptionsInstanceOf(RuntimeException.class)
+			.until(this::progressed);
+		return Duration.ofNanos(System.nanoTime() - since);
+	}
+
+	private boolean progressed() {
+		return this.db.count("SELECT count(*) FROM eec_run_transition") > this.transitions
+				&& this.db.count("SELECT count(*) FROM wl_dedup_receiver") > this.applied
+				&& (this.orders == null || this.orders.answered.size() > this.answered);
 	}
 
 }

@@ -25,6 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.amqp.DurableRabbit;
 import io.ductor.messaging.DuctorMessageHeaders;
 import io.ductor.reliability.depot.DepotApplication;
@@ -143,11 +145,14 @@ class RabbitOutboxCrashTest {
 					int generation = producerGeneration;
 					awaitUntil("parcels before the next fault", running, directory.resolve("p" + generation + ".log"),
 							() -> parcels(jdbc, "%") >= before + attack.parcelsBetweenFaults());
+					// not a wait: a random moment for the fault
 					Thread.sleep(300 + random.nextInt(900));
 					switch (fault) {
 						case KILL_PRODUCER, KILL_PRODUCER_MUTED -> {
 							if (fault == Fault.KILL_PRODUCER_MUTED) {
 								broker.muteAnswers();
+								// not a wait: the producer is killed while answers are
+								// muted
 								Thread.sleep(1000);
 							}
 							backlogAtKill.add(backlog(jdbc));
@@ -182,11 +187,13 @@ class RabbitOutboxCrashTest {
 						case DROP -> broker.drop();
 						case REFUSE -> {
 							broker.refuse();
+							// not a wait: how long the broker refuses connections
 							Thread.sleep(1500);
 							broker.reconnect();
 						}
 						case MUTE -> {
 							broker.muteAnswers();
+							// not a wait: how long the broker stays mute
 							Thread.sleep(4000);
 							broker.answer();
 						}
@@ -437,16 +444,15 @@ class RabbitOutboxCrashTest {
 
 	/** Waits up to 120 s for {@code condition}, failing early if {@code process} died. */
 	private static void awaitUntil(String what, Process process, Path log, BooleanSupplier condition) throws Exception {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-		while (!condition.getAsBoolean()) {
+		Awaitility.await(what).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
+			if (condition.getAsBoolean()) {
+				return true;
+			}
 			if (!process.isAlive()) {
 				throw new IllegalStateException("Died while waiting for " + what + ":\n" + Files.readString(log));
 			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("Waited 120 s for " + what);
-			}
-			Thread.sleep(100);
-		}
+			return false;
+		});
 	}
 
 	private static List<String> lines(Path log) throws IOException {

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+
 import io.ductor.reliability.alarms.AlarmApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
@@ -66,12 +68,14 @@ class RecurringAlarmCrashTest {
 			long windowStart = System.nanoTime();
 			long between = attack.window().toMillis() / (attack.kills() + 1);
 			for (int kill = 0; kill < attack.kills(); kill++) {
+				// not a wait: a random moment for the next kill
 				Thread.sleep(between - 1000 + random.nextInt(2000));
 				int victim = kill % 3;
 				instances.get(victim).destroyForcibly().waitFor(10, TimeUnit.SECONDS);
 				Thread.sleep(1000 + random.nextInt(1000));
 				instances.set(victim, launch(directory, database, "a" + victim + "-g" + generation++));
 			}
+			// not a wait: the rest of the attack window
 			Thread.sleep(Math.max(0, attack.window().toMillis() - (System.nanoTime() - windowStart) / 1_000_000));
 			// every instance down for ten seconds
 			for (Process instance : instances) {
@@ -194,13 +198,7 @@ class RecurringAlarmCrashTest {
 
 	private static void awaitCondition(java.util.function.BooleanSupplier condition, Duration timeout)
 			throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				throw new AssertionError("not reached within " + timeout);
-			}
-			Thread.sleep(200);
-		}
+		Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(condition::getAsBoolean);
 	}
 
 	private static Process launch(Path directory, TestDatabase database, String name) throws IOException {

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.reliability.retreat.RetreatApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.PostgresExtension;
@@ -92,12 +94,18 @@ class RetreatCrashTest {
 			loader.join(TimeUnit.SECONDS.toMillis(120));
 			assertThat(signedUp.get()).as("guests signed up").isEqualTo(attack.guests());
 			long settleStart = System.nanoTime();
-			long deadline = settleStart + TimeUnit.SECONDS.toNanos(60);
-			while (System.nanoTime() < deadline
-					&& jdbc.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
+			try {
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(60))
+					.pollDelay(Duration.ZERO)
+					.pollInterval(Duration.ofMillis(200))
+					.until(() -> jdbc
+						.sql("SELECT count(*) FROM eec_effect_intent WHERE status IN ('pending', 'in_flight')")
 						.query(Long.class)
-						.single() > 0) {
-				Thread.sleep(200);
+						.single() == 0);
+			}
+			catch (ConditionTimeoutException ex) {
+				// judged below: what did not settle shows in the figures
 			}
 			Duration settle = Duration.ofNanos(System.nanoTime() - settleStart);
 			Map<String, Object> figures = judge(jdbc, mailLog, attack);
@@ -143,6 +151,8 @@ class RetreatCrashTest {
 		int slice = attack.guests() / (attack.kills() + 1);
 		for (int first = 0; first < attack.guests()
 				&& !Thread.currentThread().isInterrupted(); first += attack.chunk()) {
+			// the next chunk waits for the attack to have started enough kills; a plain
+			// loop on this load thread, so that interrupting the thread stops it
 			while (first / slice > started.get() && !Thread.currentThread().isInterrupted()) {
 				sleep(20);
 			}
@@ -251,29 +261,38 @@ class RetreatCrashTest {
 
 	private static Duration awaitReady(Process process, int port, Path log) throws Exception {
 		long start = System.nanoTime();
-		long deadline = start + TimeUnit.SECONDS.toNanos(90);
-		while (System.nanoTime() < deadline) {
-			if (!process.isAlive()) {
-				throw new IllegalStateException(
-						"the retreat application died during start-up:\n" + Files.readString(log));
-			}
-			try {
-				HttpResponse<Void> response = Workload.HTTP
-					.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
-						.timeout(Duration.ofSeconds(2))
-						.build(), HttpResponse.BodyHandlers.discarding());
-				if (response.statusCode() == 200) {
-					return Duration.ofNanos(System.nanoTime() - start);
-				}
-			}
-			catch (IOException ex) {
-				// not listening yet
-			}
-			Thread.sleep(100);
+		try {
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(90))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(100))
+				.until(() -> {
+					if (!process.isAlive()) {
+						throw new IllegalStateException(
+								"the retreat application died during start-up:\n" + Files.readString(log));
+					}
+					try {
+						HttpResponse<Void> response = Workload.HTTP
+							.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ready"))
+								.timeout(Duration.ofSeconds(2))
+								.build(), HttpResponse.BodyHandlers.discarding());
+						if (response.statusCode() == 200) {
+							return true;
+						}
+					}
+					catch (IOException ex) {
+						// not listening yet
+					}
+					return false;
+				});
+			return Duration.ofNanos(System.nanoTime() - start);
 		}
-		throw new IllegalStateException("the retreat application was not ready after 90 s");
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("the retreat application was not ready after 90 s");
+		}
 	}
 
+	// not a wait: the guests' pacing
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

@@ -53,6 +53,7 @@ class SeveralInstancesTest {
 				long answered = orders.answered.size();
 				long conflicts = conflicts(instances);
 				long start = System.nanoTime();
+				// not a wait: the sampled window the throughput is measured over
 				Thread.sleep(scale.instanceWindow().toMillis());
 				double seconds = (System.nanoTime() - start) / 1e9;
 				String line = "%d instance(s): %.0f ticks/s, %.0f effects applied/s, %.1f idempotent requests/s"

@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import io.ductor.reliability.workload.WorkloadApplication;
 import io.ductor.test.ChildJvm;
 import io.ductor.test.TestDatabase;
@@ -114,17 +116,25 @@ final class Workload implements AutoCloseable {
 	 */
 	Duration awaitReady(Duration timeout) throws InterruptedException {
 		long start = System.nanoTime();
-		long deadline = start + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (!this.process.isAlive()) {
-				throw new IllegalStateException(this.instance + " died during start-up:\n" + tail());
-			}
-			if (get("/wl/status") == 200) {
-				return Duration.ofNanos(System.nanoTime() - start);
-			}
-			Thread.sleep(100);
+		try {
+			Awaitility.await()
+				.atMost(timeout)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(100))
+				.until(() -> {
+					if (!this.process.isAlive()) {
+						throw new IllegalStateException(this.instance + " died during start-up:\n" + tail());
+					}
+					if (get("/wl/status") == 200) {
+						return true;
+					}
+					return false;
+				});
+			return Duration.ofNanos(System.nanoTime() - start);
 		}
-		throw new IllegalStateException(this.instance + " not ready after " + timeout + ":\n" + tail());
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException(this.instance + " not ready after " + timeout + ":\n" + tail());
+		}
 	}
 
 	/**

@@ -276,6 +276,7 @@ class PaymentsFromOutsideTest {
 				return;
 			}
 			try {
+				// not a wait: the client's pause before it retries
 				Thread.sleep(100);
 			}
 			catch (InterruptedException ex) {

@@ -67,6 +67,7 @@ public class EmbeddedDatabaseTestJvm {
 					System.out.println(WENT_AWAY);
 					return;
 				}
+				// not a wait: the database is sampled over the window to show it stays up
 				Thread.sleep(100);
 			}
 			System.out.println(STAYED_UP);

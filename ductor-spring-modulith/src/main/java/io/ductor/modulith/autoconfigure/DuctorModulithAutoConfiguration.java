@@ -48,25 +48,26 @@ public final class DuctorModulithAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	EventCodec ductorModulithEventCodec(JsonCodec json, ApplicationContext context) {
+		return new EventCodec(json.mapper(), context.getClassLoader());
+	}
+
+	// the next three are not @ConditionalOnMissingBean: they are how Modulith's listeners
+	// become Ductor's effects (the factory, the @DurableEffect every publication is an
+	// intent of, and this JVM's just-published events), plumbing rather than extension
+	// points; the registry steps aside as a whole for one of the application's
+	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static DuctorListenerFactory ductorModulithListenerFactory() {
 		return new DuctorListenerFactory();
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
-	EventCodec ductorModulithEventCodec(JsonCodec json, ApplicationContext context) {
-		return new EventCodec(json.mapper(), context.getClassLoader());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
 	PublishedEvents ductorModulithPublishedEvents() {
 		return new PublishedEvents();
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	PublicationDelivery ductorModulithDelivery(DuctorListenerFactory listeners, EventCodec events,
 			PublishedEvents published) {
 		return new PublicationDelivery(listeners, events, published);
@@ -79,8 +80,7 @@ public final class DuctorModulithAutoConfiguration {
 	}
 
 	// not @ConditionalOnMissingBean here: the class's condition already steps aside for
-	// any
-	// EventPublicationRegistry or EventPublicationRepository of the application's
+	// any EventPublicationRegistry or EventPublicationRepository of the application's
 	@Bean
 	DuctorEventPublicationRegistry eventPublicationRegistry(DuctorListenerFactory listeners,
 			PublicationDelivery delivery, EventCodec events, PublicationStore store, EffectOperations operations,

@@ -34,6 +34,7 @@ public class Stock {
 	@ApplicationModuleListener
 	public void on(OrderPlaced event) throws InterruptedException {
 		int call = this.calls.computeIfAbsent(event.id(), (id) -> new AtomicInteger()).incrementAndGet();
+		// not a wait: a listener that takes a little time, as real work does
 		Thread.sleep(20);
 		if (event.id().startsWith("slow")) {
 			// held until released, so that a test can act while this call runs
