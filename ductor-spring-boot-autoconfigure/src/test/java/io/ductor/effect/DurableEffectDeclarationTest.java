@@ -1,5 +1,10 @@
 package io.ductor.effect;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import javax.sql.DataSource;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
@@ -14,6 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import io.ductor.autoconfigure.DuctorAutoConfiguration;
 import io.ductor.autoconfigure.DuctorContextRunners;
@@ -24,6 +32,7 @@ import io.ductor.test.PostgresExtension;
 import io.ductor.worker.internal.PeriodicWorker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What can be detected about a @DurableEffect declaration fails start-up, naming the
@@ -45,6 +54,21 @@ class DurableEffectDeclarationTest {
 				.hasSingleBean(EffectDrainer.class)
 				.hasBean("ductorReconcilerWorker");
 			assertThat(org.springframework.aop.support.AopUtils.isAopProxy(context.getBean(Good.class))).isTrue();
+		});
+	}
+
+	@Test
+	void aSubclassOverridingAnEffectMethodDeclaresTheEffectOnceAndRunsTheOverride() {
+		this.runner.withBean(GoodOverride.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			GoodOverride bean = context.getBean(GoodOverride.class);
+			new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
+				.executeWithoutResult((status) -> bean.send("overridden"));
+			await().atMost(Duration.ofSeconds(20)).until(() -> GoodOverride.RECEIVED.contains("overridden"));
+			assertThat(JdbcClient.create(context.getBean(DataSource.class))
+				.sql("SELECT count(*) FROM eec_effect_intent WHERE effect_name = 'good'")
+				.query(Long.class)
+				.single()).isOne();
 		});
 	}
 
@@ -209,6 +233,17 @@ class DurableEffectDeclarationTest {
 
 		@DurableEffect(name = "good")
 		public void send(String message) {
+		}
+
+	}
+
+	public static class GoodOverride extends Good {
+
+		static final List<String> RECEIVED = new CopyOnWriteArrayList<>();
+
+		@Override
+		public void send(String message) {
+			RECEIVED.add(message);
 		}
 
 	}

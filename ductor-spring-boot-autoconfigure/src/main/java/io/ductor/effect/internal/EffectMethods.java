@@ -34,12 +34,22 @@ public class EffectMethods implements BeanPostProcessor {
 	public Object postProcessAfterInitialization(Object bean, String beanName) {
 		Class<?> userClass = ClassUtils.getUserClass(AopUtils.getTargetClass(bean));
 		ReflectionUtils.doWithMethods(userClass, (method) -> register(beanName, userClass, method),
-				(method) -> !method.isBridge() && !method.isSynthetic()
+				(method) -> declaredBy(userClass, method)
 						&& AnnotatedElementUtils.hasAnnotation(method, DurableEffect.class));
 		ReflectionUtils.doWithMethods(userClass, (method) -> registerReconciler(beanName, method),
-				(method) -> !method.isBridge() && !method.isSynthetic()
+				(method) -> declaredBy(userClass, method)
 						&& AnnotatedElementUtils.hasAnnotation(method, EffectReconciler.class));
 		return bean;
+	}
+
+	/**
+	 * Whether {@code method} is the one {@code userClass} runs: not a bridge, and not a
+	 * superclass's method that the class overrides (whose override, the annotation
+	 * inherited, is the effect).
+	 */
+	private static boolean declaredBy(Class<?> userClass, Method method) {
+		return !method.isBridge() && !method.isSynthetic()
+				&& ClassUtils.getMostSpecificMethod(method, userClass).equals(method);
 	}
 
 	private void registerReconciler(String beanName, Method method) {
