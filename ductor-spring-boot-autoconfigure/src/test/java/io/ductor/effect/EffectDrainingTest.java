@@ -56,6 +56,51 @@ class EffectDrainingTest {
 		}
 	}
 
+	@Test
+	void anOutcomeRecordedAsksForNoClaimWhenNothingWaitsForIt() {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h")) {
+			EffectDrainer drainer = context.getBean(EffectDrainer.class);
+			DrainerSignals.awaitFirstClaim(drainer);
+			EffectOperations operations = context.getBean(EffectOperations.class);
+			long rounds = drainer.status().rounds();
+			// each dispatched at its commit and recorded in a batch of its own
+			for (int i = 0; i < 10; i++) {
+				String order = UUID.randomUUID().toString();
+				tx(context).executeWithoutResult((status) -> context.getBean(TestEffects.class).ship(order, List.of()));
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> operations.findByKey("ship:" + order)
+						.orElseThrow()
+						.status() == EffectStatus.COMPLETED);
+			}
+			// a claim would have found nothing: the drainer claims when something may be
+			// due
+			assertThat(drainer.status().rounds()).isEqualTo(rounds);
+		}
+	}
+
+	@Test
+	void theNextIntentOfAnOrderingKeyIsClaimedWhenTheOneBeforeItSettlesWithoutWaitingForAPoll() {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h")) {
+			DrainerSignals.awaitFirstClaim(context.getBean(EffectDrainer.class));
+			String stream = "stream-" + UUID.randomUUID();
+			TestEffects effects = context.getBean(TestEffects.class);
+			tx(context).executeWithoutResult((status) -> {
+				effects.ordered(stream, 1);
+				effects.ordered(stream, 2);
+				effects.ordered(stream, 3);
+			});
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> jdbc
+					.sql("SELECT count(*) FROM eec_effect_intent WHERE ordering_key = ? AND status = 'completed'")
+					.param(stream)
+					.query(Long.class)
+					.single() == 3);
+		}
+	}
+
 	@ParameterizedTest(name = "notify-in-transaction={0}")
 	@ValueSource(booleans = { false, true })
 	void aCommitInOneInstanceWakesTheDrainerOfAnotherThroughNotifyEvenAfterItsConnectionsWereKilled(

@@ -11,6 +11,8 @@ public final class DrainClaim {
 
 	private final ClaimedIntent intent;
 
+	private final boolean recordedLeased;
+
 	/**
 	 * Its outcome is being recorded: the row may be settled before the heartbeat reads
 	 * it.
@@ -20,8 +22,9 @@ public final class DrainClaim {
 	/** Its lease was found lost, and counted. */
 	volatile boolean lost;
 
-	DrainClaim(ClaimedIntent intent) {
+	DrainClaim(ClaimedIntent intent, boolean recordedLeased) {
 		this.intent = intent;
+		this.recordedLeased = recordedLeased;
 	}
 
 	ClaimedIntent intent() {
@@ -30,6 +33,16 @@ public final class DrainClaim {
 
 	long id() {
 		return this.intent.id();
+	}
+
+	/**
+	 * Whether its settling may make another intent due: an intent of a run (a
+	 * compensation waits for its original) or one that was claimed (it may have an
+	 * ordering key, whose next intent waits for it). An intent recorded leased at its
+	 * commit has no ordering key.
+	 */
+	boolean mayReleaseOthers() {
+		return !this.recordedLeased || this.intent.runId() != null;
 	}
 
 }

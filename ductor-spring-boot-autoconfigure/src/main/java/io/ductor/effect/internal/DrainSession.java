@@ -99,6 +99,17 @@ public final class DrainSession {
 	/** When the claim thread last asked for them ({@link System#nanoTime()}). */
 	private long othersAskedAt = System.nanoTime();
 
+	/**
+	 * Whether the claim thread waits for room: it found none, or filled its last batch.
+	 * Only then does a freed place wake it when no effect has a concurrency limit: an
+	 * outcome recorded makes nothing due, except what
+	 * {@link DrainClaim#mayReleaseOthers()} names.
+	 */
+	private volatile boolean awaitingRoom;
+
+	/** Whether some effect has a concurrency limit: a freed slot may make it due. */
+	private final boolean limited;
+
 	private final ThreadPoolExecutor pool;
 
 	private final LeaseHeartbeat heartbeat;
@@ -116,6 +127,7 @@ public final class DrainSession {
 			DuctorThreads threads) {
 		this.owner = owner;
 		this.claims = new ClaimPlan(stores.claims(), stores.slots());
+		this.limited = !stores.slots().limits().isEmpty();
 		this.outcomes = stores.outcomes();
 		this.dispatcher = dispatcher;
 		this.roundListener = roundListener;
@@ -204,11 +216,14 @@ public final class DrainSession {
 	}
 
 	/**
-	 * Claim at once: this run has room again (an outcome recorded, a place given back),
-	 * for a slot that freed too, but nothing new need be due.
+	 * Claim at once if the claim thread waits for room, or when a slot freed: this run
+	 * has room again (an outcome recorded, a place given back), but nothing new need be
+	 * due.
 	 */
 	private void roomFreed() {
-		this.waiter.wake();
+		if (this.awaitingRoom || this.limited) {
+			this.waiter.wake();
+		}
 	}
 
 	/**
@@ -231,8 +246,9 @@ public final class DrainSession {
 		while (!this.stopping) {
 			boolean more = false;
 			boolean partial = false;
+			boolean room = roomForBatch();
 			try {
-				if (roomForBatch()) {
+				if (room) {
 					int limit = this.settings.batchSize();
 					List<ClaimedIntent> claimed = claim(limit);
 					claimed.forEach(this::submit);
@@ -253,7 +269,7 @@ public final class DrainSession {
 				LockSupport.parkNanos(CLAIM_GATHER_NANOS);
 			}
 			if (!more || !roomForBatch()) {
-				awaitSignal();
+				awaitSignal(!room || more);
 			}
 		}
 	}
@@ -289,11 +305,22 @@ public final class DrainSession {
 	}
 
 	/**
-	 * Waits for a wake-up or the next poll; an interrupted claim thread stops claiming.
+	 * Waits for a wake-up or the next poll, and for room when {@code forRoom}; an
+	 * interrupted claim thread stops claiming.
 	 */
-	private void awaitSignal() {
-		if (!this.waiter.await(this.settings.pollInterval().toNanos(), () -> this.stopping)) {
-			this.stopping = true;
+	private void awaitSignal(boolean forRoom) {
+		this.awaitingRoom = forRoom;
+		try {
+			// a place freed before the flag was set woke nobody: look again
+			if (forRoom && roomForBatch()) {
+				return;
+			}
+			if (!this.waiter.await(this.settings.pollInterval().toNanos(), () -> this.stopping)) {
+				this.stopping = true;
+			}
+		}
+		finally {
+			this.awaitingRoom = false;
 		}
 	}
 
@@ -317,7 +344,7 @@ public final class DrainSession {
 
 	private void submit(ClaimedIntent intent) {
 		this.outstanding.incrementAndGet();
-		enqueue(intent);
+		enqueue(intent, false);
 	}
 
 	/**
@@ -344,7 +371,7 @@ public final class DrainSession {
 			}).start();
 			return;
 		}
-		enqueue(intent);
+		enqueue(intent, true);
 	}
 
 	/**
@@ -375,8 +402,8 @@ public final class DrainSession {
 		}
 	}
 
-	private void enqueue(ClaimedIntent intent) {
-		DrainClaim claim = new DrainClaim(intent);
+	private void enqueue(ClaimedIntent intent, boolean recordedLeased) {
+		DrainClaim claim = new DrainClaim(intent, recordedLeased);
 		this.unstarted.add(claim);
 		DrainClaim previous = this.held.put(intent.id(), claim);
 		if (previous != null && this.unstarted.remove(previous)) {
@@ -438,11 +465,19 @@ public final class DrainSession {
 	 * no more.
 	 */
 	private void recorded(List<DrainClaim> claims) {
+		boolean releasesOthers = false;
 		for (DrainClaim claim : claims) {
 			this.held.remove(claim.id(), claim);
+			releasesOthers |= claim.mayReleaseOthers();
 		}
 		this.outstanding.addAndGet(-claims.size());
-		roomFreed();
+		if (releasesOthers) {
+			// the next intent of an ordering key, or a compensation, may be due now
+			this.waiter.wake();
+		}
+		else {
+			roomFreed();
+		}
 	}
 
 	/** Where the places this run reserves for intents recorded leased to it go. */
