@@ -24,7 +24,16 @@ final class BacklogScenario {
 
 	private static final String RAW = RawOutboxSystem.Table.MINIMAL.label();
 
-	private final Map<String, List<Double>> commitsPer100 = Map.of("Ductor", new ArrayList<>(), RAW, new ArrayList<>());
+	private static final String LEASED = LeasedRawOutbox.LABEL;
+
+	private final Map<String, List<Double>> commitsPer100 = Map.of("Ductor", new ArrayList<>(), RAW, new ArrayList<>(),
+			LEASED, new ArrayList<>());
+
+	/** What the server's backends waited on during each system's last trial. */
+	private final Map<String, String> waits = new LinkedHashMap<>();
+
+	/** What each system's trials wrote per intent drained. */
+	private final Map<String, List<Footprint.Delta>> written = new LinkedHashMap<>();
 
 	BacklogScenario(Bench bench) {
 		this.bench = bench;
@@ -34,18 +43,25 @@ final class BacklogScenario {
 		Options options = this.bench.options;
 		String scenario = "3 backlog drain";
 		int n = options.backlog();
-		Map<String, List<Double>> results = this.bench.alternate(scenario, List.of("Ductor", RAW), (s) -> s,
-				options.trials(), (system) -> system.equals("Ductor") ? ductor(n) : raw(n));
+		List<String> systems = List.of("Ductor", RAW, LEASED);
+		Map<String, List<Double>> results = this.bench.alternate(scenario, systems, (s) -> s, options.trials(),
+				(system) -> system.equals("Ductor") ? ductor(n) : system.equals(RAW) ? raw(n) : leased(n));
 		Report report = this.bench.report;
 		String metric = "intents/s, " + n + " pending, from the first dispatch";
 		Report.Row ductorRow = report.add(scenario, "Ductor", metric, "/s", results.get("Ductor"));
 		Report.Row rawRow = report.add(scenario, RAW, metric, "/s", results.get(RAW));
+		Report.Row leasedRow = report.add(scenario, LEASED, metric, "/s", results.get(LEASED));
+		report.compare(leasedRow, Report.ratio(leasedRow.median() / rawRow.median()) + " raw outbox; Ductor "
+				+ Report.ratio(ductorRow.median() / leasedRow.median()) + " of it");
 		double ratio = ductorRow.median() / rawRow.median();
 		report.judge(ductorRow, Report.ratio(ratio) + " raw outbox", "≥ 0.8× raw outbox", ratio >= 0.8);
-		for (String system : List.of("Ductor", RAW)) {
+		for (String system : systems) {
 			report.add(scenario, system, "database commits per 100 intents drained", "",
 					this.commitsPer100.get(system));
 		}
+		this.waits.forEach((system, summary) -> report.note("Scenario 3, " + system + ", the server's backends "
+				+ "during the last trial's drain (statement, wait event, backends per sample): " + summary));
+		reportWritten(scenario, report);
 		if (options.bigBacklog() > 0) {
 			bigBacklog(options.bigBacklog(), options.bigBacklogHeap());
 		}
@@ -55,14 +71,18 @@ final class BacklogScenario {
 		return this.bench.withDatabase((db) -> {
 			prepare(db, n);
 			Probe probe = (n <= 200_000) ? Probe.tracking(n) : Probe.counting(n);
+			Footprint.Snapshot before = Footprint.take(db);
 			long commits = Bench.commits(db);
 			double rate;
-			try (DuctorSystem system = new DuctorSystem(db, probe, 1)) {
+			try (WaitEvents events = WaitEvents.sample(db); DuctorSystem system = new DuctorSystem(db, probe, 1)) {
 				long end = Bench.awaitCompleted(system, probe);
 				long start = probe.firstDispatchNanos();
 				rate = n / ((end - start) / 1e9);
+				events.close();
+				this.waits.put("Ductor", events.summary(4));
 			}
 			this.commitsPer100.get("Ductor").add((Bench.commits(db) - commits) * 100.0 / n);
+			wrote("Ductor", Footprint.since(db, before, n));
 			return rate;
 		});
 	}
@@ -75,15 +95,79 @@ final class BacklogScenario {
 			}
 			Bench.execute(db, table.fillSql(n), "VACUUM ANALYZE " + table.tableName());
 			Probe probe = Probe.tracking(n);
+			Footprint.Snapshot before = Footprint.take(db);
 			long commits = Bench.commits(db);
 			double rate;
-			try (RawOutboxSystem system = new RawOutboxSystem(table, Shape.MINIMAL, db, probe, true, false)) {
+			try (WaitEvents events = WaitEvents.sample(db);
+					RawOutboxSystem system = new RawOutboxSystem(table, Shape.MINIMAL, db, probe, true, false)) {
 				long end = Bench.awaitCompleted(system, probe);
 				rate = n / ((end - probe.firstDispatchNanos()) / 1e9);
+				events.close();
+				this.waits.put(RAW, events.summary(4));
 			}
 			this.commitsPer100.get(RAW).add((Bench.commits(db) - commits) * 100.0 / n);
+			wrote(RAW, Footprint.since(db, before, n));
 			return rate;
 		});
+	}
+
+	private double leased(int n) {
+		return this.bench.withDatabase((db) -> {
+			LeasedRawOutbox.fill(db, n);
+			Probe probe = Probe.tracking(n);
+			Footprint.Snapshot before = Footprint.take(db);
+			long commits = Bench.commits(db);
+			double rate;
+			try (WaitEvents events = WaitEvents.sample(db); LeasedRawOutbox outbox = LeasedRawOutbox.drain(db, probe)) {
+				if (!probe.awaitAll(Bench.TIMEOUT)) {
+					throw new IllegalStateException("Only " + probe.distinct() + " of " + n + " rows were dispatched");
+				}
+				while (outbox.completed() < n) {
+					Bench.sleep(2);
+				}
+				rate = n / ((System.nanoTime() - probe.firstDispatchNanos()) / 1e9);
+				events.close();
+				this.waits.put(LEASED, events.summary(4));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+			this.commitsPer100.get(LEASED).add((Bench.commits(db) - commits) * 100.0 / n);
+			wrote(LEASED, Footprint.since(db, before, n));
+			return rate;
+		});
+	}
+
+	/**
+	 * What each system wrote per intent drained: the log, and with {@code pg_walinspect}
+	 * the index entries, and with {@code pg_stat_statements} the statements of its last
+	 * trial.
+	 */
+	private void reportWritten(String scenario, Report report) {
+		this.written.forEach((system, deltas) -> {
+			report.add(scenario, system, "write-ahead log bytes per intent drained (whole server)", "B",
+					deltas.stream().map(Footprint.Delta::walBytes).toList());
+			if (deltas.stream().noneMatch((delta) -> delta.indexEntries().isEmpty())) {
+				report.add(scenario, system, "index entries written per intent drained", "",
+						deltas.stream().map(Footprint.Delta::indexEntriesTotal).toList());
+			}
+			List<Footprint.StatementCost> statements = deltas.get(deltas.size() - 1).statements();
+			if (!statements.isEmpty()) {
+				report.note("Scenario 3, " + system + ", statements of the last trial per intent drained "
+						+ "(pg_stat_statements: calls, log bytes, mean ms): "
+						+ String.join("; ", statements.stream()
+							.filter((cost) -> cost.calls() >= 0.001)
+							.map((cost) -> "`" + cost.query().substring(0, Math.min(60, cost.query().length())) + "…` "
+									+ Report.format(cost.calls()) + ", " + Report.format(cost.walBytes()) + " B, "
+									+ Report.format(cost.meanMillis()) + " ms")
+							.toList()));
+			}
+		});
+	}
+
+	private void wrote(String system, Footprint.Delta delta) {
+		this.written.computeIfAbsent(system, (k) -> new ArrayList<>()).add(delta);
 	}
 
 	/**

@@ -76,8 +76,9 @@ public final class BenchmarkMain {
 			new ProducerPathScenario(bench).run();
 		}
 		OutboxScenarios outbox = new OutboxScenarios(bench);
-		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("footprint") || options.runs("lag")
-				|| options.runs("scale-out") || options.runs("tracing") || options.runs("live-index")) {
+		if (options.runs("outbox") || options.runs("outbox-minimal") || options.runs("footprint")
+				|| options.runs("insert-ladder") || options.runs("lag") || options.runs("scale-out")
+				|| options.runs("tracing") || options.runs("live-index")) {
 			outbox.warmUp();
 		}
 		if (options.runs("outbox")) {
@@ -88,6 +89,9 @@ public final class BenchmarkMain {
 		}
 		if (options.runs("footprint")) {
 			outbox.footprint();
+		}
+		if (options.runs("insert-ladder")) {
+			outbox.insertLadder();
 		}
 		if (options.runs("tracing")) {
 			outbox.tracing();

@@ -32,9 +32,9 @@ record Options(String jdbcUrl, String jdbcUser, String jdbcPassword, Set<String>
 		int producers, int lagRate, int lagSeconds, int backlog, int bigBacklog, String bigBacklogHeap, int ticks,
 		int producerCalls, List<String> ductorProperties, String out, String child) {
 
-	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "footprint", "lag",
-			"backlog", "ticks", "idempotency", "scale-out", "idempotency-modes", "console", "tracing",
-			"concurrency-limit", "limited-backlog-lag", "live-index", "kafka", "rabbit", "modulith");
+	static final List<String> ALL_SCENARIOS = List.of("producer", "outbox", "outbox-minimal", "footprint",
+			"insert-ladder", "lag", "backlog", "ticks", "idempotency", "scale-out", "idempotency-modes", "console",
+			"tracing", "concurrency-limit", "limited-backlog-lag", "live-index", "kafka", "rabbit", "modulith");
 
 	static final String USAGE = """
 			Usage: java -jar ductor-benchmarks/target/ductor-benchmarks.jar [options]

@@ -39,6 +39,9 @@ final class OutboxScenarios {
 		this.modulith = ModulithSystem.kind(Shape.HEADLINE);
 	}
 
+	/** What the server's backends waited on during each system's last lag trial. */
+	private final Map<String, String> lagWaits = new LinkedHashMap<>();
+
 	/**
 	 * One untimed small trial of each system, so the first measured trial does not pay
 	 * for JIT and class loading.
@@ -72,8 +75,7 @@ final class OutboxScenarios {
 		OutboxSystem.Kind modulith = ModulithSystem.kind(shape);
 		OutboxSystem.Kind diagnostic = RawOutboxSystem.kind(RawOutboxSystem.Table.DUCTOR_SCHEMA, shape);
 		OutboxSystem.Kind producersAlone = RawOutboxSystem.producersAlone(shape);
-		OutboxSystem.Kind ductorAlone = new OutboxSystem.Kind("Ductor producers alone",
-				(db, probe) -> new DuctorSystem(shape, db, probe, 1, "ductor.effects.drainer.enabled=false"));
+		OutboxSystem.Kind ductorAlone = ductorAlone(shape);
 		List<OutboxSystem.Kind> drained = List.of(ductor, raw, rawWithoutIndex, modulith, diagnostic);
 		List<OutboxSystem.Kind> all = new java.util.ArrayList<>(drained);
 		all.addAll(List.of(producersAlone, ductorAlone));
@@ -310,6 +312,8 @@ final class OutboxScenarios {
 			return figures[0];
 		});
 		Report report = this.bench.report;
+		this.lagWaits.forEach((system, summary) -> report.note("Scenario 2, " + system + ", the server's backends "
+				+ "during the last trial (statement, wait event, backends per sample): " + summary));
 		String[] names = { "p50", "p95", "p99" };
 		java.util.function.BiFunction<OutboxSystem.Kind, Integer, Double> median = (kind, index) -> Stats
 			.median(lags.get(kind).stream().map((f) -> f[index]).toList());
@@ -338,6 +342,14 @@ final class OutboxScenarios {
 				report.add(scenario, kind.name(), "commit→dispatch " + names[i] + " (JVM clock)", "ms",
 						lags.get(kind).stream().map((f) -> f[index]).toList());
 			}
+			report.add(scenario, kind.name(), "producer's transaction, its work to its commit, p50 (JVM clock)", "ms",
+					lags.get(kind).stream().map((f) -> f[8]).toList());
+			report.add(scenario, kind.name(), "producer's transaction, its work to its commit, p99 (JVM clock)", "ms",
+					lags.get(kind).stream().map((f) -> f[9]).toList());
+			report.add(scenario, kind.name(), "garbage collections of the JVM (every system's) during the trial", "",
+					lags.get(kind).stream().map((f) -> f[6]).toList());
+			report.add(scenario, kind.name(), "milliseconds the JVM spent in them", "ms",
+					lags.get(kind).stream().map((f) -> f[7]).toList());
 		}
 	}
 
@@ -396,16 +408,70 @@ final class OutboxScenarios {
 	}
 
 	/**
+	 * Scenario 1g: the producers alone (nothing drains) from the raw outbox to Ductor,
+	 * one guarantee or one part of Ductor's table added at each step: a unique key,
+	 * Ductor's row, its generated columns, its indexes, and Ductor itself (its drainer
+	 * off), with what the server's backends waited on in each.
+	 */
+	void insertLadder() {
+		Options options = this.bench.options;
+		String scenario = "1g the producer's insert, step by step";
+		List<OutboxSystem.Kind> steps = new java.util.ArrayList<>();
+		for (RawOutboxSystem.Table table : List.of(RawOutboxSystem.Table.MINIMAL, RawOutboxSystem.Table.KEYED,
+				RawOutboxSystem.Table.DUCTOR_ROW, RawOutboxSystem.Table.DUCTOR_ROW_GENERATED,
+				RawOutboxSystem.Table.DUCTOR_TABLE)) {
+			steps.add(RawOutboxSystem.producersAlone(table, Shape.HEADLINE));
+		}
+		steps.add(ductorAlone(Shape.HEADLINE));
+		Map<String, String> waits = new LinkedHashMap<>();
+		Map<OutboxSystem.Kind, List<Double>> results = this.bench.alternate(scenario, steps, OutboxSystem.Kind::name,
+				options.trials(), (kind) -> commitRate(kind, options.effects(), options.producers(), waits));
+		Report report = this.bench.report;
+		String metric = "commits/s, N=" + options.effects() + ", P=" + options.producers() + ", nothing drains";
+		Report.Row raw = null;
+		for (OutboxSystem.Kind kind : steps) {
+			Report.Row row = report.add(scenario, kind.name(), metric, "/s", results.get(kind));
+			if (raw == null) {
+				raw = row;
+			}
+			else {
+				report.compare(row, Report.ratio(row.median() / raw.median()) + " raw outbox producers alone");
+			}
+		}
+		waits.forEach((name, summary) -> report.note("Scenario 1g, " + name + ", the server's backends during the "
+				+ "last trial (statement, wait event, backends per sample): " + summary));
+	}
+
+	private static OutboxSystem.Kind ductorAlone(Shape shape) {
+		return new OutboxSystem.Kind("Ductor producers alone",
+				(db, probe) -> new DuctorSystem(shape, db, probe, 1, "ductor.effects.drainer.enabled=false"));
+	}
+
+	/**
 	 * @return intents committed per second by the producers alone, first commit to last:
 	 * no system drains faster than its producers commit
 	 */
 	private double commitRate(OutboxSystem.Kind kind, int n, int producers) {
+		return commitRate(kind, n, producers, null);
+	}
+
+	/**
+	 * As {@link #commitRate(OutboxSystem.Kind, int, int)}, keeping in {@code waits}, when
+	 * not {@code null}, what the server's backends waited on meanwhile, by system.
+	 */
+	private double commitRate(OutboxSystem.Kind kind, int n, int producers, Map<String, String> waits) {
 		return this.bench.withDatabase((db) -> {
 			try (OutboxSystem system = kind.start(db, Probe.tracking(n))) {
 				Bench.sleep(300);
+				WaitEvents events = (waits != null) ? WaitEvents.sample(db) : null;
 				long start = System.nanoTime();
 				Bench.produceClosedLoop(system, n, producers);
-				return n / ((System.nanoTime() - start) / 1e9);
+				double rate = n / ((System.nanoTime() - start) / 1e9);
+				if (events != null) {
+					events.close();
+					waits.put(kind.name(), events.summary(4));
+				}
+				return rate;
 			}
 		});
 	}
@@ -420,6 +486,9 @@ final class OutboxScenarios {
 		int n = rate * seconds;
 		return this.bench.withDatabase((db) -> {
 			Probe probe = Probe.lag(n);
+			long[] gcBefore;
+			long[] gcAfter;
+			WaitEvents events;
 			// the first second (or fifth) warms up connections and code paths; it is not
 			// measured
 			int skip = Math.min(rate, n / 5);
@@ -427,8 +496,13 @@ final class OutboxScenarios {
 			try (OutboxSystem system = kind.start(db, probe)) {
 				lagSql = system.lagSql();
 				Bench.sleep(300);
+				// the garbage of the system's start-up is collected before the trial, for
+				// every system alike: its pauses would land on the first effects measured
+				System.gc();
 				ExecutorService pool = Executors.newFixedThreadPool(producers);
 				long interval = 1_000_000_000L / rate;
+				gcBefore = gcPauses();
+				events = WaitEvents.sample(db);
 				long start = System.nanoTime();
 				for (int i = 0; i < n; i++) {
 					long due = start + i * interval;
@@ -443,6 +517,9 @@ final class OutboxScenarios {
 					throw new IllegalStateException("Producers did not finish");
 				}
 				Bench.awaitCompleted(system, probe);
+				gcAfter = gcPauses();
+				events.close();
+				this.lagWaits.put(kind.name(), events.summary(5));
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -450,10 +527,27 @@ final class OutboxScenarios {
 			}
 			double[] database = Bench.lagsMillis(db, lagSql, skip);
 			double[] jvm = probe.jvmLagsMillis(skip);
+			double[] transactions = probe.jvmTransactionMillis(skip);
 			return new double[] { Stats.percentile(database, 50), Stats.percentile(database, 95),
 					Stats.percentile(database, 99), Stats.percentile(jvm, 50), Stats.percentile(jvm, 95),
-					Stats.percentile(jvm, 99) };
+					Stats.percentile(jvm, 99), gcAfter[0] - gcBefore[0], gcAfter[1] - gcBefore[1],
+					Stats.percentile(transactions, 50), Stats.percentile(transactions, 99) };
 		});
+	}
+
+	/**
+	 * @return garbage collections of this JVM so far and the milliseconds they took,
+	 * every collector's
+	 */
+	private static long[] gcPauses() {
+		long count = 0;
+		long millis = 0;
+		for (java.lang.management.GarbageCollectorMXBean collector : java.lang.management.ManagementFactory
+			.getGarbageCollectorMXBeans()) {
+			count += Math.max(0, collector.getCollectionCount());
+			millis += Math.max(0, collector.getCollectionTime());
+		}
+		return new long[] { count, millis };
 	}
 
 }

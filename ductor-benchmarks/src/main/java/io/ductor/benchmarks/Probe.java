@@ -35,6 +35,8 @@ final class Probe {
 
 	private final CountDownLatch all;
 
+	private final long[] startNanos;
+
 	private final long[] commitNanos;
 
 	private final long[] dispatchNanos;
@@ -43,6 +45,7 @@ final class Probe {
 		this.expected = expected;
 		this.seen = track ? new AtomicIntegerArray(expected) : null;
 		this.all = new CountDownLatch(1);
+		this.startNanos = lag ? new long[expected] : null;
 		this.commitNanos = lag ? new long[expected] : null;
 		this.dispatchNanos = lag ? new long[expected] : null;
 	}
@@ -72,6 +75,9 @@ final class Probe {
 	 * transaction.
 	 */
 	void producing(int seq) {
+		if (this.startNanos != null) {
+			this.startNanos[seq] = System.nanoTime();
+		}
 		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
 			@Override
@@ -135,6 +141,19 @@ final class Probe {
 	 */
 	long duplicates() {
 		return this.calls.get() - this.distinct.get();
+	}
+
+	/**
+	 * @return how long the producers' transactions took in milliseconds on the JVM clock,
+	 * from the start of the system's work in them to their commit, for effects
+	 * {@code from..expected-1}
+	 */
+	double[] jvmTransactionMillis(int from) {
+		double[] durations = new double[this.expected - from];
+		for (int i = from; i < this.expected; i++) {
+			durations[i - from] = (this.commitNanos[i] - this.startNanos[i]) / 1e6;
+		}
+		return durations;
 	}
 
 	/**

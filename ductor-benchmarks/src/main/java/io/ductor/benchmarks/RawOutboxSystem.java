@@ -1,5 +1,9 @@
 package io.ductor.benchmarks;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -9,6 +13,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -31,8 +36,9 @@ import tools.jackson.databind.json.JsonMapper;
  * key, lease, fencing, retry, notification or metric.
  * <p>
  * {@link Table} says which table it drives: its own minimal one, with or without its
- * partial index, or, as a diagnostic of what the schema alone costs, Ductor's
- * {@code eec_effect_intent} as migrated, with the same statements.
+ * partial index, with a unique key, Ductor's row and table step by step (scenario 1g),
+ * or, as a diagnostic of what the schema alone costs, Ductor's {@code eec_effect_intent}
+ * as migrated, with the same statements.
  */
 final class RawOutboxSystem implements OutboxSystem {
 
@@ -53,6 +59,26 @@ final class RawOutboxSystem implements OutboxSystem {
 		MINIMAL_WITHOUT_INDEX("raw outbox, no index"),
 
 		/**
+		 * The minimal table with a unique idempotency key, inserted
+		 * {@code ON CONFLICT DO NOTHING}: the first of the guarantees an outbox of
+		 * effects needs.
+		 */
+		KEYED("raw outbox with a unique key"),
+
+		/**
+		 * Ductor's {@code eec_effect_intent} as migrated, then stripped of every index
+		 * but its primary and unique keys and of its generated columns, with the columns
+		 * Ductor's insert of a due intent writes: what Ductor's row costs.
+		 */
+		DUCTOR_ROW("Ductor's row by hand, primary and unique keys only"),
+
+		/** As {@link #DUCTOR_ROW}, its generated columns kept. */
+		DUCTOR_ROW_GENERATED("Ductor's row by hand, with its generated columns"),
+
+		/** Ductor's table as migrated, every index, Ductor's insert of a due intent. */
+		DUCTOR_TABLE("Ductor's table as migrated, its insert by hand"),
+
+		/**
 		 * Ductor's {@code eec_effect_intent} as its migrations create it (every index),
 		 * driven by the same statements: what the schema costs apart from Ductor's
 		 * protocol. A diagnostic, never a baseline.
@@ -69,33 +95,78 @@ final class RawOutboxSystem implements OutboxSystem {
 			return this.label;
 		}
 
+		/** Whether it is Ductor's table rather than the raw outbox's own. */
+		private boolean ductors() {
+			return this.ordinal() >= DUCTOR_ROW.ordinal();
+		}
+
+		/** Whether it inserts the columns Ductor's insert of a due intent writes. */
+		boolean ductorsInsert() {
+			return ductors() && this != DUCTOR_SCHEMA;
+		}
+
 		void create(DataSource dataSource) {
-			if (this == DUCTOR_SCHEMA) {
+			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+			if (ductors()) {
 				Bench.migrateDuctorSchema(dataSource);
+				if (this == DUCTOR_ROW || this == DUCTOR_ROW_GENERATED) {
+					jdbc.execute("""
+							DO $$ DECLARE r record; BEGIN
+							FOR r IN SELECT indexrelid::regclass::text AS name FROM pg_index
+							         WHERE indrelid = 'eec_effect_intent'::regclass AND NOT EXISTS (
+							             SELECT 1 FROM pg_constraint WHERE conindid = indexrelid) LOOP
+							    EXECUTE 'DROP INDEX ' || r.name;
+							END LOOP; END $$""");
+				}
+				if (this == DUCTOR_ROW) {
+					jdbc.execute("""
+							DO $$ DECLARE r record; BEGIN
+							FOR r IN SELECT column_name FROM information_schema.columns
+							         WHERE table_name = 'eec_effect_intent' AND is_generated = 'ALWAYS' LOOP
+							    EXECUTE format('ALTER TABLE eec_effect_intent DROP COLUMN %I CASCADE', r.column_name);
+							END LOOP; END $$""");
+				}
 				return;
 			}
-			JdbcClient jdbc = JdbcClient.create(dataSource);
-			jdbc.sql("""
+			jdbc.execute("""
 					CREATE TABLE bench_outbox (
-					    id         bigserial   PRIMARY KEY,
+					    id         bigserial   PRIMARY KEY,%s
 					    payload    jsonb       NOT NULL,
 					    created_at timestamptz NOT NULL DEFAULT now(),
-					    done_at    timestamptz)""").update();
-			if (this == MINIMAL) {
-				jdbc.sql("CREATE INDEX bench_outbox_undone_idx ON bench_outbox (id) WHERE done_at IS NULL").update();
+					    done_at    timestamptz)"""
+				.formatted((this == KEYED) ? "\n    idempotency_key text NOT NULL UNIQUE," : ""));
+			if (this != MINIMAL_WITHOUT_INDEX) {
+				jdbc.execute("CREATE INDEX bench_outbox_undone_idx ON bench_outbox (id) WHERE done_at IS NULL");
 			}
 		}
 
-		/** Inserts one row: the payload, and for Ductor's table a key. */
+		/**
+		 * Inserts one row: for the raw outbox its payload (and key), for Ductor's table
+		 * its effect name, key and payload (and fingerprint).
+		 */
 		String insertSql() {
-			return (this == DUCTOR_SCHEMA) ? """
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
-					VALUES (?, ?, ?::jsonb, 'raw')""" : "INSERT INTO bench_outbox (payload) VALUES (?::jsonb)";
+			if (this == DUCTOR_SCHEMA) {
+				return """
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
+						VALUES (?, ?, ?::jsonb, 'raw')""";
+			}
+			if (ductorsInsert()) {
+				return """
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint,
+						    receiver, max_attempts, next_attempt_at)
+						VALUES (?, ?, ?::jsonb, ?, 'IDEMPOTENT', 10, ductor_now())
+						ON CONFLICT (idempotency_key) DO NOTHING
+						RETURNING id""";
+			}
+			return (this == KEYED) ? """
+					INSERT INTO bench_outbox (idempotency_key, payload) VALUES (?, ?::jsonb)
+					ON CONFLICT (idempotency_key) DO NOTHING"""
+					: "INSERT INTO bench_outbox (payload) VALUES (?::jsonb)";
 		}
 
 		/** Takes a batch, stamps it done and returns the payloads, in one statement. */
 		String drainSql() {
-			return (this == DUCTOR_SCHEMA) ? """
+			return ductors() ? """
 					UPDATE eec_effect_intent SET status = 'completed', attempts = attempts + 1, updated_at = now(),
 					    finished_at = now()
 					WHERE id IN (SELECT id FROM eec_effect_intent
@@ -109,7 +180,7 @@ final class RawOutboxSystem implements OutboxSystem {
 		}
 
 		String completedSql() {
-			return (this == DUCTOR_SCHEMA) ? "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'"
+			return ductors() ? "SELECT count(*) FROM eec_effect_intent WHERE status = 'completed'"
 					: "SELECT count(*) FROM bench_outbox WHERE done_at IS NOT NULL";
 		}
 
@@ -118,23 +189,28 @@ final class RawOutboxSystem implements OutboxSystem {
 		 * stamp of its completion, in ms.
 		 */
 		String lagSql() {
-			return (this == DUCTOR_SCHEMA)
+			return ductors()
 					? "SELECT (payload->>0)::int, extract(epoch FROM finished_at - created_at) * 1000 FROM eec_effect_intent"
 					: "SELECT (payload->>0)::int, extract(epoch FROM done_at - created_at) * 1000 FROM bench_outbox";
 		}
 
 		/** Fills a backlog of {@code n} undone rows of the minimal effect's payload. */
 		String fillSql(int n) {
-			return (this == DUCTOR_SCHEMA) ? """
-					INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
-					SELECT 'bench.noop', 'backlog-' || g, jsonb_build_array(g), 'backlog'
-					FROM generate_series(0, %d) AS g""".formatted(n - 1) : """
-					INSERT INTO bench_outbox (payload) SELECT jsonb_build_array(g) FROM generate_series(0, %d) AS g"""
+			if (ductors()) {
+				return """
+						INSERT INTO eec_effect_intent (effect_name, idempotency_key, payload, payload_fingerprint)
+						SELECT 'bench.noop', 'backlog-' || g, jsonb_build_array(g), 'backlog'
+						FROM generate_series(0, %d) AS g""".formatted(n - 1);
+			}
+			return ((this == KEYED) ? """
+					INSERT INTO bench_outbox (idempotency_key, payload)
+					SELECT 'backlog-' || g, jsonb_build_array(g) FROM generate_series(0, %d) AS g"""
+					: "INSERT INTO bench_outbox (payload) SELECT jsonb_build_array(g) FROM generate_series(0, %d) AS g")
 				.formatted(n - 1);
 		}
 
 		String tableName() {
-			return (this == DUCTOR_SCHEMA) ? "eec_effect_intent" : "bench_outbox";
+			return ductors() ? "eec_effect_intent" : "bench_outbox";
 		}
 
 	}
@@ -199,8 +275,13 @@ final class RawOutboxSystem implements OutboxSystem {
 
 	/** The producers of the raw outbox with nobody draining: the ceiling. */
 	static OutboxSystem.Kind producersAlone(Shape shape) {
-		return new OutboxSystem.Kind("raw outbox producers alone",
-				(db, probe) -> new RawOutboxSystem(Table.MINIMAL, shape, db, probe, false, true));
+		return producersAlone(Table.MINIMAL, shape);
+	}
+
+	/** The producers of {@code table} with nobody draining. */
+	static OutboxSystem.Kind producersAlone(Table table, Shape shape) {
+		return new OutboxSystem.Kind(table.label() + " producers alone",
+				(db, probe) -> new RawOutboxSystem(table, shape, db, probe, false, true));
 	}
 
 	@Override
@@ -213,12 +294,21 @@ final class RawOutboxSystem implements OutboxSystem {
 		this.probe.producing(seq);
 		String payload = this.mapper.writeValueAsString((this.shape == Shape.HEADLINE)
 				? List.of((long) seq, Shape.KIND, Shape.body(seq)) : List.of((long) seq));
+		String key = (this.shape == Shape.HEADLINE) ? Shape.key(seq) : java.util.UUID.randomUUID().toString();
 		JdbcClient.StatementSpec insert = this.jdbc.sql(this.table.insertSql());
-		if (this.table == Table.DUCTOR_SCHEMA) {
-			insert = insert.param(this.shape.effectName())
-				.param((this.shape == Shape.HEADLINE) ? Shape.key(seq) : java.util.UUID.randomUUID().toString());
+		if (this.table.ductors()) {
+			insert = insert.param(this.shape.effectName()).param(key);
 		}
-		insert.param(payload).update();
+		else if (this.table == Table.KEYED) {
+			insert = insert.param(key);
+		}
+		insert = insert.param(payload);
+		if (this.table.ductorsInsert()) {
+			insert.param(fingerprint(payload)).query(Long.class).optional();
+		}
+		else {
+			insert.update();
+		}
 		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
 			@Override
@@ -227,6 +317,19 @@ final class RawOutboxSystem implements OutboxSystem {
 			}
 
 		});
+	}
+
+	/** A SHA-256 of the effect name and payload, in hex, as Ductor's fingerprint is. */
+	private String fingerprint(String payload) {
+		try {
+			MessageDigest digest = MessageDigest.getInstance("SHA-256");
+			digest.update(this.shape.effectName().getBytes(StandardCharsets.UTF_8));
+			digest.update((byte) 0);
+			return HexFormat.of().formatHex(digest.digest(payload.getBytes(StandardCharsets.UTF_8)));
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Override

@@ -15,8 +15,9 @@ class BenchmarkSmokeTest {
 	@Test
 	void aTinyRunProducesAReportWithEverySystemSideBySide() {
 		Options options = Options.parse(
-				"--scenarios=producer,outbox,footprint,ticks,idempotency,idempotency-modes,tracing,live-index",
-				"--trials=1", "--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100");
+				"--scenarios=producer,outbox,footprint,insert-ladder,lag,backlog,ticks,idempotency,idempotency-modes,tracing,live-index",
+				"--trials=1", "--effects=100", "--producers=4", "--ticks=64", "--producer-calls=100", "--backlog=300",
+				"--big-backlog=0", "--lag-rate=200", "--lag-seconds=1");
 		String report = BenchmarkMain.run(options);
 
 		assertThat(report).contains("PostgreSQL settings: ", "fsync=");
@@ -30,6 +31,16 @@ class BenchmarkSmokeTest {
 				"| 1 end-to-end outbox | Ductor producers alone |",
 				"| 1f per effect | Ductor | write-ahead log bytes per effect (whole server)",
 				"| 1f per effect | raw outbox | share of updates heap-only (HOT)", "Rows per effect, by table");
+		for (String step : List.of("raw outbox", "raw outbox with a unique key",
+				"Ductor's row by hand, primary and unique keys only",
+				"Ductor's row by hand, with its generated columns", "Ductor's table as migrated, its insert by hand")) {
+			assertThat(report).contains("| 1g the producer's insert, step by step | " + step + " producers alone |");
+		}
+		assertThat(report).contains("| 1g the producer's insert, step by step | Ductor producers alone |",
+				"Scenario 1g, Ductor producers alone, the server's backends",
+				"| 3 backlog drain | raw outbox with a lease (claim, then fenced completion) | intents/s",
+				"Scenario 3, Ductor, the server's backends during the last trial's drain",
+				"| 2 lag at 200/s | Ductor | garbage collections of the JVM (every system's) during the trial |");
 		assertThat(report).contains("| 4 ticks | Ductor | ticks/s", "| 4 ticks | raw JDBC | ticks/s",
 				"| 5 idempotency | Ductor | reserve + complete/s", "| 5 idempotency | raw JDBC |",
 				"| 5 idempotency | raw JDBC + pg_notify |", "| 5 idempotency | Ductor | 200-way duplicate storm",
