@@ -105,13 +105,6 @@ public final class CompletionBatcher {
 							+ "was lost and were ignored; a newer attempt owns those intents");
 				}
 				batch.clear();
-				for (Settled intent : settled) {
-					if (intent.compensated()) {
-						claims.stream()
-							.filter((claim) -> claim.id() == intent.id())
-							.forEach((claim) -> claim.compensated = true);
-					}
-				}
 				this.recorded.accept(claims);
 				this.settledListener.accept(settled);
 			}

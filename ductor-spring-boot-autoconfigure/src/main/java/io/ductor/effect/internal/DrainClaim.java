@@ -22,12 +22,6 @@ public final class DrainClaim {
 	/** Its lease was found lost, and counted. */
 	volatile boolean lost;
 
-	/**
-	 * Its outcome was recorded while a compensation waited for it (of a run that took it
-	 * as a step, with its key).
-	 */
-	volatile boolean compensated;
-
 	DrainClaim(ClaimedIntent intent, boolean recordedLeased) {
 		this.intent = intent;
 		this.recordedLeased = recordedLeased;
@@ -44,11 +38,11 @@ public final class DrainClaim {
 	/**
 	 * Whether its settling may make another intent due: an intent of a run (a
 	 * compensation waits for its original) or one that was claimed (it may have an
-	 * ordering key, whose next intent waits for it), or one a compensation waits for. An
-	 * intent recorded leased at its commit has no ordering key.
+	 * ordering key, whose next intent waits for it). An intent recorded leased at its
+	 * commit has no ordering key.
 	 */
 	boolean mayReleaseOthers() {
-		return !this.recordedLeased || this.intent.runId() != null || this.compensated;
+		return !this.recordedLeased || this.intent.runId() != null;
 	}
 
 }
