@@ -1,8 +1,13 @@
 package io.ductor.effect;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -18,6 +23,7 @@ import io.ductor.effect.internal.EffectDrainer;
 import io.ductor.run.TickService;
 import io.ductor.test.PostgresExtension;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -69,6 +75,119 @@ class OutcomeWakeUpTest {
 				SagaEffects.gates.remove("reserve:" + run);
 			}
 		}
+	}
+
+	@Test
+	void intentsRecordedPendingBecauseTheDrainerWasFullAreClaimedAsItsRoomFrees() {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h",
+				"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=1")) {
+			DrainerSignals.awaitFirstClaim(context.getBean(EffectDrainer.class));
+			TestEffects effects = context.getBean(TestEffects.class);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			String prefix = "full-" + UUID.randomUUID() + "-";
+			CountDownLatch gate = new CountDownLatch(1);
+			List<String> keys = new ArrayList<>();
+			for (int i = 0; i < 12; i++) {
+				keys.add(prefix + i);
+				TestEffects.gates.put(prefix + i, gate);
+			}
+			try {
+				// the first runs and waits, the next two wait in the drainer, the others
+				// are recorded pending
+				for (String key : keys) {
+					tx.executeWithoutResult((status) -> effects.scripted(key));
+				}
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE ? "
+							+ "AND status = 'pending'", prefix + "%") > 0);
+				gate.countDown();
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE ? "
+							+ "AND status = 'completed'", prefix + "%") == keys.size());
+			}
+			finally {
+				gate.countDown();
+				keys.forEach(TestEffects.gates::remove);
+			}
+		}
+	}
+
+	@Test
+	void intentsHandedBackAtAStopAreClaimedByTheNextStart() throws Exception {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h",
+				"ductor.effects.drainer.concurrency=1", "ductor.effects.drainer.batch-size=5")) {
+			EffectDrainer drainer = context.getBean(EffectDrainer.class);
+			DrainerSignals.awaitFirstClaim(drainer);
+			TestEffects effects = context.getBean(TestEffects.class);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			String prefix = "back-" + UUID.randomUUID() + "-";
+			CountDownLatch gate = new CountDownLatch(1);
+			CountDownLatch started = new CountDownLatch(1);
+			TestEffects.gates.put(prefix + 0, gate);
+			TestEffects.started.put(prefix + 0, started);
+			try {
+				for (int i = 0; i < 5; i++) {
+					String key = prefix + i;
+					tx.executeWithoutResult((status) -> effects.scripted(key));
+				}
+				assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+				Thread stopper = new Thread(drainer::stop);
+				stopper.start();
+				DrainerSignals.awaitStopWaitingForEffects(stopper);
+				gate.countDown();
+				stopper.join(20_000);
+				assertThat(count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE ? "
+						+ "AND status = 'pending'", prefix + "%"))
+					.isEqualTo(4);
+				drainer.start();
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE ? "
+							+ "AND status = 'completed'", prefix + "%") == 5);
+			}
+			finally {
+				gate.countDown();
+				TestEffects.gates.remove(prefix + 0);
+				TestEffects.started.remove(prefix + 0);
+			}
+		}
+	}
+
+	@Test
+	void commitsFromManyThreadsIntoASmallDrainerAllCompleteWithoutAPoll() throws Exception {
+		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
+				TestEffects.Config.class, "ductor.effects.drainer.poll-interval=1h",
+				"ductor.effects.drainer.concurrency=2", "ductor.effects.drainer.batch-size=2")) {
+			DrainerSignals.awaitFirstClaim(context.getBean(EffectDrainer.class));
+			TestEffects effects = context.getBean(TestEffects.class);
+			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
+			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			for (int round = 0; round < 5; round++) {
+				String prefix = "many-" + UUID.randomUUID() + "-";
+				ExecutorService writers = Executors.newFixedThreadPool(4);
+				for (int t = 0; t < 4; t++) {
+					int thread = t;
+					writers.execute(() -> {
+						for (int i = 0; i < 50; i++) {
+							String key = prefix + thread + "-" + i;
+							tx.executeWithoutResult((status) -> effects.scripted(key));
+						}
+					});
+				}
+				writers.shutdown();
+				assertThat(writers.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> count(jdbc, "SELECT count(*) FROM eec_effect_intent WHERE idempotency_key LIKE ? "
+							+ "AND status = 'completed'", prefix + "%") == 200);
+			}
+		}
+	}
+
+	private static long count(JdbcClient jdbc, String sql, String param) {
+		return jdbc.sql(sql).param(param).query(Long.class).single();
 	}
 
 	private static String status(JdbcClient jdbc, String key) {
