@@ -2,6 +2,7 @@ package io.ductor.effect.internal;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
@@ -61,14 +62,18 @@ public final class IntentOutcomes {
 			WHERE i.id = v.id AND i.status = 'in_flight' AND i.lease_owner = ? AND i.attempts = v.attempt
 			  AND i.id = ANY (?::bigint[])
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key,
-			    extract(epoch FROM i.finished_at - i.next_attempt_at) * 1000 AS lag_ms),
+			    extract(epoch FROM i.finished_at - i.next_attempt_at) * 1000 AS lag_ms,
+			    i.run_id IS NULL AND EXISTS (SELECT 1 FROM eec_effect_intent c
+			        WHERE c.idempotency_key IN ('compensate:' || i.idempotency_key,
+			            'compensate:sha256:' || encode(sha256(convert_to(i.idempotency_key, 'UTF8')), 'hex'))
+			          AND c.compensation_of = i.id) AS compensated),
 			counted AS (
 			INSERT INTO eec_effect_throughput AS t (minute, completed, lag_ms_sum, lag_ms_max)
 			SELECT date_trunc('minute', ductor_now()), count(*), sum(lag_ms), max(lag_ms)
 			FROM done WHERE status = 'completed' HAVING count(*) > 0
 			ON CONFLICT (minute) DO UPDATE SET completed = t.completed + excluded.completed,
 			    lag_ms_sum = t.lag_ms_sum + excluded.lag_ms_sum, lag_ms_max = greatest(t.lag_ms_max, excluded.lag_ms_max))
-			SELECT id, status, effect_name, idempotency_key FROM done"""
+			SELECT id, status, effect_name, idempotency_key, compensated FROM done"""
 		.formatted(IntentStatuses.ENDED_SQL);
 
 	/**
@@ -181,7 +186,13 @@ public final class IntentOutcomes {
 			statement.setArray(6, BatchFaults.array(connection, "text", receipts));
 			statement.setString(7, owner);
 			statement.setArray(8, BatchFaults.array(connection, "bigint", ids));
-			return Settled.readAll(statement);
+			List<Settled> settled = new ArrayList<>(n);
+			try (ResultSet rs = statement.executeQuery()) {
+				while (rs.next()) {
+					settled.add(Settled.readCompleted(rs));
+				}
+			}
+			return settled;
 		}
 	}
 

@@ -12,13 +12,26 @@ import io.ductor.internal.DbValues;
 /**
  * An intent whose status a completion, a redrive or a reconciliation round changed: what
  * the statements that settle intents return ({@code id, status, effect_name,
- * idempotency_key}).
+ * idempotency_key}). A completion also says whether it was {@code compensated}: a
+ * compensation waits for it, which its settling may make due.
  */
-public record Settled(long id, EffectStatus status, String effectName, String key) {
+public record Settled(long id, EffectStatus status, String effectName, String key, boolean compensated) {
+
+	public Settled(long id, EffectStatus status, String effectName, String key) {
+		this(id, status, effectName, key, false);
+	}
 
 	static Settled read(ResultSet rs) throws SQLException {
 		return new Settled(rs.getLong("id"), DbValues.parse(EffectStatus.class, rs.getString("status")),
 				rs.getString("effect_name"), rs.getString("idempotency_key"));
+	}
+
+	/**
+	 * Reads a row of a completion, which also says whether a compensation waits for it.
+	 */
+	static Settled readCompleted(ResultSet rs) throws SQLException {
+		return new Settled(rs.getLong("id"), DbValues.parse(EffectStatus.class, rs.getString("status")),
+				rs.getString("effect_name"), rs.getString("idempotency_key"), rs.getBoolean("compensated"));
 	}
 
 	/** Runs the query and reads every row it returns. */

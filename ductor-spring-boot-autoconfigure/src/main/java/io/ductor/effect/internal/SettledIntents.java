@@ -11,7 +11,7 @@ import io.ductor.effect.EffectStatus;
 /**
  * What follows intents settled by the drainer, the reconciler or a calling-thread
  * drainer: an {@link EffectNeedsDecisionEvent} for each that waits for a decision, and a
- * wake-up of the local drainer when one is due again.
+ * wake-up of the local drainer when one is due again, or a compensation waits for one.
  */
 public final class SettledIntents implements Consumer<List<Settled>> {
 
@@ -31,7 +31,8 @@ public final class SettledIntents implements Consumer<List<Settled>> {
 			if (intent.status() == EffectStatus.NEEDS_DECISION) {
 				this.events.publishEvent(new EffectNeedsDecisionEvent(intent.id(), intent.effectName(), intent.key()));
 			}
-			due |= intent.status() == EffectStatus.PENDING;
+			// pending again, or a compensation waits for it
+			due |= intent.status() == EffectStatus.PENDING || intent.compensated();
 		}
 		if (due) {
 			this.drainer.wakeUp();
