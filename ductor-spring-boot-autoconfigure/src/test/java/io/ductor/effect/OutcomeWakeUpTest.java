@@ -3,6 +3,7 @@ package io.ductor.effect;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -37,6 +38,19 @@ class OutcomeWakeUpTest {
 
 	@Test
 	void aCompensationWaitingForAnOriginalDispatchedAtItsCommitOutsideTheRunIsClaimedWhenTheOriginalSettles() {
+		compensationClaimedWhenItsOriginalOutsideTheRunSettles("order-" + UUID.randomUUID());
+	}
+
+	@Test
+	void soIsOneWhoseKeyWasDigestedBecauseTheOriginalsKeyIsLongInUtf16UnitsThoughShortInCharacters() {
+		// 8 + 91 characters, 190 UTF-16 units: "compensate:reserve:" + it passes 200
+		// units,
+		// so the compensation's key is the digested form
+		String run = UUID.randomUUID().toString().substring(0, 8) + "\uD83D\uDE9A".repeat(91);
+		compensationClaimedWhenItsOriginalOutsideTheRunSettles(run);
+	}
+
+	private void compensationClaimedWhenItsOriginalOutsideTheRunSettles(String run) {
 		try (ConfigurableApplicationContext context = EffectInstances.start(postgres.database(),
 				SagaEffects.Config.class, "ductor.effects.drainer.poll-interval=1h")) {
 			DrainerSignals.awaitFirstClaim(context.getBean(EffectDrainer.class));
@@ -44,7 +58,6 @@ class OutcomeWakeUpTest {
 			SagaEffects saga = context.getBean(SagaEffects.class);
 			JdbcClient jdbc = JdbcClient.create(context.getBean(DataSource.class));
 			TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-			String run = "order-" + UUID.randomUUID();
 			CountDownLatch gate = new CountDownLatch(1);
 			SagaEffects.gates.put("reserve:" + run, gate);
 			try {
@@ -63,12 +76,18 @@ class OutcomeWakeUpTest {
 					tick.fail("out of stock at shipping");
 					return state;
 				});
-				await().atMost(Duration.ofSeconds(10))
-					.until(() -> "pending".equals(status(jdbc, "compensate:reserve:" + run)));
+				String compensation = await().atMost(Duration.ofSeconds(10))
+					.until(() -> jdbc
+						.sql("SELECT idempotency_key FROM eec_effect_intent WHERE compensation_of = "
+								+ "(SELECT id FROM eec_effect_intent WHERE idempotency_key = ?)")
+						.param("reserve:" + run)
+						.query(String.class)
+						.optional()
+						.orElse(null), Objects::nonNull);
+				await().atMost(Duration.ofSeconds(10)).until(() -> "pending".equals(status(jdbc, compensation)));
 				gate.countDown();
 				await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(status(jdbc, "reserve:" + run)));
-				await().atMost(Duration.ofSeconds(10))
-					.until(() -> "completed".equals(status(jdbc, "compensate:reserve:" + run)));
+				await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(status(jdbc, compensation)));
 			}
 			finally {
 				gate.countDown();

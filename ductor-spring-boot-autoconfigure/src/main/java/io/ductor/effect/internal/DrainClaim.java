@@ -39,7 +39,8 @@ public final class DrainClaim {
 	 * Whether its settling may make another intent due: an intent of a run (a
 	 * compensation waits for its original) or one that was claimed (it may have an
 	 * ordering key, whose next intent waits for it). An intent recorded leased at its
-	 * commit has no ordering key.
+	 * commit has no ordering key; a compensation waiting for one outside a run is
+	 * reported by the completion itself ({@link Settled#compensated()}).
 	 */
 	boolean mayReleaseOthers() {
 		return !this.recordedLeased || this.intent.runId() != null;

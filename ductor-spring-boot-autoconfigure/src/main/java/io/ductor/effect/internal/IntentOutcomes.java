@@ -20,6 +20,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.ductor.effect.EffectStatus;
 import io.ductor.effect.internal.IntentClaims.ClaimedIntent;
 import io.ductor.internal.DbValues;
+import io.ductor.internal.Ids;
 
 /**
  * What becomes of a claimed attempt: its outcome recorded (in batches), its started mark
@@ -29,6 +30,14 @@ import io.ductor.internal.DbValues;
  * by row ({@link BatchFaults}).
  */
 public final class IntentOutcomes {
+
+	/**
+	 * The fewest characters of a key whose compensation key {@link Compensations} may
+	 * have digested: it digests when the prefixed key passes {@link Ids#MAX_LENGTH}
+	 * UTF-16 units, and a character is at most two. Shorter keys are probed in their
+	 * plain form only, so the completion of an ordinary intent hashes nothing.
+	 */
+	static final int DIGESTED_KEY_MIN_CHARS = (Ids.MAX_LENGTH - Compensations.PREFIX.length() + 2) / 2;
 
 	/**
 	 * Records a batch of outcomes, each fenced by lease owner and attempt. An attempt of
@@ -54,7 +63,7 @@ public final class IntentOutcomes {
 			        THEN ductor_now() + v.delay_ms * interval '1 millisecond' ELSE i.next_attempt_at END,
 			    reconcile_rounds = CASE WHEN v.status = 'reconciling' THEN 0 ELSE i.reconcile_rounds END,
 			    lease_owner = NULL, lease_expires_at = NULL, updated_at = ductor_now(),
-			    finished_at = CASE WHEN v.status IN %s
+			    finished_at = CASE WHEN v.status IN %1$s
 			        OR (v.status = 'pending' AND i.superseded_at IS NOT NULL) THEN ductor_now() END,
 			    receipt = COALESCE(v.receipt, i.receipt)
 			FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::text[])
@@ -64,8 +73,9 @@ public final class IntentOutcomes {
 			RETURNING i.id, i.status, i.effect_name, i.idempotency_key,
 			    extract(epoch FROM i.finished_at - i.next_attempt_at) * 1000 AS lag_ms,
 			    i.run_id IS NULL AND EXISTS (SELECT 1 FROM eec_effect_intent c
-			        WHERE c.idempotency_key IN ('compensate:' || i.idempotency_key,
-			            'compensate:sha256:' || encode(sha256(convert_to(i.idempotency_key, 'UTF8')), 'hex'))
+			        WHERE c.idempotency_key IN ('%2$s' || i.idempotency_key,
+			            CASE WHEN char_length(i.idempotency_key) >= %3$d
+			                THEN '%2$ssha256:' || encode(sha256(convert_to(i.idempotency_key, 'UTF8')), 'hex') END)
 			          AND c.compensation_of = i.id) AS compensated),
 			counted AS (
 			INSERT INTO eec_effect_throughput AS t (minute, completed, lag_ms_sum, lag_ms_max)
@@ -74,7 +84,7 @@ public final class IntentOutcomes {
 			ON CONFLICT (minute) DO UPDATE SET completed = t.completed + excluded.completed,
 			    lag_ms_sum = t.lag_ms_sum + excluded.lag_ms_sum, lag_ms_max = greatest(t.lag_ms_max, excluded.lag_ms_max))
 			SELECT id, status, effect_name, idempotency_key, compensated FROM done"""
-		.formatted(IntentStatuses.ENDED_SQL);
+		.formatted(IntentStatuses.ENDED_SQL, Compensations.PREFIX, DIGESTED_KEY_MIN_CHARS);
 
 	/**
 	 * Settings of the transaction that records outcomes. It commits without waiting for
