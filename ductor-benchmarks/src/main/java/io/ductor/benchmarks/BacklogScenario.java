@@ -122,7 +122,12 @@ final class BacklogScenario {
 				if (!probe.awaitAll(Bench.TIMEOUT)) {
 					throw new IllegalStateException("Only " + probe.distinct() + " of " + n + " rows were dispatched");
 				}
+				long deadline = System.nanoTime() + Bench.TIMEOUT.toNanos();
 				while (outbox.completed() < n) {
+					if (System.nanoTime() > deadline) {
+						throw new IllegalStateException(
+								"Not every dispatched row was stamped done within " + Bench.TIMEOUT);
+					}
 					Bench.sleep(2);
 				}
 				rate = n / ((System.nanoTime() - probe.firstDispatchNanos()) / 1e9);
